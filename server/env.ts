@@ -1,0 +1,40 @@
+import { z } from "zod";
+
+// Validated once at start-up; every tunable of the runtime is here with its default.
+const intMs = (def: number) => z.coerce.number().int().nonnegative().default(def);
+
+const EnvSchema = z.object({
+  DATABASE_URL: z.string().url().optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("localhost"),
+  /** Where the embedded Postgres keeps its data when DATABASE_URL is unset. */
+  EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  /** Pause between streamed chunks of the keyless scripted model, so a person can watch. */
+  SCRIPTED_MODEL_DELAY_MS: intMs(40),
+  AGENT_IDLE_EVICT_MS: intMs(5 * 60_000),
+  AGENT_LEASE_TTL_MS: intMs(10_000),
+  RUNTIME_RECOVERY_INTERVAL_MS: intMs(5_000),
+  /** Estimated tokens of model-visible history above which compaction runs. */
+  COMPACTION_BUDGET_TOKENS: z.coerce.number().int().positive().default(24_000),
+  MAX_STEPS_PER_TURN: z.coerce.number().int().positive().default(64),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_MODEL: z.string().optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional(),
+  ANTHROPIC_API_KEY: z.string().optional(),
+  ANTHROPIC_MODEL: z.string().default("claude-sonnet-4-5"),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const parsed = EnvSchema.safeParse(
+    Object.fromEntries(Object.entries(source).filter(([, v]) => v !== "")),
+  );
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

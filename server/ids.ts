@@ -1,0 +1,22 @@
+import { randomBytes } from "node:crypto";
+
+// Branded ids: a SessionId cannot be passed where a MessageId is expected.
+declare const brand: unique symbol;
+export type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+export type SessionId = Brand<string, "SessionId">;
+export type MessageId = Brand<string, "MessageId">;
+export type TurnId = Brand<string, "TurnId">;
+export type ToolCallId = Brand<string, "ToolCallId">;
+
+/** Time-ordered, URL-safe id: 12 hex chars of milliseconds + 10 random hex chars. */
+function newId(prefix: string): string {
+  return `${prefix}_${Date.now().toString(16).padStart(12, "0")}${randomBytes(5).toString("hex")}`;
+}
+
+export const newSessionId = () => newId("ses") as SessionId;
+export const newMessageId = () => newId("msg") as MessageId;
+export const newTurnId = () => newId("turn") as TurnId;
+export const newToolCallId = () => newId("call") as ToolCallId;
+export const asSessionId = (s: string) => s as SessionId;
+export const asMessageId = (s: string) => s as MessageId;

@@ -1,0 +1,133 @@
+import { EventEmitter } from "node:events";
+import pg from "pg";
+import { z } from "zod";
+import type { DbOrTx } from "../db/client";
+
+// Postgres LISTEN/NOTIFY fan-out. A notification is only a hint that a session changed:
+// readers always re-read rows by seq, so a lost or coalesced notification loses nothing.
+
+export const ACTIVITY_CHANNEL = "agent_activity";
+
+/** inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended; state: status changed. */
+export type ActivityKind = "inbox" | "abort" | "event" | "state";
+
+const ActivityPayload = z.object({
+  s: z.string(),
+  k: z.enum(["inbox", "abort", "event", "state"]),
+});
+export type Activity = { sessionId: string; kind: ActivityKind };
+
+/** Sent on commit of the surrounding transaction (Postgres semantics), never before. */
+export async function notifyActivity(db: DbOrTx, sessionId: string, kind: ActivityKind): Promise<void> {
+  const payload = JSON.stringify({ s: sessionId, k: kind });
+  await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${payload})`;
+}
+
+/**
+ * One LISTEN connection per process, fanned out to in-process subscribers by session id.
+ * Reconnects with backoff; after a reconnect every subscriber is poked, since notifications
+ * sent while disconnected are gone.
+ */
+export class ActivityHub {
+  private readonly emitter = new EventEmitter();
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly databaseUrl: string) {
+    this.emitter.setMaxListeners(0);
+  }
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    client.on("notification", (msg) => {
+      if (msg.channel !== ACTIVITY_CHANNEL || !msg.payload) return;
+      const parsed = ActivityPayload.safeParse(JSON.parse(msg.payload));
+      if (parsed.success) this.emit({ sessionId: parsed.data.s, kind: parsed.data.k });
+    });
+    client.on("error", () => this.scheduleReconnect(client));
+    client.on("end", () => this.scheduleReconnect(client));
+    await client.connect();
+    await client.query(`LISTEN ${ACTIVITY_CHANNEL}`);
+    this.client = client;
+  }
+
+  private scheduleReconnect(failed: pg.Client): void {
+    if (this.closed || this.client !== failed) return;
+    this.client = null;
+    failed.removeAllListeners("end");
+    void failed.end().catch(() => undefined);
+    const attempt = () => {
+      this.retryTimer = null;
+      if (this.closed) return;
+      this.connect().then(
+        () => this.emitter.emit("*", { sessionId: "*", kind: "state" } satisfies Activity),
+        () => (this.retryTimer = setTimeout(attempt, 1000)),
+      );
+    };
+    this.retryTimer = setTimeout(attempt, 250);
+  }
+
+  /** Local fan-out, also used by in-process writers to skip the round trip. */
+  emit(activity: Activity): void {
+    this.emitter.emit(activity.sessionId, activity);
+    this.emitter.emit("*", activity);
+  }
+
+  /** Listen to one session's activity (or "*" for all). Returns an unsubscribe function. */
+  on(sessionId: string, fn: (a: Activity) => void): () => void {
+    this.emitter.on(sessionId, fn);
+    // A reconnect pokes "*": session listeners hear it too so they re-read.
+    const poke = (a: Activity) => a.sessionId === "*" && fn(a);
+    if (sessionId !== "*") this.emitter.on("*", poke);
+    return () => {
+      this.emitter.off(sessionId, fn);
+      if (sessionId !== "*") this.emitter.off("*", poke);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const c = this.client;
+    this.client = null;
+    if (c) {
+      c.removeAllListeners("end");
+      await c.end().catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * Resolves on the next activity for `sessionId`, after `timeoutMs`, or when `signal` aborts.
+ * Subscribe *before* reading state, then await: nothing between the read and the wait is missed.
+ */
+export function activityWaiter(hub: ActivityHub, sessionId: string) {
+  let fired = false;
+  let resolve: (() => void) | null = null;
+  const off = hub.on(sessionId, () => {
+    fired = true;
+    resolve?.();
+  });
+  return {
+    wait(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+      return new Promise<void>((res) => {
+        if (fired || signal?.aborted) return res();
+        const t = setTimeout(done, timeoutMs);
+        const onAbort = () => done();
+        signal?.addEventListener("abort", onAbort, { once: true });
+        function done() {
+          clearTimeout(t);
+          signal?.removeEventListener("abort", onAbort);
+          res();
+        }
+        resolve = done;
+      });
+    },
+    dispose: off,
+  };
+}

@@ -1,0 +1,245 @@
+// Real providers behind our LanguageModel interface, via the Vercel AI SDK (ai v6).
+// One model call = one step: tools are declared without `execute`, so the SDK only parses tool
+// calls and the runtime runs them. Nothing SDK-shaped leaks out of this module.
+
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import {
+  APICallError,
+  RetryError,
+  jsonSchema,
+  streamText,
+  tool,
+  type JSONSchema7,
+  type JSONValue,
+  type LanguageModel as SdkLanguageModel,
+  type ModelMessage as SdkMessage,
+  type ToolResultPart as SdkToolResultPart,
+  type ToolSet,
+} from "ai";
+import type {
+  LanguageModel,
+  ModelChunk,
+  ModelMessage,
+  ModelRequest,
+  ToolResultPart,
+  ToolSpec,
+  Usage,
+} from "./types";
+
+/** A failed model call, with a message fit for the transcript. */
+export class ModelProviderError extends Error {
+  override readonly name = "ModelProviderError";
+  constructor(
+    message: string,
+    /** HTTP status when the provider answered with an error; undefined for network/stream errors. */
+    readonly statusCode?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface OpenAICompatibleModelOptions {
+  /** e.g. https://api.openai.com/v1 (the SDK appends /chat/completions). */
+  baseURL: string;
+  apiKey?: string;
+  model: string;
+  /** Provider label for the model id; defaults to "openai-compatible" (the registry's provider name). */
+  name?: string;
+}
+
+export function createOpenAICompatibleModel(opts: OpenAICompatibleModelOptions): LanguageModel {
+  const name = opts.name ?? "openai-compatible";
+  const provider = createOpenAICompatible({
+    name,
+    baseURL: opts.baseURL,
+    apiKey: opts.apiKey,
+    // Without this the SDK omits stream_options.include_usage and streamed usage is unknown.
+    includeUsage: true,
+  });
+  return sdkBackedModel(`${name}:${opts.model}`, provider.chatModel(opts.model));
+}
+
+export interface AnthropicModelOptions {
+  /** Defaults to https://api.anthropic.com/v1 (the SDK appends /messages). */
+  baseURL?: string;
+  apiKey: string;
+  model: string;
+}
+
+export function createAnthropicModel(opts: AnthropicModelOptions): LanguageModel {
+  const provider = createAnthropic({ baseURL: opts.baseURL, apiKey: opts.apiKey });
+  return sdkBackedModel(`anthropic:${opts.model}`, provider.messages(opts.model));
+}
+
+function sdkBackedModel(id: string, model: SdkLanguageModel): LanguageModel {
+  return { id, stream: (request, signal) => streamOneStep(id, model, request, signal) };
+}
+
+async function* streamOneStep(
+  id: string,
+  model: SdkLanguageModel,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<ModelChunk> {
+  signal.throwIfAborted();
+  // Our own controller as well, so a consumer that stops iterating early also tears down the
+  // HTTP request instead of leaving it streaming in the background.
+  const done = new AbortController();
+  const abortSignal = AbortSignal.any([signal, done.signal]);
+  try {
+    const result = streamText({
+      model,
+      system: request.system,
+      messages: toSdkMessages(request.messages),
+      // Omitted rather than empty: some OpenAI-compatible servers reject `tools: []`.
+      tools: request.tools.length > 0 ? toSdkTools(request.tools) : undefined,
+      abortSignal,
+      // Retrying is the runtime's decision (it knows the turn); fail fast here.
+      maxRetries: 0,
+      // Errors are rethrown from fullStream below; the default handler would also console.error them.
+      onError: () => {},
+    });
+
+    let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+    for await (const part of result.fullStream) {
+      switch (part.type) {
+        case "text-delta":
+          if (part.text.length > 0) yield { type: "text-delta", text: part.text };
+          break;
+        case "tool-call":
+          // Also covers calls the SDK marks `invalid` (unparsable JSON arguments, unknown tool):
+          // `input` is then the raw argument string, or the parsed value for an unknown tool.
+          // The runtime turns those into a readable tool error for the model.
+          yield {
+            type: "tool-call",
+            call: { toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
+          };
+          break;
+        case "finish":
+          usage = {
+            inputTokens: part.totalUsage.inputTokens ?? 0,
+            outputTokens: part.totalUsage.outputTokens ?? 0,
+          };
+          break;
+        case "error":
+          signal.throwIfAborted();
+          throw toProviderError(id, part.error);
+        case "abort":
+          signal.throwIfAborted();
+          throw new ModelProviderError(`${id}: stream aborted`);
+        // "tool-error" only follows an invalid "tool-call" here (no tool has `execute`), so it
+        // would duplicate it; step/text boundaries and reasoning carry nothing we need.
+        default:
+          break;
+      }
+    }
+    yield { type: "finish", usage };
+  } finally {
+    done.abort();
+  }
+}
+
+function toSdkTools(specs: ToolSpec[]): ToolSet {
+  const tools: ToolSet = {};
+  for (const spec of specs) {
+    tools[spec.name] = tool({
+      description: spec.description,
+      // No `validate`: the SDK passes input through and the runtime validates it.
+      inputSchema: jsonSchema(spec.inputSchema as JSONSchema7),
+    });
+  }
+  return tools;
+}
+
+function toSdkMessages(messages: ModelMessage[]): SdkMessage[] {
+  const out: SdkMessage[] = [];
+  for (const m of messages) {
+    switch (m.role) {
+      case "user":
+        out.push({ role: "user", content: m.text });
+        break;
+      case "assistant": {
+        const content = [
+          ...(m.text.length > 0 ? [{ type: "text" as const, text: m.text }] : []),
+          ...m.toolCalls.map((c) => ({
+            type: "tool-call" as const,
+            toolCallId: c.toolCallId,
+            toolName: c.toolName,
+            input: replayableInput(c.input),
+          })),
+        ];
+        // Providers reject empty assistant turns (Anthropic: "text content blocks must be non-empty").
+        if (content.length > 0) out.push({ role: "assistant", content });
+        break;
+      }
+      case "tool":
+        out.push({
+          role: "tool",
+          content: m.results.map((r) => ({
+            type: "tool-result" as const,
+            toolCallId: r.toolCallId,
+            toolName: r.toolName,
+            output: toToolOutput(r),
+          })),
+        });
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Providers require tool-call input to be a JSON object (Anthropic rejects anything else), but a
+ * malformed call carries its raw argument string. Replay those as `{}`, as the SDK itself does;
+ * the paired tool error result tells the model what went wrong.
+ */
+function replayableInput(input: unknown): unknown {
+  return typeof input === "object" && input !== null && !Array.isArray(input) ? input : {};
+}
+
+/** Strings go as text (models read them as-is), anything else as JSON. */
+function toToolOutput(r: ToolResultPart): SdkToolResultPart["output"] {
+  if (typeof r.output === "string") {
+    return { type: r.isError ? "error-text" : "text", value: r.output };
+  }
+  return { type: r.isError ? "error-json" : "json", value: toJsonValue(r.output) };
+}
+
+function toJsonValue(value: unknown): JSONValue {
+  try {
+    const text = JSON.stringify(value);
+    // JSON.parse of JSON.stringify output is JSON by construction.
+    return text === undefined ? null : (JSON.parse(text) as JSONValue);
+  } catch {
+    // Cycles / BigInt: still hand the model something readable.
+    return String(value);
+  }
+}
+
+function toProviderError(id: string, error: unknown): ModelProviderError {
+  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  if (APICallError.isInstance(cause)) {
+    const status = cause.statusCode;
+    const where = status !== undefined ? ` (HTTP ${status})` : "";
+    return new ModelProviderError(`${id} request failed${where}: ${cause.message}`, status, { cause });
+  }
+  return new ModelProviderError(`${id} stream failed: ${describe(cause)}`, undefined, { cause });
+}
+
+/** In-stream provider errors arrive as plain objects such as `{ type, message }`, not Errors. */
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "string") return error;
+  if (typeof error === "object" && error !== null && "message" in error) {
+    const { message } = error;
+    const type = "type" in error && typeof error.type === "string" ? `${error.type}: ` : "";
+    if (typeof message === "string") return `${type}${message}`;
+  }
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

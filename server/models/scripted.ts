@@ -1,0 +1,183 @@
+import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
+
+// The keyless scripted model: the default model of the product. Deterministic, no network,
+// paced so a person can watch it stream. It answers any prompt sensibly, calls the tools it is
+// offered when a prompt asks for them, and writes compaction summaries.
+
+export interface ScriptedReply {
+  text: string;
+  toolCalls?: { toolName: string; input: unknown }[];
+}
+
+/** Decides one model step from the request. Teams plug in a richer playbook. */
+export type Playbook = (request: ModelRequest) => ScriptedReply;
+
+export interface ScriptedModelOptions {
+  /** Pause between streamed chunks; 0 streams as fast as possible. */
+  delayMs: number;
+  playbook?: Playbook;
+}
+
+export const RUNTIME_CONTEXT_PREFIX = "Runtime context (";
+
+export class ScriptedModel implements LanguageModel {
+  readonly id = "scripted:keyless";
+  private readonly playbook: Playbook;
+
+  constructor(private readonly opts: ScriptedModelOptions) {
+    this.playbook = opts.playbook ?? defaultPlaybook;
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk> {
+    const reply = this.playbook(request);
+    for (const piece of chunkText(reply.text)) {
+      await pause(this.opts.delayMs, signal);
+      yield { type: "text-delta", text: piece };
+    }
+    let n = 0;
+    for (const call of reply.toolCalls ?? []) {
+      await pause(this.opts.delayMs, signal);
+      n += 1;
+      yield { type: "tool-call", call: { toolCallId: `scripted_${Date.now().toString(36)}_${n}`, ...call } };
+    }
+    if (signal.aborted) throw abortError();
+    yield {
+      type: "finish",
+      usage: {
+        inputTokens: Math.ceil((request.system.length + JSON.stringify(request.messages).length) / 4),
+        outputTokens: Math.ceil((reply.text.length + JSON.stringify(reply.toolCalls ?? []).length) / 4),
+      },
+    };
+  }
+}
+
+function abortError(): Error {
+  const e = new Error("The model call was aborted");
+  e.name = "AbortError";
+  return e;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(abortError());
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortError());
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Word-sized chunks (whitespace kept with the word), like a real token stream. */
+export function chunkText(text: string): string[] {
+  return text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+}
+
+/** The conversation tail a playbook reacts to: new human-ish inputs and the last tool round. */
+export function readTail(messages: ModelMessage[]): { inputs: string[]; toolResults: ToolResultPart[] } {
+  const inputs: string[] = [];
+  let i = messages.length - 1;
+  for (; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== "user") break;
+    if (!m.text.startsWith(RUNTIME_CONTEXT_PREFIX)) inputs.unshift(m.text);
+  }
+  const before = messages[i];
+  return { inputs, toolResults: before?.role === "tool" ? before.results : [] };
+}
+
+const TOOL_DIRECTIVE = /^\/tool\s+([\w-]+)\s*(.*)$/;
+
+/** The playbook of a plain session: answers prompts, calls offered tools when asked. */
+export const defaultPlaybook: Playbook = (request) => {
+  if (request.purpose === "summary") return { text: summarise(request.messages) };
+  const { inputs, toolResults } = readTail(request.messages);
+  const offered = new Set(request.tools.map((t) => t.name));
+  const parts: string[] = [];
+
+  if (toolResults.length > 0) parts.push(describeToolResults(toolResults));
+
+  const toolCalls: { toolName: string; input: unknown }[] = [];
+  for (const text of inputs) {
+    // "/tool <name> <json>" lines call a tool verbatim: handy for demos and for seeing how
+    // the runtime treats bad arguments. Invalid JSON is passed through as a string.
+    for (const line of text.split("\n")) {
+      const m = TOOL_DIRECTIVE.exec(line.trim());
+      if (m) toolCalls.push({ toolName: m[1]!, input: parseLoose(m[2] ?? "") });
+    }
+  }
+  if (toolCalls.length > 0) return { text: "Running the requested tool.", toolCalls };
+
+  const asksTime = inputs.some((t) => /\b(time|date|today|clock)\b/i.test(t));
+  if (asksTime && offered.has("current_time") && toolResults.length === 0) {
+    const zone = inputs.join(" ").match(/\b([A-Z][a-z]+\/[A-Z][A-Za-z_]+)\b/)?.[1];
+    return { text: "Let me check the clock.", toolCalls: [{ toolName: "current_time", input: zone ? { timeZone: zone } : {} }] };
+  }
+
+  if (inputs.length === 1) parts.push(answer(inputs[0]!));
+  else if (inputs.length > 1) {
+    parts.push(`I received ${inputs.length} messages and will take them together:`);
+    for (const t of inputs) parts.push(`- ${quote(t)}`);
+    parts.push(answer(inputs[inputs.length - 1]!));
+  }
+  if (parts.length === 0) parts.push("Nothing new to act on, so I'm done for now.");
+  return { text: parts.join("\n\n") };
+};
+
+function parseLoose(s: string): unknown {
+  if (s.trim() === "") return {};
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+function quote(text: string, max = 120): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  return `“${oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine}”`;
+}
+
+function answer(prompt: string): string {
+  const words = prompt.trim().split(/\s+/).filter(Boolean).length;
+  const isQuestion = /\?\s*$/.test(prompt.trim());
+  const lead = isQuestion ? `You asked ${quote(prompt)}.` : `You said ${quote(prompt)}.`;
+  return [
+    lead,
+    "I'm the **keyless scripted model**: I run without an API key, so my answers follow a fixed script rather than real reasoning. Here is how I would approach it:",
+    "1. Restate the goal and the constraints.",
+    "2. Break it into small, checkable steps.",
+    "3. Do the steps, checking each result before moving on.",
+    `(${words} word${words === 1 ? "" : "s"} received. Configure a real model provider to get a real answer.)`,
+  ].join("\n\n");
+}
+
+function describeToolResults(results: ToolResultPart[]): string {
+  return results
+    .map((r) => {
+      if (r.isError) {
+        const err = (r.output as { error?: { code?: string; message?: string } } | null)?.error;
+        return `The ${r.toolName} tool reported an error (${err?.code ?? "unknown"}): ${err?.message ?? JSON.stringify(r.output)}`;
+      }
+      const out = r.output as { local?: string; timeZone?: string } | null;
+      if (r.toolName === "current_time" && out?.local) return `It is ${out.local} (${out.timeZone}).`;
+      return `The ${r.toolName} tool returned: \`${JSON.stringify(r.output)}\``;
+    })
+    .join("\n\n");
+}
+
+/** A deterministic compaction summary: the conversation's lines, each cut short. */
+function summarise(messages: ModelMessage[]): string {
+  const text = messages.map((m) => (m.role === "user" ? m.text : "")).join("\n");
+  const lines = text
+    .split("\n")
+    .slice(1)
+    .filter((l) => l.startsWith("[") && !l.includes(RUNTIME_CONTEXT_PREFIX))
+    .map((l) => `- ${l.length > 100 ? `${l.slice(0, 99)}…` : l}`);
+  return `Summary of the conversation so far:\n${lines.join("\n")}`;
+}

@@ -1,0 +1,55 @@
+// The one provider interface every model implements: streamed text, tool calls, usage.
+// Provider-neutral on purpose: the runtime never sees an SDK type.
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the tool input (an object schema). */
+  inputSchema: JsonSchema;
+}
+
+export interface ToolCall {
+  toolCallId: string;
+  toolName: string;
+  /** Parsed JSON input as the model produced it; validated by the runtime, not here. */
+  input: unknown;
+}
+
+export interface ToolResultPart {
+  toolCallId: string;
+  toolName: string;
+  output: unknown;
+  isError: boolean;
+}
+
+export type ModelMessage =
+  | { role: "user"; text: string }
+  | { role: "assistant"; text: string; toolCalls: ToolCall[] }
+  | { role: "tool"; results: ToolResultPart[] };
+
+export interface ModelRequest {
+  system: string;
+  messages: ModelMessage[];
+  tools: ToolSpec[];
+  /** "summary" asks for a compaction summary (no tools); real providers just see the text. */
+  purpose: "step" | "summary";
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type ModelChunk =
+  | { type: "text-delta"; text: string }
+  | { type: "tool-call"; call: ToolCall }
+  | { type: "finish"; usage: Usage };
+
+export interface LanguageModel {
+  /** "<provider>:<model>", for the transcript and diagnostics. */
+  readonly id: string;
+  /** Streams one model call. Must stop promptly (throwing or returning) when `signal` aborts. */
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk>;
+}

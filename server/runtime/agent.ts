@@ -1,0 +1,462 @@
+import { z } from "zod";
+import { inTx, type Db, type Tx } from "../db/client";
+import { isAppError } from "../errors";
+import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
+import { notifyActivity } from "../live/activity";
+import { ModelChoiceSchema, type ModelResolver } from "../models/registry";
+import type { LanguageModel, ToolCall, ToolSpec, Usage } from "../models/types";
+import type { RuntimeConfig } from "./config";
+import type { ContextRegistry } from "./context-registry";
+import { snapshotToAppend } from "./context-registry";
+import type { EventPayload, SessionEvent, TurnEndReason } from "./events";
+import {
+  estimateTokens,
+  lastCompactedSeq,
+  lastCompletedTurnSeq,
+  retainedContextSnapshot,
+  toModelMessages,
+  transcriptText,
+  unfinishedStreamText,
+  visibleEvents,
+} from "./history";
+import { claimInbox, type ClaimedItem } from "./inbox";
+import { releaseLease } from "./lease";
+import { appendEvents, readEventsAfter, type Lease } from "./session-log";
+import { runTool, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
+
+// One resident agent: the turn and step loop of a session whose lease this process holds.
+// Everything it knows comes from the session log (cold resume is just "start a driver"), and
+// every write is fenced by the lease, so a driver that lost its lease can change nothing.
+
+export interface AgentServices {
+  db: Db;
+  config: RuntimeConfig;
+  resolveModel: ModelResolver;
+  toolsFor(sessionId: SessionId): { tools: ToolDefinition[]; options?: ToolsetOptions };
+  contextFor(sessionId: SessionId): ContextRegistry;
+  log(line: string): void;
+}
+
+export type AbortKind = "stop" | "interrupt" | "shutdown" | "lease_lost";
+
+const SessionSettings = z.object({
+  model: ModelChoiceSchema,
+  optionalContext: z.boolean(),
+  parked: z.boolean(),
+  activeTurnId: z.string().nullable(),
+});
+
+const SUMMARY_SYSTEM =
+  "You write compaction summaries. Summarise the conversation so that the agent can continue the work: goals, decisions, facts learned, open tasks. Be concise.";
+const SUMMARY_INSTRUCTION = "Summarise this conversation for your own future reference:";
+
+/** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
+class SteerPending extends Error {}
+
+export class AgentDriver {
+  private events: SessionEvent[] = [];
+  private woken = false;
+  private wakeWaiter: (() => void) | null = null;
+  private turnAbort: AbortController | null = null;
+  private abortKind: AbortKind | null = null;
+  private closing: AbortKind | null = null;
+  private tools = new Map<string, ToolDefinition>();
+  private toolSpecs: ToolSpec[] = [];
+  private toolOptions: ToolsetOptions | undefined;
+  private context: ContextRegistry;
+  done: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly svc: AgentServices,
+    readonly sessionId: SessionId,
+    private readonly lease: Lease,
+  ) {
+    this.context = svc.contextFor(sessionId);
+  }
+
+  start(onExit: () => void): void {
+    this.done = this.run().finally(onExit);
+  }
+
+  /** New input may be waiting. */
+  wake(): void {
+    this.woken = true;
+    this.wakeWaiter?.();
+  }
+
+  /** A stop or interrupt was requested in the database; abort the turn if it is ours. */
+  async checkAbortRequest(): Promise<void> {
+    const row = await this.svc.db.session.findUnique({
+      where: { id: this.sessionId },
+      select: { abortRequest: true, activeTurnId: true },
+    });
+    const kind = row?.abortRequest;
+    if ((kind === "stop" || kind === "interrupt") && row?.activeTurnId) this.abortTurn(kind);
+  }
+
+  private abortTurn(kind: AbortKind): void {
+    if (!this.turnAbort || this.turnAbort.signal.aborted) return;
+    this.abortKind = kind;
+    this.turnAbort.abort();
+  }
+
+  /** Graceful shutdown: the open turn ends as interrupted, the inbox stays for the next process. */
+  async shutdown(kind: "shutdown" | "lease_lost" = "shutdown"): Promise<void> {
+    this.closing = kind;
+    this.abortTurn(kind);
+    this.wake();
+    await this.done;
+  }
+
+  private async run(): Promise<void> {
+    try {
+      const { tools, options } = this.svc.toolsFor(this.sessionId);
+      this.tools = new Map(tools.map((t) => [t.name, t]));
+      this.toolSpecs = tools.map(toolSpec);
+      this.toolOptions = options;
+      this.events = await readEventsAfter(this.svc.db, this.sessionId, 0);
+      const settings = await this.settings();
+      if (settings.activeTurnId) await this.closeCrashedTurn(settings.activeTurnId as TurnId);
+
+      while (!this.closing) {
+        this.woken = false;
+        const s = await this.settings();
+        const pending = s.parked ? 0 : await this.svc.db.inboxItem.count({ where: { sessionId: this.sessionId } });
+        if (pending > 0) {
+          await this.runTurn();
+          continue;
+        }
+        await this.setStatus("idle");
+        const woke = await this.waitForWake(this.svc.config.idleEvictMs);
+        if (this.closing || woke) continue;
+        // Idle long enough: evict. The runtime re-checks the inbox after we exit, so input
+        // that races with the release still finds a driver.
+        await releaseLease(this.svc.db, this.sessionId, this.lease);
+        await notifyActivity(this.svc.db, this.sessionId, "state");
+        return;
+      }
+      if (this.closing === "shutdown") {
+        await releaseLease(this.svc.db, this.sessionId, this.lease);
+        await notifyActivity(this.svc.db, this.sessionId, "state");
+      }
+    } catch (e) {
+      if (isAppError(e, "LEASE_LOST")) this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
+      else this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    }
+  }
+
+  private waitForWake(ms: number): Promise<boolean> {
+    if (this.woken) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wakeWaiter = null;
+        resolve(false);
+      }, ms);
+      this.wakeWaiter = () => {
+        clearTimeout(t);
+        this.wakeWaiter = null;
+        resolve(true);
+      };
+    });
+  }
+
+  private async settings() {
+    const row = await this.svc.db.session.findUniqueOrThrow({
+      where: { id: this.sessionId },
+      select: { model: true, optionalContext: true, parked: true, activeTurnId: true },
+    });
+    return SessionSettings.parse(row);
+  }
+
+  private async setStatus(status: "running" | "idle"): Promise<void> {
+    const n = await this.svc.db.$executeRaw`UPDATE sessions SET status = ${status}
+      WHERE id = ${this.sessionId} AND lease_owner = ${this.lease.owner} AND lease_token = ${this.lease.token}
+        AND status <> ${status}`;
+    if (n > 0) await notifyActivity(this.svc.db, this.sessionId, "state");
+  }
+
+  /** Appends under the lease and keeps the in-memory copy of the log exact. */
+  private async append(payloads: EventPayload[], extra?: (tx: Tx) => Promise<void>): Promise<SessionEvent[]> {
+    const added = await inTx(this.svc.db, async (tx) => {
+      const evs = await appendEvents(tx, this.sessionId, payloads, this.lease);
+      if (extra) await extra(tx);
+      return evs;
+    });
+    this.events.push(...added);
+    return added;
+  }
+
+  private claimedMessages(items: ClaimedItem[]): EventPayload[] {
+    return items.map((i) => ({ kind: "user_message", messageId: i.id, text: i.text, source: i.source }));
+  }
+
+  /** A crash left this turn open: keep what was streamed, close it as interrupted. */
+  private async closeCrashedTurn(turnId: TurnId): Promise<void> {
+    const partial = unfinishedStreamText(this.events);
+    const payloads: EventPayload[] = [];
+    if (partial && partial.turnId === turnId) {
+      payloads.push({
+        kind: "assistant_message",
+        messageId: newMessageId(),
+        turnId,
+        step: partial.step,
+        model: "unknown",
+        text: partial.text,
+        toolCalls: [],
+        usage: { inputTokens: 0, outputTokens: 0 },
+        interrupted: true,
+      });
+    }
+    payloads.push({ kind: "turn_end", turnId, reason: "interrupted" });
+    await this.append(payloads, async (tx) => {
+      await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
+    });
+    this.svc.log(`agent ${this.sessionId}: closed turn ${turnId} left open by a crash`);
+  }
+
+  private async runTurn(): Promise<void> {
+    const turnId = newTurnId();
+    const abort = new AbortController();
+    this.turnAbort = abort;
+    this.abortKind = null;
+    // Turn start, the first claim and step 0 commit together: either the turn owns its input
+    // or it never started.
+    const started = await inTx(this.svc.db, async (tx) => {
+      const items = await claimInbox(tx, this.sessionId, true);
+      if (items.length === 0) return false;
+      const evs = await appendEvents(
+        tx,
+        this.sessionId,
+        [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }, ...this.claimedMessages(items)],
+        this.lease,
+      );
+      await tx.session.update({
+        where: { id: this.sessionId },
+        data: { activeTurnId: turnId, abortRequest: null, status: "running" },
+      });
+      await notifyActivity(tx, this.sessionId, "state");
+      this.events.push(...evs);
+      return true;
+    });
+    if (!started) {
+      this.turnAbort = null;
+      return;
+    }
+    const settings = await this.settings();
+    const model = this.svc.resolveModel(settings.model);
+    let step = 0;
+    try {
+      for (;;) {
+        await this.maybeCompact(model, abort.signal);
+        await this.admitRuntimeContext(settings.optionalContext);
+        const result = await this.modelStep(model, turnId, step, abort.signal);
+        for (const call of result.toolCalls) {
+          if (abort.signal.aborted) break;
+          const outcome = await runTool(
+            this.tools,
+            call.toolName,
+            call.input,
+            { db: this.svc.db, sessionId: this.sessionId, turnId, signal: abort.signal },
+            this.toolOptions,
+          );
+          await this.append([{ kind: "tool_result", turnId, toolCallId: call.toolCallId, toolName: call.toolName, ...outcome }]);
+        }
+        await this.append([{ kind: "step_end", turnId, step }]);
+        if (abort.signal.aborted) throw new Error("aborted");
+        if (result.toolCalls.length === 0 && (await this.tryEndTurn(turnId))) return;
+        step += 1;
+        if (step >= this.svc.config.maxStepsPerTurn) {
+          await this.endTurn(turnId, "error", `Stopped after ${step} steps (MAX_STEPS_PER_TURN)`);
+          return;
+        }
+        await this.stepBoundary(turnId, step);
+      }
+    } catch (e) {
+      if (isAppError(e, "LEASE_LOST")) throw e;
+      if (abort.signal.aborted) {
+        const kind = this.abortKind;
+        if (kind === "lease_lost") throw e;
+        await this.endTurn(turnId, kind === "shutdown" ? "interrupted" : "aborted", undefined, kind === "interrupt");
+      } else {
+        const message = e instanceof Error ? e.message : String(e);
+        this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`);
+        await this.endTurn(turnId, "error", message);
+      }
+    } finally {
+      this.turnAbort = null;
+    }
+  }
+
+  /** Later step boundary: claim every pending steer item, then start the step. */
+  private async stepBoundary(turnId: TurnId, step: number): Promise<void> {
+    await inTx(this.svc.db, async (tx) => {
+      const items = await claimInbox(tx, this.sessionId, false);
+      const evs = await appendEvents(
+        tx,
+        this.sessionId,
+        [{ kind: "step_start", turnId, step }, ...this.claimedMessages(items)],
+        this.lease,
+      );
+      this.events.push(...evs);
+    });
+  }
+
+  /**
+   * Ends the turn unless steer input is pending. The session row lock orders this against
+   * "steer now" (inbox.ts): a steer either lands before this check and extends the turn, or
+   * sees no active turn and is refused.
+   */
+  private async tryEndTurn(turnId: TurnId): Promise<boolean> {
+    try {
+      await this.append([{ kind: "turn_end", turnId, reason: "completed" }], async (tx) => {
+        const steer = await tx.inboxItem.count({ where: { sessionId: this.sessionId, mode: "steer" } });
+        if (steer > 0) throw new SteerPending();
+        await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
+      });
+      return true;
+    } catch (e) {
+      if (e instanceof SteerPending) return false;
+      throw e;
+    }
+  }
+
+  private async endTurn(turnId: TurnId, reason: TurnEndReason, error?: string, park = false): Promise<void> {
+    await this.append([{ kind: "turn_end", turnId, reason, ...(error ? { error } : {}) }], async (tx) => {
+      await tx.session.update({
+        where: { id: this.sessionId },
+        data: { activeTurnId: null, abortRequest: null, ...(park ? { parked: true } : {}) },
+      });
+    });
+  }
+
+  private async admitRuntimeContext(optionalEnabled: boolean): Promise<void> {
+    const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date() }, optionalEnabled);
+    const text = snapshotToAppend(current, retainedContextSnapshot(visibleEvents(this.events)));
+    if (text === null) return;
+    await this.append([{ kind: "user_message", messageId: newMessageId(), text, source: { kind: "runtime_context" } }]);
+  }
+
+  /** Summarises the completed part of the history when the visible history is over budget. */
+  private async maybeCompact(model: LanguageModel, signal: AbortSignal): Promise<void> {
+    const visible = visibleEvents(this.events);
+    if (estimateTokens(toModelMessages(visible)) <= this.svc.config.compactionBudgetTokens) return;
+    // Only completed turns are summarised, and only what no earlier compaction covered.
+    const throughSeq = lastCompletedTurnSeq(this.events);
+    if (throughSeq <= lastCompactedSeq(this.events)) return;
+    const range = visible.filter((e) => e.seq <= throughSeq);
+    let summary = "";
+    for await (const chunk of model.stream(
+      {
+        system: SUMMARY_SYSTEM,
+        messages: [{ role: "user", text: `${SUMMARY_INSTRUCTION}\n\n${transcriptText(toModelMessages(range))}` }],
+        tools: [],
+        purpose: "summary",
+      },
+      signal,
+    )) {
+      if (chunk.type === "text-delta") summary += chunk.text;
+    }
+    const summaryMessageId = newMessageId();
+    await this.append([
+      { kind: "compaction", throughSeq, summaryMessageId },
+      { kind: "user_message", messageId: summaryMessageId, text: summary, source: { kind: "compaction_summary" } },
+    ]);
+    this.svc.log(`agent ${this.sessionId}: compacted history through seq ${throughSeq} (${model.id})`);
+  }
+
+  /** One model call: streams deltas into the log in small batches, then records the message. */
+  private async modelStep(
+    model: LanguageModel,
+    turnId: TurnId,
+    step: number,
+    signal: AbortSignal,
+  ): Promise<{ toolCalls: ToolCall[] }> {
+    if (signal.aborted) throw new Error("aborted");
+    const request = {
+      system: this.svc.config.systemPrompt,
+      messages: toModelMessages(visibleEvents(this.events)),
+      tools: this.toolSpecs,
+      purpose: "step" as const,
+    };
+    let text = "";
+    const toolCalls: ToolCall[] = [];
+    let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+    const flusher = new DeltaFlusher(this.svc.config.deltaFlushMs, (chunk) =>
+      this.append([{ kind: "assistant_delta", turnId, step, text: chunk }]).then(() => undefined),
+    );
+    const message = (interrupted: boolean): EventPayload => ({
+      kind: "assistant_message",
+      messageId: newMessageId(),
+      turnId,
+      step,
+      model: model.id,
+      text,
+      // Half-formed (and unexecuted) tool calls of an interrupted reply are dropped.
+      toolCalls: interrupted ? [] : toolCalls,
+      usage,
+      interrupted,
+    });
+    try {
+      for await (const chunk of model.stream(request, signal)) {
+        if (chunk.type === "text-delta") {
+          text += chunk.text;
+          flusher.push(chunk.text);
+        } else if (chunk.type === "tool-call") toolCalls.push(chunk.call);
+        else usage = chunk.usage;
+      }
+      if (signal.aborted) throw new Error("aborted");
+    } catch (e) {
+      await flusher.settle();
+      if (text !== "" || signal.aborted) await this.append([message(true)]);
+      throw e;
+    }
+    await flusher.settle();
+    await this.append([message(false)]);
+    return { toolCalls };
+  }
+}
+
+/**
+ * Batches streamed text into at most one log append per interval, one append in flight at a
+ * time. The final assistant message carries the whole text, so unflushed pieces can be dropped.
+ */
+class DeltaFlusher {
+  private buffer = "";
+  private inFlight: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private failed: unknown = null;
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly write: (text: string) => Promise<void>,
+  ) {}
+
+  push(text: string): void {
+    this.buffer += text;
+    if (!this.timer && !this.inFlight) this.timer = setTimeout(() => this.flush(), this.intervalMs);
+  }
+
+  private flush(): void {
+    this.timer = null;
+    if (this.buffer === "" || this.failed) return;
+    const text = this.buffer;
+    this.buffer = "";
+    this.inFlight = this.write(text)
+      .catch((e: unknown) => {
+        this.failed = e;
+      })
+      .finally(() => {
+        this.inFlight = null;
+        if (this.buffer !== "" && !this.timer) this.timer = setTimeout(() => this.flush(), this.intervalMs);
+      });
+  }
+
+  /** Stops flushing and waits for the write in flight; rethrows a failed write (lease lost). */
+  async settle(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.buffer = "";
+    while (this.inFlight) await this.inFlight;
+    if (this.failed) throw this.failed;
+  }
+}

@@ -1,0 +1,31 @@
+import type { Env } from "../env";
+
+export interface RuntimeConfig {
+  idleEvictMs: number;
+  leaseTtlMs: number;
+  recoveryIntervalMs: number;
+  compactionBudgetTokens: number;
+  maxStepsPerTurn: number;
+  /** How often streamed text is flushed to the log while a step streams. */
+  deltaFlushMs: number;
+  /** Shared by every agent, byte for byte (per-agent facts go in runtime context). */
+  systemPrompt: string;
+}
+
+export const DEFAULT_SYSTEM_PROMPT = [
+  "You are an agent in Agent Teams, working in a durable session that people watch live.",
+  "Be direct and concise. Use the tools you are given when they help; when a tool returns an error, read its code and message and adjust.",
+  "Messages that start with \"Runtime context\" describe your current situation and supersede earlier ones.",
+].join("\n");
+
+export function runtimeConfigFromEnv(env: Env): RuntimeConfig {
+  return {
+    idleEvictMs: env.AGENT_IDLE_EVICT_MS,
+    leaseTtlMs: env.AGENT_LEASE_TTL_MS,
+    recoveryIntervalMs: env.RUNTIME_RECOVERY_INTERVAL_MS,
+    compactionBudgetTokens: env.COMPACTION_BUDGET_TOKENS,
+    maxStepsPerTurn: env.MAX_STEPS_PER_TURN,
+    deltaFlushMs: 50,
+    systemPrompt: DEFAULT_SYSTEM_PROMPT,
+  };
+}

@@ -1,0 +1,83 @@
+import { z } from "zod";
+
+// The session log's event vocabulary. Rows read back are parsed with these schemas, so a
+// malformed row fails loudly instead of corrupting a model history.
+
+export const MessageSourceSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("human"), author: z.string().optional() }),
+  /** Team mail keeps the real sender (issue 3 fills these in). */
+  z.object({
+    kind: z.literal("team"),
+    teamId: z.string(),
+    messageId: z.string(),
+    senderSessionId: z.string(),
+    senderName: z.string(),
+  }),
+  z.object({ kind: z.literal("runtime_context") }),
+  z.object({ kind: z.literal("compaction_summary") }),
+  z.object({ kind: z.literal("system") }),
+]);
+export type MessageSource = z.infer<typeof MessageSourceSchema>;
+
+export const TurnEndReasonSchema = z.enum(["completed", "aborted", "error", "interrupted"]);
+export type TurnEndReason = z.infer<typeof TurnEndReasonSchema>;
+
+const ToolCallSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  input: z.unknown(),
+});
+
+export const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+
+export const EventPayloadSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("turn_start"), turnId: z.string() }),
+  z.object({
+    kind: z.literal("turn_end"),
+    turnId: z.string(),
+    reason: TurnEndReasonSchema,
+    error: z.string().optional(),
+  }),
+  z.object({ kind: z.literal("step_start"), turnId: z.string(), step: z.number().int() }),
+  z.object({ kind: z.literal("step_end"), turnId: z.string(), step: z.number().int() }),
+  z.object({
+    kind: z.literal("user_message"),
+    messageId: z.string(),
+    text: z.string(),
+    source: MessageSourceSchema,
+  }),
+  /** Streamed text, flushed in small batches so a reload (or a crash) keeps what was shown. */
+  z.object({ kind: z.literal("assistant_delta"), turnId: z.string(), step: z.number().int(), text: z.string() }),
+  z.object({
+    kind: z.literal("assistant_message"),
+    messageId: z.string(),
+    turnId: z.string(),
+    step: z.number().int(),
+    model: z.string(),
+    text: z.string(),
+    toolCalls: z.array(ToolCallSchema),
+    usage: UsageSchema,
+    interrupted: z.boolean(),
+  }),
+  z.object({
+    kind: z.literal("tool_result"),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    output: z.unknown(),
+    isError: z.boolean(),
+    errorCode: z.string().optional(),
+  }),
+  /** Everything up to `throughSeq` is replaced in the model history by the summary message that follows. */
+  z.object({ kind: z.literal("compaction"), throughSeq: z.number().int(), summaryMessageId: z.string() }),
+]);
+export type EventPayload = z.infer<typeof EventPayloadSchema>;
+export type EventKind = EventPayload["kind"];
+export type PayloadOf<K extends EventKind> = Extract<EventPayload, { kind: K }>;
+
+export const SessionEventSchema = z.object({
+  seq: z.number().int().positive(),
+  createdAt: z.date(),
+  payload: EventPayloadSchema,
+});
+export type SessionEvent = z.infer<typeof SessionEventSchema>;

@@ -1,0 +1,127 @@
+import { randomBytes } from "node:crypto";
+import type { Db } from "../db/client";
+import type { SessionId } from "../ids";
+import type { ActivityHub } from "../live/activity";
+import type { ModelResolver } from "../models/registry";
+import { AgentDriver, type AgentServices } from "./agent";
+import type { RuntimeConfig } from "./config";
+import { ContextRegistry, dateContextProvider } from "./context-registry";
+import { builtinTools } from "./builtin-tools";
+import { acquireLease, findOrphanedSessions, renewLeases } from "./lease";
+import type { ToolDefinition, ToolsetOptions } from "./tools";
+
+// The process-level host of agents: which agents this process drives, waking them on input,
+// heartbeats for their leases, and the recovery sweep that adopts agents nobody drives
+// (crashed processes, input for inactive agents).
+
+export interface RuntimeOptions {
+  db: Db;
+  hub: ActivityHub;
+  config: RuntimeConfig;
+  resolveModel: ModelResolver;
+  /** Tools per agent; defaults to the built-in tools (teams plug in their nine tools). */
+  toolsFor?: (sessionId: SessionId) => { tools: ToolDefinition[]; options?: ToolsetOptions };
+  /** Runtime-context registry per agent; defaults to the built-in date provider. */
+  contextFor?: (sessionId: SessionId) => ContextRegistry;
+  log?: (line: string) => void;
+}
+
+export class Runtime {
+  readonly ownerId = `proc-${process.pid}-${randomBytes(4).toString("hex")}`;
+  private readonly drivers = new Map<string, AgentDriver>();
+  private readonly acquiring = new Set<string>();
+  private readonly services: AgentServices;
+  private timers: NodeJS.Timeout[] = [];
+  private offActivity: (() => void) | null = null;
+  private stopped = false;
+
+  constructor(private readonly opts: RuntimeOptions) {
+    this.services = {
+      db: opts.db,
+      config: opts.config,
+      resolveModel: opts.resolveModel,
+      toolsFor: opts.toolsFor ?? (() => ({ tools: builtinTools })),
+      contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),
+      log: opts.log ?? ((line) => console.log(`[runtime] ${line}`)),
+    };
+  }
+
+  /** Starts heartbeats and recovery, and adopts agents left without a driver. */
+  async start(): Promise<void> {
+    this.offActivity = this.opts.hub.on("*", (a) => {
+      if (a.sessionId === "*") return void this.recover();
+      if (a.kind === "inbox") void this.wake(a.sessionId as SessionId);
+      else if (a.kind === "abort") void this.drivers.get(a.sessionId)?.checkAbortRequest();
+    });
+    const { leaseTtlMs, recoveryIntervalMs } = this.opts.config;
+    this.timers.push(setInterval(() => void this.heartbeat(), Math.max(50, Math.floor(leaseTtlMs / 3))));
+    if (recoveryIntervalMs > 0) this.timers.push(setInterval(() => void this.recover(), recoveryIntervalMs));
+    await this.recover();
+  }
+
+  /** Agents this process drives right now. */
+  residentIds(): string[] {
+    return [...this.drivers.keys()];
+  }
+
+  /**
+   * Input may be waiting for this agent: wake its driver here, or take the lease and start
+   * one (cold resume) when the agent has work and no live driver anywhere.
+   */
+  async wake(sessionId: SessionId): Promise<void> {
+    if (this.stopped) return;
+    const existing = this.drivers.get(sessionId);
+    if (existing) return existing.wake();
+    if (this.acquiring.has(sessionId)) return;
+    this.acquiring.add(sessionId);
+    try {
+      const lease = await acquireLease(this.opts.db, sessionId, this.ownerId, this.opts.config.leaseTtlMs);
+      if (!lease || this.stopped) return;
+      const driver = new AgentDriver(this.services, sessionId, lease);
+      this.drivers.set(sessionId, driver);
+      driver.start(() => {
+        if (this.drivers.get(sessionId) === driver) this.drivers.delete(sessionId);
+        // Input that raced with an eviction must still find a driver.
+        if (!this.stopped) void this.wake(sessionId);
+      });
+    } catch (e) {
+      this.services.log(`wake ${sessionId} failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      this.acquiring.delete(sessionId);
+    }
+  }
+
+  /** Asks this process's driver, if any, to look at a stop/interrupt request now. */
+  async checkAbort(sessionId: SessionId): Promise<void> {
+    await this.drivers.get(sessionId)?.checkAbortRequest();
+  }
+
+  /** Adopts every agent that needs a driver and has none alive. */
+  async recover(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      for (const id of await findOrphanedSessions(this.opts.db)) await this.wake(id);
+    } catch (e) {
+      this.services.log(`recovery sweep failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.stopped || this.drivers.size === 0) return;
+    try {
+      const held = await renewLeases(this.opts.db, this.ownerId, this.opts.config.leaseTtlMs);
+      for (const [id, driver] of this.drivers) if (!held.has(id)) void driver.shutdown("lease_lost");
+    } catch (e) {
+      this.services.log(`heartbeat failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Graceful stop: open turns end as interrupted, leases are released, inboxes stay. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.offActivity?.();
+    await Promise.all([...this.drivers.values()].map((d) => d.shutdown()));
+  }
+}

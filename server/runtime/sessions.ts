@@ -1,0 +1,160 @@
+import { z } from "zod";
+import { asJson, inTx, type Db, type DbOrTx } from "../db/client";
+import { AppError } from "../errors";
+import { newSessionId, type SessionId } from "../ids";
+import { notifyActivity } from "../live/activity";
+import { ModelChoiceSchema, type ModelChoice } from "../models/registry";
+import type { EventPayload } from "./events";
+import { enqueue, type InboxItemView } from "./inbox";
+import { appendEvents, readEventsAfter } from "./session-log";
+
+// Sessions as the product sees them: create, list, read, prompt, stop, fork. Plain domain
+// functions over the database; the tRPC layer only validates and maps errors.
+
+export const AgentStatusSchema = z.enum(["provisioning", "running", "idle", "inactive", "failed"]);
+export type AgentStatus = z.infer<typeof AgentStatusSchema>;
+
+export const SessionViewSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  model: ModelChoiceSchema,
+  status: AgentStatusSchema,
+  lastSeq: z.number().int(),
+  running: z.boolean(),
+  optionalContext: z.boolean(),
+  forkedFromId: z.string().nullable(),
+  createdAt: z.date(),
+  updatedAt: z.date(),
+});
+export type SessionView = z.infer<typeof SessionViewSchema>;
+
+const sessionSelect = {
+  id: true,
+  title: true,
+  model: true,
+  status: true,
+  lastSeq: true,
+  activeTurnId: true,
+  optionalContext: true,
+  leaseOwner: true,
+  leaseExpiresAt: true,
+  forkedFromId: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;
+
+type SessionRow = {
+  status: string;
+  activeTurnId: string | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+};
+
+/** Status as shown everywhere: no live lease means nobody drives it, so it is inactive. */
+export function deriveStatus(row: SessionRow, now = new Date()): AgentStatus {
+  if (row.status === "provisioning" || row.status === "failed") return row.status;
+  const live = row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > now;
+  if (!live) return "inactive";
+  if (row.activeTurnId) return "running";
+  return row.status === "running" ? "running" : "idle";
+}
+
+function toView(row: SessionRow & Record<string, unknown>): SessionView {
+  return SessionViewSchema.parse({ ...row, status: deriveStatus(row), running: row.activeTurnId !== null });
+}
+
+export async function createSession(db: DbOrTx, input: { title: string; model: ModelChoice }): Promise<SessionView> {
+  const row = await db.session.create({
+    data: { id: newSessionId(), title: input.title, model: asJson(input.model) },
+    select: sessionSelect,
+  });
+  return toView(row);
+}
+
+export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<SessionView> {
+  const row = await db.session.findUnique({ where: { id: sessionId }, select: sessionSelect });
+  if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
+  return toView(row);
+}
+
+export async function listSessions(db: DbOrTx, limit = 100): Promise<SessionView[]> {
+  const rows = await db.session.findMany({ orderBy: { updatedAt: "desc" }, take: limit, select: sessionSelect });
+  return rows.map(toView);
+}
+
+/** Queue adapter: a human prompt becomes its own turn, after the prompts queued before it. */
+export async function promptSession(
+  db: Db,
+  sessionId: SessionId,
+  input: { text: string; author?: string },
+): Promise<InboxItemView> {
+  return inTx(db, (tx) =>
+    enqueue(tx, sessionId, { mode: "queue", text: input.text, source: { kind: "human", author: input.author } }),
+  );
+}
+
+/**
+ * Human Stop ("stop") or the Lead's interrupt ("interrupt"): asks whichever process drives
+ * the agent to abort the current turn. The inbox is kept; an interrupt also parks it until
+ * the next waking input.
+ */
+export async function requestAbort(
+  db: DbOrTx,
+  sessionId: SessionId,
+  kind: "stop" | "interrupt",
+): Promise<{ aborting: boolean }> {
+  const n = await db.$executeRaw`UPDATE sessions
+    SET abort_request = CASE WHEN active_turn_id IS NULL THEN abort_request ELSE ${kind} END,
+        parked = parked OR ${kind === "interrupt"}
+    WHERE id = ${sessionId}`;
+  if (n === 0) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
+  const row = await db.session.findUniqueOrThrow({ where: { id: sessionId }, select: { activeTurnId: true } });
+  await notifyActivity(db, sessionId, "abort");
+  return { aborting: row.activeTurnId !== null };
+}
+
+/**
+ * A new independent session seeded with the source's completed turns: through the end of the
+ * turn containing `throughSeq` (or all completed turns). Streamed deltas are not copied; the
+ * final assistant messages carry the text.
+ */
+export async function forkSession(
+  db: Db,
+  sourceId: SessionId,
+  input: { throughSeq?: number; title?: string },
+): Promise<SessionView> {
+  const source = await getSession(db, sourceId);
+  const events = await readEventsAfter(db, sourceId, 0);
+  const turnEnds = events.filter((e) => e.payload.kind === "turn_end").map((e) => e.seq);
+  const target = input.throughSeq;
+  let cut = turnEnds.at(-1) ?? 0;
+  if (target !== undefined) {
+    if (target < 1 || target > source.lastSeq) {
+      throw new AppError("FORK_POINT_INVALID", `Seq ${target} is not in session ${sourceId}`, { lastSeq: source.lastSeq });
+    }
+    cut = turnEnds.find((s) => s >= target) ?? turnEnds.filter((s) => s < target).at(-1) ?? 0;
+  }
+  const kept = events.filter((e) => e.seq <= cut && e.payload.kind !== "assistant_delta");
+  // Renumbering keeps the order; compaction markers point at source seqs, so map them too.
+  const newSeqOf = (through: number) => kept.filter((e) => e.seq <= through).length;
+  const seed: EventPayload[] = kept.map(({ payload: p }) =>
+    p.kind === "compaction" ? { ...p, throughSeq: newSeqOf(p.throughSeq) } : p,
+  );
+  return inTx(db, async (tx) => {
+    const id = newSessionId();
+    await tx.session.create({
+      data: {
+        id,
+        title: input.title ?? `${source.title} (fork)`,
+        model: asJson(source.model),
+        optionalContext: source.optionalContext,
+        forkedFromId: sourceId,
+        forkedFromSeq: cut,
+      },
+    });
+    await appendEvents(tx, id, seed, null);
+    await notifyActivity(tx, id, "state");
+    const row = await tx.session.findUniqueOrThrow({ where: { id }, select: sessionSelect });
+    return toView(row);
+  });
+}

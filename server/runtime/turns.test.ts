@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inTx } from "../db/client";
+import { newMessageId } from "../ids";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import {
+  eventsOf,
+  kinds,
+  newTestSession,
+  startTestRuntime,
+  turnEnds,
+  waitFor,
+  waitForTurns,
+  type TestRuntime,
+} from "../testing/runtime-harness";
+import { enqueue, listInbox } from "./inbox";
+import { promptSession } from "./sessions";
+
+// Turns and steps against real Postgres: Queue turns, tool calls, bad tool arguments,
+// gap-free logs, unique message ids.
+
+let tdb: TestDatabase;
+let rt: TestRuntime;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  rt = await startTestRuntime(tdb.url);
+});
+afterAll(async () => {
+  await rt?.stop();
+  await tdb?.drop();
+});
+
+describe("a prompt", () => {
+  it("runs as one turn with a gap-free log", async () => {
+    const id = await newTestSession(rt.db);
+    const item = await promptSession(rt.db, id, { text: "Plan a picnic", author: "ana" });
+    const events = await waitForTurns(rt.db, id, 1);
+
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(kinds(events)).toEqual([
+      "turn_start",
+      "step_start",
+      "user_message",
+      "user_message", // runtime context snapshot
+      "assistant_message",
+      "step_end",
+      "turn_end",
+    ]);
+    const [prompt, snapshot] = events.filter((e) => e.payload.kind === "user_message").map((e) => e.payload);
+    expect(prompt).toMatchObject({ messageId: item.id, text: "Plan a picnic", source: { kind: "human", author: "ana" } });
+    expect(snapshot).toMatchObject({ source: { kind: "runtime_context" } });
+    const reply = events.find((e) => e.payload.kind === "assistant_message")!.payload;
+    expect(reply).toMatchObject({ interrupted: false, toolCalls: [] });
+    expect(reply.kind === "assistant_message" && reply.text).toContain("Plan a picnic");
+    expect(turnEnds(events)).toEqual([expect.objectContaining({ reason: "completed" })]);
+    expect(await listInbox(rt.db, id)).toEqual([]);
+  });
+
+  it("calls a tool, feeds the result back, and answers in the same turn", async () => {
+    const id = await newTestSession(rt.db);
+    await promptSession(rt.db, id, { text: "What time is it in Europe/Paris?" });
+    const events = await waitForTurns(rt.db, id, 1);
+    const steps = events.filter((e) => e.payload.kind === "step_start");
+    expect(steps).toHaveLength(2);
+    const result = events.find((e) => e.payload.kind === "tool_result")!.payload;
+    expect(result).toMatchObject({ toolName: "current_time", isError: false, output: { timeZone: "Europe/Paris" } });
+    const last = events.filter((e) => e.payload.kind === "assistant_message").at(-1)!.payload;
+    expect(last.kind === "assistant_message" && last.text).toMatch(/^It is .*Europe\/Paris/);
+    expect(new Set(events.flatMap((e) => ("turnId" in e.payload ? [e.payload.turnId] : []))).size).toBe(1);
+  });
+
+  it("turns invalid tool arguments into a tool error the model reads, and the turn goes on", async () => {
+    const id = await newTestSession(rt.db);
+    await promptSession(rt.db, id, { text: '/tool current_time {"timeZone": 42}' });
+    const events = await waitForTurns(rt.db, id, 1);
+    const result = events.find((e) => e.payload.kind === "tool_result")!.payload;
+    expect(result).toMatchObject({ isError: true, errorCode: "TOOL_INVALID_INPUT" });
+    const last = events.filter((e) => e.payload.kind === "assistant_message").at(-1)!.payload;
+    expect(last.kind === "assistant_message" && last.text).toContain("TOOL_INVALID_INPUT");
+    expect(turnEnds(events)).toEqual([expect.objectContaining({ reason: "completed" })]);
+  });
+
+  it("reports malformed JSON arguments and unknown tools as tool errors", async () => {
+    const id = await newTestSession(rt.db);
+    await promptSession(rt.db, id, { text: "/tool current_time {not json\n/tool no_such_tool {}" });
+    const events = await waitForTurns(rt.db, id, 1);
+    const codes = events.flatMap((e) => (e.payload.kind === "tool_result" ? [e.payload.errorCode] : []));
+    expect(codes).toEqual(["TOOL_INVALID_INPUT", "TOOL_NOT_FOUND"]);
+    expect(turnEnds(events)[0]?.reason).toBe("completed");
+  });
+});
+
+describe("the Queue adapter", () => {
+  it("runs queued prompts FIFO, each as its own turn", async () => {
+    const id = await newTestSession(rt.db);
+    const texts = ["first", "second", "third"];
+    for (const text of texts) await promptSession(rt.db, id, { text });
+    const events = await waitForTurns(rt.db, id, 3);
+    const perTurn = new Map<string, string[]>();
+    let turn = "";
+    for (const { payload: p } of events) {
+      if (p.kind === "turn_start") turn = p.turnId;
+      if (p.kind === "user_message" && p.source.kind === "human") perTurn.set(turn, [...(perTurn.get(turn) ?? []), p.text]);
+    }
+    expect([...perTurn.values()]).toEqual([["first"], ["second"], ["third"]]);
+  });
+
+  it("never lets the same message id enter a session twice", async () => {
+    const id = await newTestSession(rt.db);
+    const messageId = newMessageId();
+    await inTx(rt.db, (tx) => enqueue(tx, id, { id: messageId, mode: "steer", text: "once", source: { kind: "system" } }));
+    await waitForTurns(rt.db, id, 1);
+    // A redelivery of the same id (e.g. after a crash window) is dropped at claim time.
+    await inTx(rt.db, (tx) => enqueue(tx, id, { id: messageId, mode: "steer", text: "once", source: { kind: "system" } }));
+    await waitFor(async () => (await listInbox(rt.db, id)).length === 0, 5_000, "redelivery dropped");
+    const events = await eventsOf(rt.db, id);
+    expect(events.filter((e) => e.payload.kind === "user_message" && e.payload.messageId === messageId)).toHaveLength(1);
+    await expect(
+      rt.db.sessionEvent.create({
+        data: { sessionId: id, seq: 10_000, kind: "user_message", messageId, payload: {} },
+      }),
+    ).rejects.toThrow();
+  });
+});

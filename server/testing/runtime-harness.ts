@@ -1,0 +1,111 @@
+import { createDb, type Db } from "../db/client";
+import { asSessionId, type SessionId } from "../ids";
+import { ActivityHub } from "../live/activity";
+import { ModelChoiceSchema, type ModelResolver } from "../models/registry";
+import { ScriptedModel, type Playbook } from "../models/scripted";
+import { DEFAULT_SYSTEM_PROMPT, type RuntimeConfig } from "../runtime/config";
+import type { ContextRegistry } from "../runtime/context-registry";
+import type { SessionEvent } from "../runtime/events";
+import { Runtime } from "../runtime/runtime";
+import { readEventsAfter } from "../runtime/session-log";
+import { createSession } from "../runtime/sessions";
+
+// A runtime wired to a test database the way server/main.ts wires the real one, with a
+// fast scripted model and short timings.
+
+export const TEST_CONFIG: RuntimeConfig = {
+  idleEvictMs: 60_000,
+  leaseTtlMs: 2_000,
+  recoveryIntervalMs: 250,
+  compactionBudgetTokens: 1_000_000,
+  maxStepsPerTurn: 16,
+  deltaFlushMs: 10,
+  systemPrompt: DEFAULT_SYSTEM_PROMPT,
+};
+
+export interface TestRuntime {
+  db: Db;
+  hub: ActivityHub;
+  runtime: Runtime;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export async function startTestRuntime(
+  url: string,
+  opts: {
+    config?: Partial<RuntimeConfig>;
+    delayMs?: number;
+    playbook?: Playbook;
+    resolveModel?: ModelResolver;
+    contextFor?: (id: SessionId) => ContextRegistry;
+  } = {},
+): Promise<TestRuntime> {
+  const db = createDb(url, 5);
+  const hub = new ActivityHub(url);
+  await hub.start();
+  const logs: string[] = [];
+  const model = new ScriptedModel({ delayMs: opts.delayMs ?? 0, playbook: opts.playbook });
+  const runtime = new Runtime({
+    db,
+    hub,
+    config: { ...TEST_CONFIG, ...opts.config },
+    resolveModel: opts.resolveModel ?? (() => model),
+    contextFor: opts.contextFor,
+    log: (line) => logs.push(line),
+  });
+  await runtime.start();
+  return {
+    db,
+    hub,
+    runtime,
+    logs,
+    async stop() {
+      await runtime.stop();
+      await hub.close();
+      await db.$disconnect();
+    },
+  };
+}
+
+export async function newTestSession(db: Db, title = "test"): Promise<SessionId> {
+  const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }) });
+  return asSessionId(s.id);
+}
+
+/** Polls until `check` returns a truthy value; fails with the last value after `timeoutMs`. */
+export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await check();
+    if (last) return last as NonNullable<T>;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`Timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
+}
+
+export function eventsOf(db: Db, id: SessionId): Promise<SessionEvent[]> {
+  return readEventsAfter(db, id, 0);
+}
+
+export function kinds(events: SessionEvent[]): string[] {
+  return events.map((e) => e.payload.kind);
+}
+
+export function turnEnds(events: SessionEvent[]) {
+  return events.flatMap((e) => (e.payload.kind === "turn_end" ? [e.payload] : []));
+}
+
+/** Waits until the session has `n` ended turns and no active one. */
+export async function waitForTurns(db: Db, id: SessionId, n: number, timeoutMs = 10_000) {
+  return waitFor(
+    async () => {
+      const events = await eventsOf(db, id);
+      const row = await db.session.findUniqueOrThrow({ where: { id }, select: { activeTurnId: true } });
+      return turnEnds(events).length >= n && row.activeTurnId === null ? events : null;
+    },
+    timeoutMs,
+    `${n} completed turns of ${id}`,
+  );
+}
