@@ -1,0 +1,5 @@
+import { SessionHome } from "~/components/session-home";
+
+export default function HomePage() {
+  return <SessionHome />;
+}

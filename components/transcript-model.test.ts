@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import type { EventPayload, SessionEvent } from "~/server/runtime/events";
+import { foldTranscript, mergeEvents } from "./transcript-model";
+
+const at = new Date(0);
+const log = (...payloads: EventPayload[]): SessionEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
+const T = "turn_1";
+
+describe("foldTranscript", () => {
+  it("grows one streaming reply from deltas, then replaces it with the final message", () => {
+    const streaming = log(
+      { kind: "turn_start", turnId: T },
+      { kind: "user_message", messageId: "m1", text: "hi", source: { kind: "human" } },
+      { kind: "assistant_delta", turnId: T, step: 0, text: "Hel" },
+      { kind: "assistant_delta", turnId: T, step: 0, text: "lo" },
+    );
+    const items = foldTranscript(streaming);
+    expect(items.map((i) => i.kind)).toEqual(["user", "assistant"]);
+    expect(items[1]).toMatchObject({ text: "Hello", streaming: true });
+
+    const done = foldTranscript([
+      ...streaming,
+      {
+        seq: 5,
+        createdAt: at,
+        payload: {
+          kind: "assistant_message", messageId: "m2", turnId: T, step: 0, model: "x", text: "Hello!",
+          toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 }, interrupted: false,
+        },
+      },
+    ]);
+    expect(done).toHaveLength(2);
+    expect(done[1]).toMatchObject({ text: "Hello!", streaming: false, key: items[1]!.key });
+  });
+
+  it("marks a reply cut off by its turn's end as interrupted and shows the reason", () => {
+    const items = foldTranscript(
+      log(
+        { kind: "turn_start", turnId: T },
+        { kind: "assistant_delta", turnId: T, step: 0, text: "partial" },
+        { kind: "turn_end", turnId: T, reason: "interrupted" },
+      ),
+    );
+    expect(items).toEqual([
+      expect.objectContaining({ kind: "assistant", text: "partial", streaming: false, interrupted: true }),
+      expect.objectContaining({ kind: "turn_end", reason: "interrupted" }),
+    ]);
+  });
+});
+
+describe("mergeEvents", () => {
+  it("appends in order and drops overlaps from a reconnect", () => {
+    const a = log({ kind: "turn_start", turnId: T }, { kind: "step_start", turnId: T, step: 0 });
+    const more = [a[1]!, { seq: 3, createdAt: at, payload: { kind: "step_end", turnId: T, step: 0 } } as SessionEvent];
+    expect(mergeEvents(a, more).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(mergeEvents(a, [])).toBe(a);
+  });
+});

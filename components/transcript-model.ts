@@ -1,0 +1,96 @@
+import type { MessageSource, SessionEvent, TurnEndReason } from "~/server/runtime/events";
+
+// Folds the session log into what the transcript shows. Pure, so the browser and tests agree:
+// streamed deltas become one growing reply until the final assistant message replaces them.
+
+export type TranscriptItem =
+  | { kind: "user"; key: string; seq: number; text: string; source: MessageSource }
+  | {
+      kind: "assistant";
+      key: string;
+      seq: number;
+      text: string;
+      streaming: boolean;
+      interrupted: boolean;
+      toolCalls: { toolCallId: string; toolName: string; input: unknown }[];
+    }
+  | { kind: "tool"; key: string; seq: number; toolName: string; output: unknown; isError: boolean; errorCode?: string }
+  | { kind: "compaction"; key: string; seq: number; throughSeq: number }
+  | { kind: "turn_end"; key: string; seq: number; reason: TurnEndReason; error?: string };
+
+export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[] {
+  const items: TranscriptItem[] = [];
+  // The reply being streamed for (turn, step), if any, as an index into items.
+  let streamingAt: { turnId: string; step: number; index: number } | null = null;
+
+  for (const e of events) {
+    const p = e.payload;
+    switch (p.kind) {
+      case "user_message":
+        items.push({ kind: "user", key: p.messageId, seq: e.seq, text: p.text, source: p.source });
+        break;
+      case "assistant_delta": {
+        const cur = streamingAt && streamingAt.turnId === p.turnId && streamingAt.step === p.step ? items[streamingAt.index] : null;
+        if (cur && cur.kind === "assistant") cur.text += p.text;
+        else {
+          streamingAt = { turnId: p.turnId, step: p.step, index: items.length };
+          items.push({ kind: "assistant", key: `stream-${e.seq}`, seq: e.seq, text: p.text, streaming: true, interrupted: false, toolCalls: [] });
+        }
+        break;
+      }
+      case "assistant_message": {
+        const final: TranscriptItem = {
+          kind: "assistant",
+          key: p.messageId,
+          seq: e.seq,
+          text: p.text,
+          streaming: false,
+          interrupted: p.interrupted,
+          toolCalls: p.toolCalls,
+        };
+        if (streamingAt && streamingAt.turnId === p.turnId && streamingAt.step === p.step) {
+          items[streamingAt.index] = { ...final, key: items[streamingAt.index]!.key };
+        } else items.push(final);
+        streamingAt = null;
+        break;
+      }
+      case "tool_result":
+        items.push({
+          kind: "tool",
+          key: `tool-${e.seq}`,
+          seq: e.seq,
+          toolName: p.toolName,
+          output: p.output,
+          isError: p.isError,
+          errorCode: p.errorCode,
+        });
+        break;
+      case "compaction":
+        items.push({ kind: "compaction", key: `compaction-${e.seq}`, seq: e.seq, throughSeq: p.throughSeq });
+        break;
+      case "turn_end":
+        // A reply still "streaming" when its turn ended was cut off.
+        if (streamingAt) {
+          const cur = items[streamingAt.index];
+          if (cur?.kind === "assistant") items[streamingAt.index] = { ...cur, streaming: false, interrupted: true };
+          streamingAt = null;
+        }
+        if (p.reason !== "completed") items.push({ kind: "turn_end", key: `end-${e.seq}`, seq: e.seq, reason: p.reason, error: p.error });
+        break;
+      default:
+        break;
+    }
+  }
+  return items;
+}
+
+/** Merges a batch of events into a seq-ordered list without duplicates (reconnects may overlap). */
+export function mergeEvents(current: readonly SessionEvent[], incoming: readonly SessionEvent[]): SessionEvent[] {
+  if (incoming.length === 0) return current as SessionEvent[];
+  const last = current.at(-1)?.seq ?? 0;
+  if (incoming.every((e, i) => e.seq > last && (i === 0 || e.seq > incoming[i - 1]!.seq))) return [...current, ...incoming];
+  const bySeq = new Map<number, SessionEvent>();
+  for (const e of current) bySeq.set(e.seq, e);
+  for (const e of incoming) bySeq.set(e.seq, e);
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+}

