@@ -1,0 +1,72 @@
+import { expect, test, type Page } from "@playwright/test";
+
+// The first page end to end: real server, real Postgres, keyless model, real Chromium.
+
+async function createSession(page: Page, title: string) {
+  await page.goto("/");
+  await page.getByLabel("Title").fill(title);
+  await page.getByRole("button", { name: "Create session" }).click();
+  await expect(page).toHaveURL(/\/sessions\/ses_/);
+  await expect(page.getByRole("heading", { name: title })).toBeVisible();
+}
+
+async function send(page: Page, text: string) {
+  const box = page.getByRole("textbox", { name: "Prompt" });
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+const transcript = (page: Page) => page.getByRole("region", { name: "Transcript" });
+
+test("a prompt streams its reply live, and a reload mid-stream shows the same transcript", async ({ page }) => {
+  await createSession(page, "Picnic planning");
+  await send(page, "Plan a picnic for six people");
+  const prompt = transcript(page).getByRole("article", { name: "Prompt" });
+  await expect(prompt).toHaveCount(1);
+  await expect(prompt).toContainText("Plan a picnic for six people");
+
+  // Catch the reply while it is still streaming.
+  const streaming = transcript(page).locator("article[data-streaming]");
+  await expect(streaming).toBeVisible();
+  const partial = (await streaming.locator(".text").textContent()) ?? "";
+  expect(partial.length).toBeGreaterThan(0);
+
+  await page.reload();
+  const reply = transcript(page).getByRole("article", { name: "Reply" });
+  await expect(reply).toHaveCount(1);
+  // Nothing shown before the reload is lost, nothing is doubled.
+  await expect(reply.locator(".text")).toContainText(partial.trim());
+  await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(1);
+  // The stream finishes after the reload.
+  await expect(transcript(page).locator("article[data-streaming]")).toHaveCount(0, { timeout: 20_000 });
+  await expect(reply.locator(".text")).toContainText("Configure a real model provider");
+  await expect(page.getByLabel("status: idle")).toBeVisible();
+});
+
+test("queued prompts run as separate turns; Stop ends the running turn and keeps the queue", async ({ page }) => {
+  await createSession(page, "Queue and stop");
+  await send(page, "First: a long answer please");
+  await expect(transcript(page).locator("article[data-streaming]")).toBeVisible();
+  await send(page, "Second prompt");
+  const queue = page.getByRole("region", { name: "Queued prompts" });
+  await expect(queue.getByRole("listitem")).toHaveCount(1);
+  await expect(queue).toContainText("Second prompt");
+
+  await page.getByRole("button", { name: "Stop" }).click();
+  await expect(transcript(page).getByText("Turn aborted")).toBeVisible();
+  await expect(transcript(page).getByText("interrupted", { exact: true })).toBeVisible();
+  // The queued prompt was kept and now runs as its own turn.
+  await expect(transcript(page).getByRole("article", { name: "Prompt" }).nth(1)).toContainText("Second prompt");
+  await expect(queue.getByRole("listitem")).toHaveCount(0);
+  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 20_000 });
+});
+
+test("HTML and script in a prompt render as inert text", async ({ page }) => {
+  await createSession(page, "Inert content");
+  const hostile = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b>bold?</b>`;
+  await send(page, hostile);
+  await expect(transcript(page).getByRole("article", { name: "Prompt" })).toContainText(hostile);
+  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 20_000 });
+  expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  await expect(transcript(page).locator("img, script:not([src]), b")).toHaveCount(0);
+});

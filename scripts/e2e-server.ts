@@ -1,0 +1,41 @@
+// The server Playwright starts (playwright.config.ts): a fresh database on the test server,
+// a production build, and the app on PORT. The database is dropped again on exit.
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { parseEnv } from "../server/env";
+import { startAppServer } from "../server/main";
+
+const root = path.resolve(import.meta.dirname, "..");
+const adminUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+async function main() {
+  const name = `at_e2e_${Date.now().toString(36)}_${process.pid}_${randomBytes(3).toString("hex")}`;
+  await createDatabase(adminUrl, name);
+  const url = databaseUrl(adminUrl, name);
+  await applyMigrations(url);
+
+  // Always build: a stale .next from an older checkout would test old pages.
+  if (process.env.E2E_SKIP_BUILD !== "1") {
+    const r = spawnSync("npx", ["next", "build"], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+    if (r.status !== 0) throw new Error("next build failed");
+  }
+
+  const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "30", HOST: "127.0.0.1", ...process.env, DATABASE_URL: url });
+  const server = await startAppServer({ env, databaseUrl: url });
+  console.log(`e2e server ready on ${server.url} (database ${name})`);
+
+  const stop = async () => {
+    await server.close().catch(() => undefined);
+    await dropDatabase(adminUrl, name).catch(() => undefined);
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop());
+  process.on("SIGINT", () => void stop());
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
