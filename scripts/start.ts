@@ -13,6 +13,8 @@ const root = path.resolve(import.meta.dirname, "..");
 const dev = process.argv.includes("--dev");
 
 async function main() {
+  // A local .env (see .env.example) fills in what the shell did not set.
+  if (existsSync(path.join(root, ".env"))) process.loadEnvFile(path.join(root, ".env"));
   const env = parseEnv();
   const log = (line: string) => console.log(line);
 
