@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import Link from "next/link";
 import type { ReactNode } from "react";
 import { Providers } from "~/components/trpc";
 import "./globals.css";
@@ -13,9 +14,9 @@ export default function RootLayout({ children }: { children: ReactNode }) {
     <html lang="en">
       <body>
         <header className="topbar">
-          <a href="/" className="brand">
+          <Link href="/" className="brand">
             Agent Teams
-          </a>
+          </Link>
         </header>
         <Providers>{children}</Providers>
       </body>

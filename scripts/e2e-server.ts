@@ -10,7 +10,33 @@ import { startAppServer } from "../server/main";
 const root = path.resolve(import.meta.dirname, "..");
 const adminUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
+/** Databases of earlier e2e servers that were killed before they could drop them. */
+async function dropOrphans() {
+  const { default: pg } = await import("pg");
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'at\\_e2e\\_%'");
+    for (const { datname } of rows) {
+      const pid = Number(datname.split("_")[3]);
+      if (!Number.isInteger(pid) || !isAlive(pid)) await dropDatabase(adminUrl, datname).catch(() => undefined);
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main() {
+  await dropOrphans();
   const name = `at_e2e_${Date.now().toString(36)}_${process.pid}_${randomBytes(3).toString("hex")}`;
   await createDatabase(adminUrl, name);
   const url = databaseUrl(adminUrl, name);

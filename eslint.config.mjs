@@ -1,0 +1,58 @@
+// ESLint 9 flat config.
+// - eslint-config-next 16 ships flat configs (arrays) that work with ESLint 9 as they are:
+//   `core-web-vitals` = Next's base (react, react-hooks, import, jsx-a11y, @next/next) plus the
+//   Core Web Vitals rules promoted to errors.
+// - typescript-eslint's `recommended` (not type-aware: fast, and needs no tsconfig project).
+import { defineConfig, globalIgnores } from "eslint/config";
+import nextCoreWebVitals from "eslint-config-next/core-web-vitals";
+import tseslint from "typescript-eslint";
+
+export default defineConfig([
+  globalIgnores([
+    ".next/**",
+    "node_modules/**",
+    "server/db/generated/**",
+    ".data/**",
+    "test-results/**",
+    "playwright-report/**",
+    "reports/**",
+    "next-env.d.ts",
+    "**/*.tsbuildinfo",
+  ]),
+  ...nextCoreWebVitals,
+  ...tseslint.configs.recommended,
+  {
+    name: "project/rules",
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        {
+          args: "after-used",
+          argsIgnorePattern: "^_",
+          varsIgnorePattern: "^_",
+          caughtErrors: "all",
+          caughtErrorsIgnorePattern: "^_",
+          destructuredArrayIgnorePattern: "^_",
+          ignoreRestSiblings: true,
+        },
+      ],
+    },
+  },
+  {
+    // Tests, scripts and configs are plain Node code: anonymous default exports (vitest's
+    // globalSetup, config files) are the norm there.
+    name: "project/node-files",
+    files: [
+      "**/*.test.ts",
+      "scripts/**",
+      "e2e/**",
+      "bench/**",
+      "server/testing/**",
+      "*.config.{ts,mts,mjs,js}",
+    ],
+    rules: {
+      "import/no-anonymous-default-export": "off",
+    },
+  },
+]);

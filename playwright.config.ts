@@ -1,0 +1,55 @@
+import { existsSync } from "node:fs";
+import { defineConfig, devices, type LaunchOptions } from "@playwright/test";
+
+// The e2e server (scripts/e2e-server.ts) creates its own fresh database, builds if needed and
+// serves the app on PORT.
+const port = Number.parseInt(process.env.E2E_PORT ?? "3100", 10);
+const baseURL = `http://127.0.0.1:${port}/`;
+
+// A system Chromium (Debian's `chromium` package) where there is one; CHROMIUM_PATH overrides.
+// Elsewhere Playwright's own browser (`npx playwright install chromium`) is used.
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const launchOptions: LaunchOptions = {
+  ...(existsSync(chromiumPath) ? { executablePath: chromiumPath } : {}),
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+  ],
+};
+
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results",
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  workers: 1,
+  fullyParallel: false,
+  reporter: [["list"], ["json", { outputFile: "reports/playwright.json" }]],
+  use: {
+    baseURL,
+    screenshot: "only-on-failure",
+    trace: "retain-on-failure",
+  },
+  projects: [
+    {
+      name: "chromium",
+      use: { ...devices["Desktop Chrome"], launchOptions },
+    },
+  ],
+  webServer: {
+    command: "node --import tsx scripts/e2e-server.ts",
+    url: baseURL,
+    env: { PORT: String(port) },
+    timeout: 180_000,
+    reuseExistingServer: false,
+    // SIGTERM lets the server close its turns and drop its database (the default is SIGKILL).
+    gracefulShutdown: { signal: "SIGTERM", timeout: 10_000 },
+    stdout: "pipe",
+    stderr: "pipe",
+  },
+});
