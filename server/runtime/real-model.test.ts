@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseEnv } from "../env";
+import { asSessionId } from "../ids";
+import { createModelResolver } from "../models/registry";
+import { startFakeProviderServer, type FakeProviderServer } from "../models/testing/fake-provider-server";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { startTestRuntime, turnEnds, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { createSession, promptSession } from "./sessions";
+
+// Whole turns through the real AI SDK code path: the runtime, the model registry and the SDK
+// providers against a local server speaking each provider's wire format.
+
+let tdb: TestDatabase;
+let fake: FakeProviderServer;
+let rt: TestRuntime;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  fake = await startFakeProviderServer();
+  const env = parseEnv({
+    OPENAI_BASE_URL: fake.baseURL,
+    OPENAI_API_KEY: "sk-test-openai",
+    OPENAI_MODEL: "fake-gpt",
+    ANTHROPIC_BASE_URL: fake.baseURL,
+    ANTHROPIC_API_KEY: "sk-test-anthropic",
+    ANTHROPIC_MODEL: "fake-claude",
+  });
+  rt = await startTestRuntime(tdb.url, { resolveModel: createModelResolver(env) });
+});
+afterAll(async () => {
+  await rt?.stop();
+  await fake?.close();
+  await tdb?.drop();
+});
+
+describe.each([
+  { provider: "openai-compatible" as const, model: "fake-gpt", path: "/v1/chat/completions" },
+  { provider: "anthropic" as const, model: "fake-claude", path: "/v1/messages" },
+])("a turn on $provider", ({ provider, model, path }) => {
+  it("streams text, runs the requested tool, and sends the result back in the next step", async () => {
+    fake.reset();
+    fake.enqueue(
+      {
+        text: ["Let me ", "check."],
+        toolCalls: [{ id: "call_1", name: "current_time", argumentsJson: '{"timeZone":"UTC"}' }],
+        usage: { inputTokens: 50, outputTokens: 7 },
+      },
+      { text: ["It is ", "now."], usage: { inputTokens: 80, outputTokens: 3 } },
+    );
+    const s = await createSession(rt.db, { title: provider, model: { provider, model } });
+    const id = asSessionId(s.id);
+    await promptSession(rt.db, id, { text: "What time is it?" });
+    const events = await waitForTurns(rt.db, id, 1);
+
+    expect(turnEnds(events)).toEqual([expect.objectContaining({ reason: "completed" })]);
+    const replies = events.flatMap((e) => (e.payload.kind === "assistant_message" ? [e.payload] : []));
+    expect(replies.map((r) => r.text)).toEqual(["Let me check.", "It is now."]);
+    expect(replies[0]).toMatchObject({
+      model: `${provider}:${model}`,
+      toolCalls: [{ toolCallId: "call_1", toolName: "current_time", input: { timeZone: "UTC" } }],
+      usage: { inputTokens: 50, outputTokens: 7 },
+    });
+    expect(events.find((e) => e.payload.kind === "tool_result")?.payload).toMatchObject({ isError: false, toolCallId: "call_1" });
+
+    expect(fake.requests.map((r) => r.path)).toEqual([path, path]);
+    // The second request carries the tool call and its result, and offers the tool.
+    const second = JSON.stringify(fake.requests[1]!.body);
+    expect(second).toContain("call_1");
+    expect(second).toContain("current_time");
+    expect(second).toContain("What time is it?");
+  });
+
+  it("ends the turn with reason error when the provider fails, and keeps serving the next prompt", async () => {
+    fake.reset();
+    fake.enqueue({ status: 500, message: "upstream exploded" }, { text: ["Recovered."] });
+    const s = await createSession(rt.db, { title: `${provider} errors`, model: { provider, model } });
+    const id = asSessionId(s.id);
+    await promptSession(rt.db, id, { text: "first" });
+    await promptSession(rt.db, id, { text: "second" });
+    const events = await waitForTurns(rt.db, id, 2);
+    const ends = turnEnds(events);
+    expect(ends[0]).toMatchObject({ reason: "error", error: expect.stringContaining("500") });
+    expect(ends[1]).toMatchObject({ reason: "completed" });
+  });
+});
