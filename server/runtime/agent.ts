@@ -140,8 +140,13 @@ export class AgentDriver {
         await notifyActivity(this.svc.db, this.sessionId, "state");
       }
     } catch (e) {
-      if (isAppError(e, "LEASE_LOST")) this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
-      else this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      if (isAppError(e, "LEASE_LOST") || this.closing === "lease_lost") {
+        this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
+        return;
+      }
+      this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      // Let the recovery sweep adopt it: the next driver closes the open turn as interrupted.
+      await releaseLease(this.svc.db, this.sessionId, this.lease).catch(() => undefined);
     }
   }
 
@@ -242,10 +247,10 @@ export class AgentDriver {
       this.turnAbort = null;
       return;
     }
-    const settings = await this.settings();
-    const model = this.svc.resolveModel(settings.model);
     let step = 0;
     try {
+      const settings = await this.settings();
+      const model = this.svc.resolveModel(settings.model);
       for (;;) {
         await this.maybeCompact(model, abort.signal);
         await this.admitRuntimeContext(settings.optionalContext);

@@ -38,12 +38,16 @@ export async function acquireLease(
   return row ? { owner, token: row.lease_token } : null;
 }
 
-/** Heartbeat: extends every lease this process owns. Returns the ids still held. */
-export async function renewLeases(db: DbOrTx, owner: string, ttlMs: number): Promise<Set<string>> {
+/**
+ * Heartbeat: extends the leases of the given resident agents (only those: a lease whose driver
+ * is gone must expire so another process can adopt the agent). Returns the ids still held.
+ */
+export async function renewLeases(db: DbOrTx, owner: string, sessionIds: string[], ttlMs: number): Promise<Set<string>> {
+  if (sessionIds.length === 0) return new Set();
   const rows = IdRows.parse(
     await db.$queryRaw`UPDATE sessions
       SET lease_expires_at = now() + make_interval(secs => ${ttlMs / 1000})
-      WHERE lease_owner = ${owner}
+      WHERE lease_owner = ${owner} AND id = ANY(${sessionIds}::text[])
       RETURNING id`,
   );
   return new Set(rows.map((r) => r.id));

@@ -83,3 +83,22 @@ describe.each([
     expect(ends[1]).toMatchObject({ reason: "completed" });
   });
 });
+
+describe("a model that is not configured on this server", () => {
+  it("ends the turn with reason error instead of stranding the agent", async () => {
+    // Its own database: the runtime above has Anthropic configured and would take the session.
+    const own = await createTestDatabase();
+    const local = await startTestRuntime(own.url, { resolveModel: createModelResolver(parseEnv({})) });
+    try {
+      const s = await createSession(local.db, { title: "no key", model: { provider: "anthropic", model: "x" } });
+      const id = asSessionId(s.id);
+      await promptSession(local.db, id, { text: "hello?" });
+      const events = await waitForTurns(local.db, id, 1);
+      expect(turnEnds(events)).toEqual([expect.objectContaining({ reason: "error", error: expect.stringContaining("not configured") })]);
+    } finally {
+      await local.stop();
+      await own.drop();
+    }
+  });
+});
+

@@ -109,8 +109,11 @@ export class Runtime {
   private async heartbeat(): Promise<void> {
     if (this.stopped || this.drivers.size === 0) return;
     try {
-      const held = await renewLeases(this.opts.db, this.ownerId, this.opts.config.leaseTtlMs);
-      for (const [id, driver] of this.drivers) if (!held.has(id)) void driver.shutdown("lease_lost");
+      // Only drivers that existed before the renewal: one that acquired its lease while the
+      // UPDATE ran is missing from `held` without having lost anything.
+      const drivers = [...this.drivers];
+      const held = await renewLeases(this.opts.db, this.ownerId, drivers.map(([id]) => id), this.opts.config.leaseTtlMs);
+      for (const [id, driver] of drivers) if (!held.has(id)) void driver.shutdown("lease_lost");
     } catch (e) {
       this.services.log(`heartbeat failed: ${e instanceof Error ? e.message : String(e)}`);
     }

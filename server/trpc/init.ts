@@ -1,4 +1,5 @@
 import { initTRPC, TRPCError } from "@trpc/server";
+import superjson from "superjson";
 import { ZodError, z } from "zod";
 import type { Db } from "../db/client";
 import type { Env } from "../env";
@@ -17,6 +18,8 @@ export interface TrpcContext {
 }
 
 const t = initTRPC.context<TrpcContext>().create({
+  // Dates (event times) arrive as Dates in the browser.
+  transformer: superjson,
   sse: {
     ping: { enabled: true, intervalMs: 10_000 },
     client: { reconnectAfterInactivityMs: 25_000 },

@@ -24,7 +24,11 @@ const sessionId = z.string().min(1).max(64).transform(asSessionId);
 const SessionRef = z.object({ sessionId });
 const itemId = z.string().min(1).max(64);
 /** Prompts up to 64 KiB, like team messages. */
-const promptText = z.string().trim().min(1, "Prompt is empty").max(65_536);
+const promptText = z
+  .string()
+  .trim()
+  .min(1, "Prompt is empty")
+  .refine((t) => Buffer.byteLength(t, "utf8") <= 65_536, "Prompt is larger than 64 KiB");
 
 const StateSchema = z.object({ session: SessionViewSchema, inbox: z.array(InboxItemSchema) });
 export const LiveMessageSchema = z.discriminatedUnion("type", [
@@ -129,29 +133,34 @@ export const sessionRouter = router({
    */
   live: publicProcedure
     .input(SessionRef.extend({ lastEventId: z.string().regex(/^\d+$/).nullish() }))
-    .subscription(async function* ({ ctx, input, signal }) {
-      const id = input.sessionId;
-      await getSession(ctx.db, id);
-      let after = input.lastEventId ? Number(input.lastEventId) : 0;
-      let lastState = "";
-      while (!signal?.aborted) {
-        const waiter = activityWaiter(ctx.hub, id);
-        try {
-          const events = await readEventsAfter(ctx.db, id, after, 500);
-          for (const event of events) {
-            after = event.seq;
-            yield tracked(String(event.seq), { type: "event", event } satisfies LiveMessage);
-          }
-          const state = await readState(ctx, id);
-          const key = JSON.stringify(state);
-          if (key !== lastState) {
-            lastState = key;
-            yield tracked(String(after), { type: "state", state } satisfies LiveMessage);
-          }
-          if (events.length < 500) await waiter.wait(5_000, signal);
-        } finally {
-          waiter.dispose();
-        }
-      }
+    .subscription(async ({ ctx, input, signal }) => {
+      // Checked before the feed starts: an error thrown inside the generator escapes the
+      // appErrors mapping and would reach the client as INTERNAL_SERVER_ERROR, not NOT_FOUND.
+      await getSession(ctx.db, input.sessionId);
+      return liveFeed(ctx, input.sessionId, input.lastEventId ? Number(input.lastEventId) : 0, signal);
     }),
 });
+
+async function* liveFeed(ctx: TrpcContext, id: SessionId, lastEventSeq: number, signal: AbortSignal | undefined) {
+  let after = lastEventSeq;
+  let lastState = "";
+  while (!signal?.aborted) {
+    const waiter = activityWaiter(ctx.hub, id);
+    try {
+      const events = await readEventsAfter(ctx.db, id, after, 500);
+      for (const event of events) {
+        after = event.seq;
+        yield tracked(String(event.seq), { type: "event", event } satisfies LiveMessage);
+      }
+      const state = await readState(ctx, id);
+      const key = JSON.stringify(state);
+      if (key !== lastState) {
+        lastState = key;
+        yield tracked(String(after), { type: "state", state } satisfies LiveMessage);
+      }
+      if (events.length < 500) await waiter.wait(5_000, signal);
+    } finally {
+      waiter.dispose();
+    }
+  }
+}
