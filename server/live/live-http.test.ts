@@ -1,0 +1,109 @@
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
+import { EventSource } from "eventsource";
+import superjson from "superjson";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseEnv } from "../env";
+import { startAppServer, type AppServer } from "../main";
+import type { SessionEvent } from "../runtime/events";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { waitFor } from "../testing/runtime-harness";
+import type { AppRouter } from "../trpc/root";
+import type { LiveMessage } from "../trpc/routers/session";
+
+// Two app server processes' worth of stack (HTTP, SSE, runtime, LISTEN/NOTIFY) on one
+// database: a prompt sent to one server streams live through the other.
+
+let tdb: TestDatabase;
+let a: AppServer;
+let b: AppServer;
+
+const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "5" });
+
+function client(server: AppServer) {
+  const url = `${server.url}/api/trpc`;
+  return createTRPCClient<AppRouter>({
+    links: [
+      splitLink({
+        condition: (op) => op.type === "subscription",
+        true: httpSubscriptionLink({ url, transformer: superjson, EventSource }),
+        false: httpBatchLink({ url, transformer: superjson }),
+      }),
+    ],
+  });
+}
+
+function subscribe(server: AppServer, sessionId: string, lastEventId: string | null) {
+  const events: SessionEvent[] = [];
+  const ids: string[] = [];
+  const sub = client(server).session.live.subscribe(
+    { sessionId, lastEventId },
+    {
+      onData: ({ id, data }: { id: string; data: LiveMessage }) => {
+        if (data.type !== "event") return;
+        ids.push(id);
+        events.push(data.event);
+      },
+    },
+  );
+  return { events, ids, close: () => sub.unsubscribe() };
+}
+
+const turnsEnded = (events: SessionEvent[]) => events.filter((e) => e.payload.kind === "turn_end").length;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  a = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+  b = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await tdb?.drop();
+});
+
+describe("the live session feed over SSE", () => {
+  it("streams a prompt sent to one server through another, in order, with seq as the event id", async () => {
+    const session = await client(a).session.create.mutate({ title: "two servers" });
+    const live = subscribe(b, session.id, null);
+    await client(a).session.prompt.mutate({ sessionId: session.id, text: "hello from server A" });
+    await waitFor(() => turnsEnded(live.events) === 1, 15_000, "the turn to stream through B");
+    live.close();
+
+    expect(live.events.map((e) => e.seq)).toEqual(live.events.map((_, i) => i + 1));
+    expect(live.ids).toEqual(live.events.map((e) => String(e.seq)));
+    expect(live.events.some((e) => e.payload.kind === "assistant_delta")).toBe(true);
+    expect(live.events.some((e) => e.payload.kind === "user_message" && e.payload.text === "hello from server A")).toBe(true);
+    expect(live.events[0]!.createdAt).toBeInstanceOf(Date);
+  });
+
+  it("resumes after a disconnect from the last event id with no gap and no duplicate", async () => {
+    const session = await client(a).session.create.mutate({ title: "resume" });
+    await client(a).session.prompt.mutate({ sessionId: session.id, text: "first" });
+    const first = subscribe(b, session.id, null);
+    await waitFor(() => turnsEnded(first.events) === 1, 15_000, "first turn");
+    first.close();
+    const lastSeen = first.events.at(-1)!.seq;
+
+    // While nobody listens, another turn runs.
+    await client(b).session.prompt.mutate({ sessionId: session.id, text: "second" });
+    await waitFor(async () => {
+      const page = await client(a).session.transcript.query({ sessionId: session.id, limit: 1000 });
+      return turnsEnded(page.events) === 2;
+    }, 15_000, "second turn");
+
+    const resumed = subscribe(a, session.id, String(lastSeen));
+    const all = await client(a).session.transcript.query({ sessionId: session.id, limit: 1000 });
+    await waitFor(() => resumed.events.length === all.events.length - lastSeen, 15_000, "the missed events");
+    resumed.close();
+    expect([...first.events, ...resumed.events].map((e) => e.seq)).toEqual(all.events.map((e) => e.seq));
+  });
+
+  it("answers bad input with a typed error code", async () => {
+    await expect(client(a).session.prompt.mutate({ sessionId: "ses_missing", text: "hi" })).rejects.toMatchObject({
+      data: { code: "NOT_FOUND", appCode: "SESSION_NOT_FOUND", httpStatus: 404 },
+    });
+    await expect(client(a).session.create.mutate({ title: "" })).rejects.toMatchObject({
+      data: { code: "BAD_REQUEST", appCode: "INVALID_INPUT", httpStatus: 400 },
+    });
+  });
+});
