@@ -10,6 +10,8 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   port: number;
   log?: (line: string) => void;
+  /** PostgreSQL's own output (initdb, server log). Kept quiet by default; errors include the last lines. */
+  serverLog?: (line: string) => void;
   /** Created on start if missing. Defaults to `agent_teams`. */
   database?: string;
 }
@@ -45,7 +47,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       if (!line) continue;
       recent.push(line);
       if (recent.length > 30) recent.shift();
-      log(line);
+      opts.serverLog?.(line);
     }
   };
   const make = (databaseDir: string) =>
