@@ -198,7 +198,8 @@ function shapeFromSchema(dm: DmmfDatamodel): Shape {
     for (const f of model.fields) {
       if (f.kind === "object") continue;
       const type = expectedType(f, enumDbNames);
-      columns.set(f.dbName ?? f.name, { type, nullable: !f.isRequired, default: expectedDefault(f, type) });
+      // Prisma creates scalar-list columns without NOT NULL (as `prisma migrate` does).
+      columns.set(f.dbName ?? f.name, { type, nullable: !f.isRequired || f.isList, default: expectedDefault(f, type) });
     }
     const pkFields = model.primaryKey?.fields ?? model.fields.filter((f) => f.isId).map((f) => f.name);
     const uniques = [

@@ -34,6 +34,8 @@ export interface AgentServices {
   resolveModel: ModelResolver;
   toolsFor(sessionId: SessionId): { tools: ToolDefinition[]; options?: ToolsetOptions };
   contextFor(sessionId: SessionId): ContextRegistry;
+  /** Runs inside the claim transaction (teams record when mail was consumed). */
+  onClaimed?: (tx: Tx, sessionId: SessionId, items: ClaimedItem[]) => Promise<void>;
   log(line: string): void;
 }
 
@@ -229,6 +231,7 @@ export class AgentDriver {
     const started = await inTx(this.svc.db, async (tx) => {
       const items = await claimInbox(tx, this.sessionId, true);
       if (items.length === 0) return false;
+      await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(
         tx,
         this.sessionId,
@@ -296,6 +299,7 @@ export class AgentDriver {
   private async stepBoundary(turnId: TurnId, step: number): Promise<void> {
     await inTx(this.svc.db, async (tx) => {
       const items = await claimInbox(tx, this.sessionId, false);
+      if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(
         tx,
         this.sessionId,

@@ -23,6 +23,7 @@ export interface RuntimeOptions {
   toolsFor?: (sessionId: SessionId) => { tools: ToolDefinition[]; options?: ToolsetOptions };
   /** Runtime-context registry per agent; defaults to the built-in date provider. */
   contextFor?: (sessionId: SessionId) => ContextRegistry;
+  onClaimed?: AgentServices["onClaimed"];
   log?: (line: string) => void;
 }
 
@@ -42,6 +43,7 @@ export class Runtime {
       resolveModel: opts.resolveModel,
       toolsFor: opts.toolsFor ?? (() => ({ tools: builtinTools })),
       contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),
+      onClaimed: opts.onClaimed,
       log: opts.log ?? ((line) => console.log(`[runtime] ${line}`)),
     };
   }

@@ -63,12 +63,17 @@ function toView(row: SessionRow & Record<string, unknown>): SessionView {
   return SessionViewSchema.parse({ ...row, status: deriveStatus(row), running: row.activeTurnId !== null });
 }
 
-export async function createSession(db: DbOrTx, input: { title: string; model: ModelChoice }): Promise<SessionView> {
-  const row = await db.session.create({
-    data: { id: newSessionId(), title: input.title, model: asJson(input.model) },
-    select: sessionSelect,
+/** A new session is a Lead: the root of its own (empty) team, whose id is the session id. */
+export async function createSession(db: Db, input: { title: string; model: ModelChoice }): Promise<SessionView> {
+  return inTx(db, async (tx) => {
+    const id = newSessionId();
+    await tx.team.create({ data: { id } });
+    const row = await tx.session.create({
+      data: { id, teamId: id, title: input.title, model: asJson(input.model) },
+      select: sessionSelect,
+    });
+    return toView(row);
   });
-  return toView(row);
 }
 
 export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<SessionView> {
@@ -141,10 +146,13 @@ export async function forkSession(
     p.kind === "compaction" ? { ...p, throughSeq: newSeqOf(p.throughSeq) } : p,
   );
   return inTx(db, async (tx) => {
+    // An ordinary fork is an independent Lead with an empty team, whatever its source was.
     const id = newSessionId();
+    await tx.team.create({ data: { id } });
     await tx.session.create({
       data: {
         id,
+        teamId: id,
         title: input.title ?? `${source.title} (fork)`,
         model: asJson(source.model),
         optionalContext: source.optionalContext,
