@@ -129,22 +129,10 @@ export async function forkSession(
   input: { throughSeq?: number; title?: string },
 ): Promise<SessionView> {
   const source = await getSession(db, sourceId);
-  const events = await readEventsAfter(db, sourceId, 0);
-  const turnEnds = events.filter((e) => e.payload.kind === "turn_end").map((e) => e.seq);
-  const target = input.throughSeq;
-  let cut = turnEnds.at(-1) ?? 0;
-  if (target !== undefined) {
-    if (target < 1 || target > source.lastSeq) {
-      throw new AppError("FORK_POINT_INVALID", `Seq ${target} is not in session ${sourceId}`, { lastSeq: source.lastSeq });
-    }
-    cut = turnEnds.find((s) => s >= target) ?? turnEnds.filter((s) => s < target).at(-1) ?? 0;
+  if (input.throughSeq !== undefined && (input.throughSeq < 1 || input.throughSeq > source.lastSeq)) {
+    throw new AppError("FORK_POINT_INVALID", `Seq ${input.throughSeq} is not in session ${sourceId}`, { lastSeq: source.lastSeq });
   }
-  const kept = events.filter((e) => e.seq <= cut && e.payload.kind !== "assistant_delta");
-  // Renumbering keeps the order; compaction markers point at source seqs, so map them too.
-  const newSeqOf = (through: number) => kept.filter((e) => e.seq <= through).length;
-  const seed: EventPayload[] = kept.map(({ payload: p }) =>
-    p.kind === "compaction" ? { ...p, throughSeq: newSeqOf(p.throughSeq) } : p,
-  );
+  const { seed, cut } = await completedTurnsSeed(db, sourceId, input.throughSeq);
   return inTx(db, async (tx) => {
     // An ordinary fork is an independent Lead with an empty team, whatever its source was.
     const id = newSessionId();
@@ -166,3 +154,26 @@ export async function forkSession(
     return toView(row);
   });
 }
+
+/**
+ * The events a fork starts from: the source's completed turns, through the end of the turn
+ * containing `throughSeq` (or all of them), renumbered from 1. Streamed deltas are not copied.
+ */
+export async function completedTurnsSeed(
+  db: DbOrTx,
+  sourceId: SessionId,
+  throughSeq?: number,
+): Promise<{ seed: EventPayload[]; cut: number }> {
+  const events = await readEventsAfter(db, sourceId, 0);
+  const turnEnds = events.filter((e) => e.payload.kind === "turn_end").map((e) => e.seq);
+  const cut =
+    throughSeq === undefined
+      ? (turnEnds.at(-1) ?? 0)
+      : (turnEnds.find((s) => s >= throughSeq) ?? turnEnds.filter((s) => s < throughSeq).at(-1) ?? 0);
+  const kept = events.filter((e) => e.seq <= cut && e.payload.kind !== "assistant_delta");
+  // Renumbering keeps the order; compaction markers point at source seqs, so map them too.
+  const newSeqOf = (through: number) => kept.filter((e) => e.seq <= through).length;
+  const seed = kept.map(({ payload: p }) => (p.kind === "compaction" ? { ...p, throughSeq: newSeqOf(p.throughSeq) } : p));
+  return { seed, cut };
+}
+
