@@ -140,7 +140,7 @@ export class AgentDriver {
       if (this.closing === "shutdown") {
         await releaseLease(this.svc.db, this.sessionId, this.lease);
         await notifyActivity(this.svc.db, this.sessionId, "state");
-      }
+      } else if (this.closing === "lease_lost") this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
     } catch (e) {
       if (isAppError(e, "LEASE_LOST") || this.closing === "lease_lost") {
         this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);

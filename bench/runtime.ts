@@ -1,0 +1,315 @@
+// Runtime throughput and steer latency against a real Postgres, next to the raw commit rate of
+// the same server measured in the same run. Figures only, no assertions.
+//
+//   npm run bench:runtime          (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/postgres)
+//
+// Creates its own database (migrated with the project's runner), drops it at the end, and
+// prints ONE JSON object on stdout; progress goes to stderr. Knobs: BENCH_PROMPTS (prompts per
+// agent, default 10), BENCH_STEERS (steer samples, default 150), BENCH_COMMIT_MS (default 2000).
+//
+// - pgCommitRate: single-row INSERT autocommits with plain `pg`, 1 connection and 8 connections.
+// - modelSteps: 1, 8 and 32 agents in one runtime (the product's default config and DB pool),
+//   scripted model at zero delay, each agent given BENCH_PROMPTS queued prompts up front; a
+//   prompt is one model step, so steps = assistant_message events. Wall time runs from
+//   runtime.start() to the last turn_end; each figure is also given as a ratio to the commit rates.
+// - steer: one agent in an endless multi-step turn (scripted model at zero delay, a tool call
+//   per step); steer items are committed via enqueue(mode 'steer') at random moments, and the
+//   latency is the claimed user_message's created_at minus the moment enqueue's transaction
+//   resolved (both stamped by this process's clock).
+import os from "node:os";
+import pg from "pg";
+import { createDb, inTx, type Db } from "../server/db/client";
+import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { parseEnv } from "../server/env";
+import { asSessionId, type SessionId } from "../server/ids";
+import { ActivityHub } from "../server/live/activity";
+import { ModelChoiceSchema } from "../server/models/registry";
+import { readTail, ScriptedModel, type Playbook } from "../server/models/scripted";
+import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
+import { enqueue } from "../server/runtime/inbox";
+import { Runtime } from "../server/runtime/runtime";
+import { createSession } from "../server/runtime/sessions";
+
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 10);
+const STEERS = Number(process.env.BENCH_STEERS ?? 150);
+const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
+const AGENT_COUNTS = [1, 8, 32];
+/** createDb's default, as server/main.ts uses it. */
+const DB_POOL = 10;
+
+const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+// ------------------------------------------------------------------ raw Postgres commit rate
+
+async function commitRate(url: string, connections: number, ms: number): Promise<number> {
+  const clients = await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const c = new pg.Client({ connectionString: url });
+      c.on("error", () => undefined);
+      await c.connect();
+      return c;
+    }),
+  );
+  try {
+    await clients[0]!.query(
+      "CREATE TABLE IF NOT EXISTS bench_commits (id bigserial PRIMARY KEY, conn int NOT NULL, at timestamptz NOT NULL DEFAULT now())",
+    );
+    let count = 0;
+    const start = performance.now();
+    const deadline = start + ms;
+    await Promise.all(
+      clients.map(async (c, i) => {
+        while (performance.now() < deadline) {
+          await c.query({ name: "bench_insert", text: "INSERT INTO bench_commits (conn) VALUES ($1)", values: [i] });
+          count += 1;
+        }
+      }),
+    );
+    return count / ((performance.now() - start) / 1000);
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  }
+}
+
+// ------------------------------------------------------------------ runtime scenarios
+
+interface Host {
+  db: Db;
+  hub: ActivityHub;
+  runtime: Runtime;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+async function startHost(url: string, config: RuntimeConfig, playbook?: Playbook, start = true): Promise<Host> {
+  const db = createDb(url, DB_POOL);
+  const hub = new ActivityHub(url);
+  await hub.start();
+  const model = new ScriptedModel({ delayMs: 0, playbook });
+  const logs: string[] = [];
+  const runtime = new Runtime({ db, hub, config, resolveModel: () => model, log: (l) => logs.push(l) });
+  if (start) await runtime.start();
+  return {
+    db,
+    hub,
+    runtime,
+    logs,
+    async stop() {
+      await runtime.stop();
+      await hub.close();
+      await db.$disconnect();
+    },
+  };
+}
+
+async function newSession(db: Db, title: string): Promise<SessionId> {
+  const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }) });
+  return asSessionId(s.id);
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+async function modelSteps(url: string, config: RuntimeConfig, agents: number, prompts: number) {
+  const host = await startHost(url, config, undefined, false);
+  const { db } = host;
+  try {
+    const ids = await Promise.all(Array.from({ length: agents }, (_, i) => newSession(db, `bench ${agents}x${prompts} #${i}`)));
+    // Every prompt is queued before the runtime starts: the runtime's own throughput is measured.
+    await Promise.all(
+      ids.map((id) =>
+        inTx(db, async (tx) => {
+          for (let k = 0; k < prompts; k++) {
+            await enqueue(tx, id, { mode: "queue", text: `Prompt ${k}: plan step ${k} of the picnic`, source: { kind: "human" } });
+          }
+        }),
+      ),
+    );
+    const t0 = Date.now();
+    await host.runtime.start();
+    const total = agents * prompts;
+    await waitUntil(
+      async () => (await db.sessionEvent.count({ where: { sessionId: { in: ids }, kind: "turn_end" } })) >= total,
+      120_000,
+      `${total} turns`,
+    );
+    const steps = await db.sessionEvent.count({ where: { sessionId: { in: ids }, kind: "assistant_message" } });
+    const last = await db.sessionEvent.findFirstOrThrow({
+      where: { sessionId: { in: ids }, kind: "turn_end" },
+      orderBy: { createdAt: "desc" },
+      select: { createdAt: true },
+    });
+    const reasons = await db.sessionEvent.findMany({ where: { sessionId: { in: ids }, kind: "turn_end" }, select: { payload: true } });
+    const notCompleted = reasons.filter((r) => (r.payload as { reason?: string }).reason !== "completed").length;
+    const seconds = Math.max(1, last.createdAt.getTime() - t0) / 1000;
+    return { agents, promptsPerAgent: prompts, turns: total, steps, notCompleted, seconds: round(seconds, 3), stepsPerSec: steps / seconds };
+  } finally {
+    await host.stop();
+  }
+}
+
+/** Endless multi-step turn: a tool call every step, until a steer item says "/done". */
+const spinPlaybook: Playbook = (request) => {
+  if (request.purpose === "summary") return { text: "Summary." };
+  const { inputs } = readTail(request.messages);
+  if (inputs.includes("/done")) return { text: "Done." };
+  return { text: "Working.", toolCalls: [{ toolName: "current_time", input: {} }] };
+};
+
+async function steerLatency(url: string, config: RuntimeConfig, samples: number) {
+  const host = await startHost(url, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook);
+  // The steering side has its own pool, as a browser request or another agent's tool would.
+  const client = createDb(url, 2);
+  try {
+    const id = await newSession(host.db, "bench steer");
+    await inTx(client, (tx) => enqueue(tx, id, { mode: "queue", text: "/spin", source: { kind: "human" } }));
+    await waitUntil(
+      async () => (await client.sessionEvent.count({ where: { sessionId: id, kind: "step_start" } })) >= 3,
+      30_000,
+      "the spinning turn",
+    );
+    const committed = new Map<string, number>();
+    for (let i = 0; i < samples; i++) {
+      await sleep(2 + Math.random() * 18);
+      const item = await inTx(client, (tx) =>
+        enqueue(tx, id, { mode: "steer", text: `steer ${i}`, source: { kind: "system" } }),
+      );
+      committed.set(item.id, Date.now());
+    }
+    await inTx(client, (tx) => enqueue(tx, id, { mode: "steer", text: "/done", source: { kind: "system" } }));
+    await waitUntil(
+      async () => (await client.sessionEvent.count({ where: { sessionId: id, kind: "turn_end" } })) >= 1,
+      60_000,
+      "the spinning turn to end",
+    );
+    const events = await client.sessionEvent.findMany({
+      where: { sessionId: id },
+      orderBy: { seq: "asc" },
+      select: { kind: true, messageId: true, createdAt: true },
+    });
+    const latencies: number[] = [];
+    let early = 0;
+    for (const e of events) {
+      const at = e.kind === "user_message" && e.messageId ? committed.get(e.messageId) : undefined;
+      if (at === undefined) continue;
+      const ms = e.createdAt.getTime() - at;
+      if (ms < 0) early += 1;
+      latencies.push(Math.max(0, ms));
+    }
+    latencies.sort((a, b) => a - b);
+    const stepStarts = events.filter((e) => e.kind === "step_start").map((e) => e.createdAt.getTime());
+    const stepMs = stepStarts.slice(1).map((t, i) => t - stepStarts[i]!).sort((a, b) => a - b);
+    return {
+      samples: latencies.length,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      maxMs: latencies.at(-1) ?? NaN,
+      meanMs: round(latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length), 2),
+      /** Claims stamped before enqueue's promise resolved in this process (counted as 0 ms). */
+      stampedBeforeResolve: early,
+      steps: stepStarts.length,
+      stepP50Ms: percentile(stepMs, 50),
+      stepP99Ms: percentile(stepMs, 99),
+    };
+  } finally {
+    await client.$disconnect();
+    await host.stop();
+  }
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const name = `at_bench_${Date.now().toString(36)}_${process.pid}`;
+  const url = databaseUrl(ADMIN_URL, name);
+  progress(`creating database ${name}`);
+  await createDatabase(ADMIN_URL, name);
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+    progress("interrupted: dropping the bench database");
+    void dropDatabase(ADMIN_URL, name).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    await applyMigrations(url);
+    // The product's configuration (server/env.ts defaults), not the test harness's.
+    const config = runtimeConfigFromEnv(parseEnv({}));
+
+    const info = new pg.Client({ connectionString: url });
+    await info.connect();
+    const { rows } = await info.query<{ server_version: string; synchronous_commit: string }>(
+      "SELECT current_setting('server_version') AS server_version, current_setting('synchronous_commit') AS synchronous_commit",
+    );
+    await info.end();
+
+    progress(`pg commit rate, 1 connection, ${COMMIT_MS} ms`);
+    const commit1 = await commitRate(url, 1, COMMIT_MS);
+    progress(`pg commit rate, 8 connections, ${COMMIT_MS} ms`);
+    const commit8 = await commitRate(url, 8, COMMIT_MS);
+
+    progress("warm-up");
+    await modelSteps(url, config, 2, 3);
+    const steps = [];
+    for (const agents of AGENT_COUNTS) {
+      progress(`model steps: ${agents} agents x ${PROMPTS} prompts`);
+      const r = await modelSteps(url, config, agents, PROMPTS);
+      steps.push({
+        ...r,
+        stepsPerSec: round(r.stepsPerSec),
+        ratioToCommitRate1Conn: round(r.stepsPerSec / commit1, 4),
+        ratioToCommitRate8Conn: round(r.stepsPerSec / commit8, 4),
+      });
+    }
+
+    progress(`steer latency: ${STEERS} samples`);
+    const steer = await steerLatency(url, config, STEERS);
+
+    const result = {
+      bench: "runtime",
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, node: process.version, postgres: rows[0]?.server_version, synchronousCommit: rows[0]?.synchronous_commit },
+      setup: {
+        runtimeConfig: { ...config, systemPrompt: undefined },
+        dbPoolSize: DB_POOL,
+        scriptedModelDelayMs: 0,
+        processes: 1,
+      },
+      pgCommitRate: {
+        durationMs: COMMIT_MS,
+        singleRowInsertsPerSec1Conn: round(commit1),
+        singleRowInsertsPerSec8Conn: round(commit8),
+      },
+      modelSteps: steps,
+      steer: { scriptedModelDelayMs: 0, ...steer },
+      totalSeconds: round((performance.now() - started) / 1000, 1),
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    if (!interrupted) {
+      progress(`dropping database ${name}`);
+      await dropDatabase(ADMIN_URL, name);
+    }
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

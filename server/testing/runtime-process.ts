@@ -1,0 +1,94 @@
+// A runtime host as its own OS process, for tests that need real separate processes (crash
+// recovery, lease contention):
+//
+//   DATABASE_URL=… node --import tsx server/testing/runtime-process.ts
+//
+// Wired like server/main.ts (same Runtime, same model resolver, config from the same env vars)
+// minus HTTP. Settings come from the environment (server/env.ts names):
+//   AGENT_LEASE_TTL_MS, RUNTIME_RECOVERY_INTERVAL_MS, AGENT_IDLE_EVICT_MS,
+//   SCRIPTED_MODEL_DELAY_MS, MAX_STEPS_PER_TURN, COMPACTION_BUDGET_TOKENS, and two knobs of
+//   this script only: RUNTIME_DELTA_FLUSH_MS (default 10), RUNTIME_DB_POOL_SIZE (default 5).
+//
+// Protocol on stdout, one line each:
+//   READY <ownerId>   the runtime started (recovery sweep done, heartbeats running)
+//   LOG <line>        a runtime log line (lease lost, crash recovery, …)
+//   STOPPED           graceful stop finished (SIGTERM / SIGINT): open turns ended as
+//                     interrupted, leases released, inboxes kept
+// Exit code 0 after a graceful stop, 1 on a start-up or stop failure.
+//
+// The process also stops gracefully when its parent dies (it gets re-parented), so a test
+// runner that is killed does not leave runtimes behind driving a dropped database.
+import { z } from "zod";
+import { createDb } from "../db/client";
+import { parseEnv } from "../env";
+import { ActivityHub } from "../live/activity";
+import { createModelResolver } from "../models/registry";
+import { runtimeConfigFromEnv } from "../runtime/config";
+import { Runtime } from "../runtime/runtime";
+
+const Extra = z.object({
+  RUNTIME_DELTA_FLUSH_MS: z.coerce.number().int().nonnegative().default(10),
+  RUNTIME_DB_POOL_SIZE: z.coerce.number().int().positive().default(5),
+});
+
+function out(line: string): Promise<void> {
+  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
+}
+// A reader that went away (EPIPE) must not crash the runtime: the lines are only a report.
+process.stdout.on("error", () => undefined);
+
+async function main(): Promise<void> {
+  const env = parseEnv();
+  const extra = Extra.parse({
+    RUNTIME_DELTA_FLUSH_MS: process.env.RUNTIME_DELTA_FLUSH_MS || undefined,
+    RUNTIME_DB_POOL_SIZE: process.env.RUNTIME_DB_POOL_SIZE || undefined,
+  });
+  const url = env.DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is required");
+
+  const db = createDb(url, extra.RUNTIME_DB_POOL_SIZE);
+  const hub = new ActivityHub(url);
+  await hub.start();
+  const runtime = new Runtime({
+    db,
+    hub,
+    config: { ...runtimeConfigFromEnv(env), deltaFlushMs: extra.RUNTIME_DELTA_FLUSH_MS },
+    resolveModel: createModelResolver(env),
+    log: (line) => void out(`LOG ${line.replace(/\n/g, "\\n")}`),
+  });
+  await runtime.start();
+
+  let stopping: Promise<void> | null = null;
+  const stop = (why: string) =>
+    (stopping ??= (async () => {
+      const watchdog = setTimeout(() => {
+        process.stderr.write(`runtime-process: graceful stop (${why}) took too long, exiting\n`);
+        process.exit(1);
+      }, 15_000);
+      watchdog.unref();
+      try {
+        await runtime.stop();
+        await hub.close();
+        await db.$disconnect();
+        await out("STOPPED");
+        process.exit(0);
+      } catch (e) {
+        process.stderr.write(`runtime-process: stop failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+        process.exit(1);
+      }
+    })());
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stop("parent exited");
+  }, 500).unref();
+
+  await out(`READY ${runtime.ownerId}`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`runtime-process: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
