@@ -32,15 +32,19 @@ test("a prompt streams its reply live, and a reload mid-stream shows the same tr
   expect(partial.length).toBeGreaterThan(0);
 
   await page.reload();
-  const reply = transcript(page).getByRole("article", { name: "Reply" });
-  await expect(reply).toHaveCount(1);
+  const replies = transcript(page).getByRole("article", { name: "Reply" });
   // Nothing shown before the reload is lost, nothing is doubled.
-  await expect(reply.locator(".text")).toContainText(partial.trim());
+  await expect(replies.first().locator(".text")).toContainText(partial.trim());
   await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(1);
-  // The stream finishes after the reload.
-  await expect(transcript(page).locator("article[data-streaming]")).toHaveCount(0, { timeout: 20_000 });
-  await expect(reply.locator(".text")).toContainText("Configure a real model provider");
-  await expect(page.getByLabel("status: idle")).toBeVisible();
+  // The keyless Lead runs its team and finishes with an aggregated answer after the reload.
+  await expect(replies.getByText(/^Final answer for/)).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 20_000 });
+  await expect(transcript(page).locator("article[data-streaming]")).toHaveCount(0);
+  // The live-built transcript equals the one a fresh load reads from the log.
+  const live = await transcript(page).getByRole("article").allTextContents();
+  await page.reload();
+  await expect(replies.getByText(/^Final answer for/)).toBeVisible();
+  expect(await transcript(page).getByRole("article").allTextContents()).toEqual(live);
 });
 
 test("queued prompts run as separate turns; Stop ends the running turn and keeps the queue", async ({ page }) => {
@@ -54,11 +58,10 @@ test("queued prompts run as separate turns; Stop ends the running turn and keeps
 
   await page.getByRole("button", { name: "Stop" }).click();
   await expect(transcript(page).getByText("Turn aborted")).toBeVisible();
-  await expect(transcript(page).getByText("interrupted", { exact: true })).toBeVisible();
   // The queued prompt was kept and now runs as its own turn.
   await expect(transcript(page).getByRole("article", { name: "Prompt" }).nth(1)).toContainText("Second prompt");
   await expect(queue.getByRole("listitem")).toHaveCount(0);
-  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 60_000 });
 });
 
 test("HTML and script in a prompt render as inert text", async ({ page }) => {
@@ -66,7 +69,7 @@ test("HTML and script in a prompt render as inert text", async ({ page }) => {
   const hostile = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b>bold?</b>`;
   await send(page, hostile);
   await expect(transcript(page).getByRole("article", { name: "Prompt" })).toContainText(hostile);
-  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 60_000 });
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   await expect(transcript(page).locator("img, script:not([src]), b")).toHaveCount(0);
 });

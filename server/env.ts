@@ -17,7 +17,7 @@ const EnvSchema = z.object({
   RUNTIME_RECOVERY_INTERVAL_MS: intMs(5_000),
   /** Estimated tokens of model-visible history above which compaction runs. */
   COMPACTION_BUDGET_TOKENS: z.coerce.number().int().positive().default(24_000),
-  MAX_STEPS_PER_TURN: z.coerce.number().int().positive().default(64),
+  MAX_STEPS_PER_TURN: z.coerce.number().int().positive().default(256),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_MODEL: z.string().optional(),

@@ -8,6 +8,8 @@ import { ActivityHub } from "./live/activity";
 import { createModelResolver } from "./models/registry";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
+import { createTeamLayer } from "./team/team-layer";
+import { teamPlaybook } from "./team/playbook";
 import { appRouter } from "./trpc/root";
 
 // The app server: one Node process hosting the agent runtime, the tRPC API (HTTP + SSE) under
@@ -39,7 +41,9 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     db,
     hub,
     config: { ...runtimeConfigFromEnv(opts.env), ...opts.config },
-    resolveModel: createModelResolver(opts.env),
+    // Every session is a team member; the keyless model plays the team scenario.
+    resolveModel: createModelResolver(opts.env, { playbook: teamPlaybook }),
+    ...createTeamLayer(db, hub),
     log: (line) => log(`[runtime] ${line}`),
   });
 

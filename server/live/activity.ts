@@ -103,13 +103,15 @@ export class ActivityHub {
 }
 
 /**
- * Resolves on the next activity for `sessionId`, after `timeoutMs`, or when `signal` aborts.
+ * Resolves on the next activity for `sessionId` (of one of `kinds`, if given), after
+ * `timeoutMs`, or when `signal` aborts.
  * Subscribe *before* reading state, then await: nothing between the read and the wait is missed.
  */
-export function activityWaiter(hub: ActivityHub, sessionId: string) {
+export function activityWaiter(hub: ActivityHub, sessionId: string, kinds?: readonly ActivityKind[]) {
   let fired = false;
   let resolve: (() => void) | null = null;
-  const off = hub.on(sessionId, () => {
+  const off = hub.on(sessionId, (a) => {
+    if (kinds && a.sessionId !== "*" && !kinds.includes(a.kind)) return;
     fired = true;
     resolve?.();
   });

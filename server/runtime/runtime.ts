@@ -24,6 +24,8 @@ export interface RuntimeOptions {
   /** Runtime-context registry per agent; defaults to the built-in date provider. */
   contextFor?: (sessionId: SessionId) => ContextRegistry;
   onClaimed?: AgentServices["onClaimed"];
+  /** Runs at the start of every recovery sweep (teams settle provisioning, redeliver mail). */
+  onRecover?: () => Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -102,6 +104,7 @@ export class Runtime {
   async recover(): Promise<void> {
     if (this.stopped) return;
     try {
+      await this.opts.onRecover?.();
       for (const id of await findOrphanedSessions(this.opts.db)) await this.wake(id);
     } catch (e) {
       this.services.log(`recovery sweep failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -6,7 +6,8 @@ import { ScriptedModel, type Playbook } from "../models/scripted";
 import { DEFAULT_SYSTEM_PROMPT, type RuntimeConfig } from "../runtime/config";
 import type { ContextRegistry } from "../runtime/context-registry";
 import type { SessionEvent } from "../runtime/events";
-import { Runtime } from "../runtime/runtime";
+import { createTeamLayer, type TeamLayerOptions } from "../team/team-layer";
+import { Runtime, type RuntimeOptions } from "../runtime/runtime";
 import { readEventsAfter } from "../runtime/session-log";
 import { createSession } from "../runtime/sessions";
 
@@ -39,6 +40,9 @@ export async function startTestRuntime(
     playbook?: Playbook;
     resolveModel?: ModelResolver;
     contextFor?: (id: SessionId) => ContextRegistry;
+    onClaimed?: RuntimeOptions["onClaimed"];
+    /** Wire the Agent Teams layer (nine tools, identity, mailbox hooks) as the app does. */
+    team?: TeamLayerOptions | true;
   } = {},
 ): Promise<TestRuntime> {
   const db = createDb(url, 5);
@@ -46,12 +50,15 @@ export async function startTestRuntime(
   await hub.start();
   const logs: string[] = [];
   const model = new ScriptedModel({ delayMs: opts.delayMs ?? 0, playbook: opts.playbook });
+  const team = opts.team ? createTeamLayer(db, hub, opts.team === true ? { provisioningGraceMs: 5_000 } : opts.team) : null;
   const runtime = new Runtime({
     db,
     hub,
     config: { ...TEST_CONFIG, ...opts.config },
     resolveModel: opts.resolveModel ?? (() => model),
-    contextFor: opts.contextFor,
+    ...team,
+    ...(opts.contextFor ? { contextFor: opts.contextFor } : {}),
+    ...(opts.onClaimed ? { onClaimed: opts.onClaimed } : {}),
     log: (line) => logs.push(line),
   });
   await runtime.start();

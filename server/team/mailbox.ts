@@ -1,0 +1,398 @@
+import { z } from "zod";
+import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import { AppError } from "../errors";
+import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
+import { notifyActivity } from "../live/activity";
+import type { MessageSource } from "../runtime/events";
+import { enqueue, type ClaimedItem } from "../runtime/inbox";
+
+// The team mailbox (spec section 7, seed 000). A send is two transactions:
+//
+//  1. queue: the `queued` row commits before any delivery is attempted;
+//  2. deliver: the Steer item enters the target's inbox (same message id) and the row is marked
+//     `delivered`, in one transaction — so a message is in the target's inbox exactly once or
+//     not at all, across processes and crashes.
+//
+// Both steps take the same per-target advisory lock, so sends to one target are serialised:
+// per target, `seq` order is commit order, and delivery (always in `seq` order) admits messages
+// in the order their queued rows were committed. Consumption (the message entering the target's
+// history at a step boundary) is recorded by `markConsumed`, the runtime's onClaimed hook.
+//
+// Target resolution (names, `lead`) and membership checks belong to the caller (the roster):
+// everything here takes resolved session ids.
+
+export interface MailboxLimits {
+  /** UTF-8 bytes of the content. */
+  maxMessageBytes: number;
+  /** Messages to one target that are queued, or delivered but not yet consumed. */
+  maxPending: number;
+}
+
+export const DEFAULT_MAILBOX_LIMITS: Readonly<MailboxLimits> = { maxMessageBytes: 64 * 1024, maxPending: 64 };
+
+/** How long a delivery waits for a lock before it counts as a temporary failure. */
+export const DEFAULT_DELIVERY_LOCK_TIMEOUT_MS = 5_000;
+
+export interface MailboxOptions extends Partial<MailboxLimits> {
+  /** lock_timeout of a delivery transaction (the per-target lock and the target's rows). */
+  deliveryLockTimeoutMs?: number;
+  /** Where temporary delivery failures are reported; defaults to console.warn. */
+  log?: (line: string) => void;
+}
+
+export interface SendOptions extends MailboxOptions {
+  /**
+   * Test seam: runs after the queued row committed and before delivery starts (crash tests
+   * stop the process here). Whatever it throws is ignored: the message is already durable.
+   */
+  afterQueued?: (messageId: MessageId) => Promise<void>;
+}
+
+export interface MemberRef {
+  sessionId: SessionId;
+  /** Teammate name, or `lead`. */
+  name: string;
+}
+
+export interface SendMessageInput {
+  teamId: string;
+  sender: MemberRef;
+  target: MemberRef;
+  content: string;
+}
+
+/** accepted: the target's inbox durably holds the message; queued: recovery will deliver it. */
+export type SendStatus = "accepted" | "queued";
+
+export interface SendResult {
+  messageId: MessageId;
+  status: SendStatus;
+}
+
+export interface QueuedMessage {
+  messageId: MessageId;
+  seq: number;
+  createdAt: Date;
+}
+
+export const TeamMessageStateSchema = z.enum(["queued", "delivered", "consumed"]);
+export type TeamMessageState = z.infer<typeof TeamMessageStateSchema>;
+
+export const TeamMessageViewSchema = z.object({
+  id: z.string(),
+  teamId: z.string(),
+  /** Commit order (global, increasing); per target it is also the delivery order. */
+  seq: z.number().int(),
+  senderSessionId: z.string(),
+  senderName: z.string(),
+  targetSessionId: z.string(),
+  targetName: z.string(),
+  content: z.string(),
+  state: TeamMessageStateSchema,
+  createdAt: z.date(),
+  deliveredAt: z.date().nullable(),
+  consumedAt: z.date().nullable(),
+});
+export type TeamMessageView = z.infer<typeof TeamMessageViewSchema>;
+
+/** The first line of the user message the target sees. */
+export function teamMessageText(messageId: string, senderName: string, content: string): string {
+  return `Team message ${messageId} from ${senderName}:\n${content}`;
+}
+
+// ------------------------------------------------------------------ locking
+
+/** Advisory lock class of the mailbox (two-key form, so no other lock user can collide). */
+const MAILBOX_LOCK_CLASS = 0x6d626f78; // "mbox"
+
+async function lockTarget(tx: Tx, targetSessionId: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${MAILBOX_LOCK_CLASS}::int, hashtext(${targetSessionId}))`;
+}
+
+function lockTimeoutMs(opts: MailboxOptions): number {
+  return Math.max(1, Math.floor(opts.deliveryLockTimeoutMs ?? DEFAULT_DELIVERY_LOCK_TIMEOUT_MS));
+}
+
+const defaultLog = (line: string) => console.warn(`[mailbox] ${line}`);
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+// ------------------------------------------------------------------ step 1: queue
+
+const InsertedRow = z.array(
+  z.object({ pending: z.number().int(), seq: z.number().int().nullable(), createdAt: z.date().nullable() }),
+);
+
+/** Refusals that need no database: they persist nothing. */
+function validateSend(input: SendMessageInput, limits: MailboxLimits): void {
+  if (input.sender.sessionId === input.target.sessionId) {
+    throw new AppError("TEAM_SELF_MESSAGE", "An agent cannot send a message to itself", { target: input.target.name });
+  }
+  const bytes = Buffer.byteLength(input.content, "utf8");
+  if (bytes > limits.maxMessageBytes) {
+    throw new AppError(
+      "TEAM_MESSAGE_TOO_LARGE",
+      `The message is ${bytes} bytes; the limit is ${limits.maxMessageBytes} bytes`,
+      { bytes, maxMessageBytes: limits.maxMessageBytes },
+    );
+  }
+}
+
+/**
+ * Step 1 alone: validates and commits the `queued` row (its own transaction), without
+ * delivering. Throws TEAM_SELF_MESSAGE, TEAM_MESSAGE_TOO_LARGE or TEAM_MAILBOX_FULL, and then
+ * nothing was persisted. `sendMessage` is this plus a delivery attempt.
+ */
+export async function queueMessage(db: Db, input: SendMessageInput, opts: MailboxOptions = {}): Promise<QueuedMessage> {
+  const limits: MailboxLimits = {
+    maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAILBOX_LIMITS.maxMessageBytes,
+    maxPending: opts.maxPending ?? DEFAULT_MAILBOX_LIMITS.maxPending,
+  };
+  validateSend(input, limits);
+  const messageId = newMessageId();
+  const { sender, target } = input;
+  return inTx(db, async (tx) => {
+    await lockTarget(tx, target.sessionId);
+    // Under the lock (a statement of its own: a snapshot taken after the lock was granted sees
+    // every earlier send), so concurrent senders cannot both squeeze into the last free place.
+    // Counting and inserting in one statement saves a round trip on the hot path.
+    const row = InsertedRow.parse(
+      await tx.$queryRaw`WITH pending AS (
+          SELECT count(*)::int AS n FROM team_messages
+          WHERE target_session_id = ${target.sessionId} AND consumed_at IS NULL
+        ), inserted AS (
+          INSERT INTO team_messages
+            (id, team_id, sender_session_id, sender_name, target_session_id, target_name, content, state)
+          SELECT ${messageId}, ${input.teamId}, ${sender.sessionId}, ${sender.name}, ${target.sessionId},
+                 ${target.name}, ${input.content}, 'queued'
+          FROM pending WHERE pending.n < ${limits.maxPending}
+          RETURNING seq, created_at
+        )
+        SELECT pending.n AS pending, inserted.seq, inserted.created_at AS "createdAt"
+        FROM pending LEFT JOIN inserted ON true`,
+    )[0]!;
+    if (row.seq === null || row.createdAt === null) {
+      throw new AppError(
+        "TEAM_MAILBOX_FULL",
+        `${target.name} has ${row.pending} messages it has not read yet (limit ${limits.maxPending}); try again after it has caught up`,
+        { target: target.name, pending: row.pending, maxPending: limits.maxPending },
+      );
+    }
+    await notifyActivity(tx, input.teamId, "state");
+    return { messageId, seq: row.seq, createdAt: row.createdAt };
+  });
+}
+
+// ------------------------------------------------------------------ step 2: deliver
+
+const QueuedRows = z.array(
+  z.object({
+    id: z.string(),
+    teamId: z.string(),
+    senderSessionId: z.string(),
+    senderName: z.string(),
+    content: z.string(),
+    inInbox: z.boolean(),
+    inHistory: z.boolean(),
+  }),
+);
+
+/**
+ * One delivery transaction for one target: every queued row, in seq order, into the inbox as
+ * a Steer item with the message's own id, then marked delivered. A row whose id already is in
+ * the target's inbox or history (a crash window of an earlier delivery path, or a hand-made
+ * redelivery) is only marked. Returns the ids marked delivered.
+ */
+async function deliverTarget(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
+  return inTx(db, async (tx) => {
+    await tx.$executeRaw`SELECT set_config('lock_timeout', ${`${lockTimeoutMs(opts)}ms`}, true)`;
+    await lockTarget(tx, targetSessionId);
+    // Whether each id already entered the target (inbox or history) is read in the same query.
+    const rows = QueuedRows.parse(
+      await tx.$queryRaw`SELECT m.id, m.team_id AS "teamId", m.sender_session_id AS "senderSessionId",
+          m.sender_name AS "senderName", m.content,
+          EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = ${targetSessionId} AND i.id = m.id) AS "inInbox",
+          EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${targetSessionId} AND e.message_id = m.id) AS "inHistory"
+        FROM team_messages m WHERE m.target_session_id = ${targetSessionId} AND m.state = 'queued'
+        ORDER BY m.seq`,
+    );
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    for (const r of rows) {
+      if (r.inInbox || r.inHistory) continue;
+      const source: MessageSource = {
+        kind: "team",
+        teamId: r.teamId,
+        messageId: r.id,
+        senderSessionId: r.senderSessionId,
+        senderName: r.senderName,
+      };
+      // The Steer adapter: a running target takes it at its next step boundary, an idle one
+      // starts a turn, an inactive one is cold-resumed by whichever runtime hears the
+      // notification (or finds the inbox in its recovery sweep).
+      await enqueue(tx, targetSessionId, {
+        id: asMessageId(r.id),
+        mode: "steer",
+        text: teamMessageText(r.id, r.senderName, r.content),
+        source,
+      });
+    }
+    // statement_timestamp(), not now(): the stamps order queued → delivered → consumed even
+    // when the transactions overlap; one stamp for the whole batch keeps seq order.
+    await tx.$executeRaw`UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp()
+      WHERE id = ANY(${ids}::text[]) AND state = 'queued'`;
+    const consumed = rows.filter((r) => r.inHistory).map((r) => r.id);
+    if (consumed.length > 0) {
+      await tx.$executeRaw`UPDATE team_messages SET consumed_at = statement_timestamp()
+        WHERE id = ANY(${consumed}::text[]) AND consumed_at IS NULL`;
+    }
+    for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "state");
+    return ids;
+  });
+}
+
+/**
+ * Delivers every queued row for one target, in order, in one transaction under the target's
+ * lock. Returns how many rows it marked delivered. Throws when the transaction fails (nothing
+ * changed then); `sendMessage` and `recoverMailbox` treat that as a temporary failure.
+ */
+export async function deliverPending(db: Db, targetSessionId: SessionId, opts: MailboxOptions = {}): Promise<number> {
+  return (await deliverTarget(db, targetSessionId, opts)).length;
+}
+
+/**
+ * send_message: commits the queued row, then tries to deliver. Rejections (self-message, too
+ * large, mailbox full) throw before anything is persisted. After the queued row committed this
+ * never throws: `accepted` when the message is in the target's inbox (by this call's delivery
+ * or a concurrent one), `queued` when delivery failed for now and recovery will deliver it.
+ */
+export async function sendMessage(db: Db, input: SendMessageInput, opts: SendOptions = {}): Promise<SendResult> {
+  const log = opts.log ?? defaultLog;
+  const { messageId } = await queueMessage(db, input, opts);
+  try {
+    await opts.afterQueued?.(messageId);
+    const delivered = await deliverTarget(db, input.target.sessionId, opts);
+    if (delivered.includes(messageId)) return { messageId, status: "accepted" };
+  } catch (e) {
+    log(`delivery of ${messageId} to ${input.target.name} (${input.target.sessionId}) failed, left queued: ${errorText(e)}`);
+  }
+  // Another sender's (or recovery's) delivery may have taken this row along.
+  try {
+    const row = await db.teamMessage.findUnique({ where: { id: messageId }, select: { state: true } });
+    if (row?.state === "delivered") return { messageId, status: "accepted" };
+  } catch (e) {
+    log(`could not read the state of ${messageId}: ${errorText(e)}`);
+  }
+  return { messageId, status: "queued" };
+}
+
+// ------------------------------------------------------------------ recovery
+
+const TargetRows = z.array(z.object({ id: z.string() }));
+
+/**
+ * Delivers every queued-but-undelivered row, target by target (oldest pending mail first),
+ * each target's rows in seq order. A target whose delivery fails is logged and retried by the
+ * next run. Returns how many rows were delivered. Run it at start-up and periodically.
+ */
+export async function recoverMailbox(db: Db, opts: MailboxOptions = {}): Promise<number> {
+  const log = opts.log ?? defaultLog;
+  const targets = TargetRows.parse(
+    await db.$queryRaw`SELECT target_session_id AS id FROM team_messages WHERE state = 'queued'
+      GROUP BY target_session_id ORDER BY min(seq)`,
+  );
+  let delivered = 0;
+  for (const t of targets) {
+    try {
+      delivered += (await deliverTarget(db, asSessionId(t.id), opts)).length;
+    } catch (e) {
+      log(`recovery could not deliver the mail of ${t.id} yet: ${errorText(e)}`);
+    }
+  }
+  return delivered;
+}
+
+/**
+ * Runs `recoverMailbox` now and then every `intervalMs` (never two runs at once). For the
+ * process that hosts the runtime; `stop` waits for a run in progress.
+ */
+export function startMailboxRecovery(
+  db: Db,
+  opts: MailboxOptions & { intervalMs: number },
+): { firstRun: Promise<number>; stop(): Promise<void> } {
+  const log = opts.log ?? defaultLog;
+  let stopped = false;
+  let running: Promise<number> | null = null;
+  const run = (): Promise<number> =>
+    (running ??= recoverMailbox(db, opts)
+      .catch((e: unknown) => {
+        log(`mailbox recovery failed: ${errorText(e)}`);
+        return 0;
+      })
+      .finally(() => (running = null)));
+  const firstRun = run();
+  const timer = setInterval(() => {
+    if (!stopped) void run();
+  }, Math.max(50, opts.intervalMs));
+  return {
+    firstRun,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+// ------------------------------------------------------------------ consumption
+
+const TeamIdRows = z.array(z.object({ teamId: z.string() }));
+
+/**
+ * The runtime's onClaimed hook (runs inside the claim transaction): team messages that just
+ * entered the target's history are consumed.
+ */
+export async function markConsumed(tx: Tx, sessionId: SessionId, items: ClaimedItem[]): Promise<void> {
+  const ids = items.filter((i) => i.source.kind === "team").map((i) => i.id);
+  if (ids.length === 0) return;
+  const rows = TeamIdRows.parse(
+    await tx.$queryRaw`UPDATE team_messages SET consumed_at = statement_timestamp()
+      WHERE id = ANY(${ids}::text[]) AND target_session_id = ${sessionId} AND consumed_at IS NULL
+      RETURNING team_id AS "teamId"`,
+  );
+  for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "state");
+}
+
+// ------------------------------------------------------------------ reading
+
+const DEFAULT_LIST_LIMIT = 200;
+const MAX_LIST_LIMIT = 1_000;
+
+/** The team's messages in seq order, after `afterSeq` (a page of at most `limit`). */
+export async function listMessages(
+  db: DbOrTx,
+  teamId: string,
+  opts: { afterSeq?: number; limit?: number } = {},
+): Promise<TeamMessageView[]> {
+  const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(opts.limit ?? DEFAULT_LIST_LIMIT)));
+  const rows = await db.teamMessage.findMany({
+    where: { teamId, ...(opts.afterSeq === undefined ? {} : { seq: { gt: opts.afterSeq } }) },
+    orderBy: { seq: "asc" },
+    take: limit,
+  });
+  return rows.map((r) =>
+    TeamMessageViewSchema.parse({
+      id: r.id,
+      teamId: r.teamId,
+      seq: r.seq,
+      senderSessionId: r.senderSessionId,
+      senderName: r.senderName,
+      targetSessionId: r.targetSessionId,
+      targetName: r.targetName,
+      content: r.content,
+      state: r.consumedAt ? "consumed" : r.state === "delivered" ? "delivered" : "queued",
+      createdAt: r.createdAt,
+      deliveredAt: r.deliveredAt,
+      consumedAt: r.consumedAt,
+    }),
+  );
+}

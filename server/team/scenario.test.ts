@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { asSessionId, type SessionId } from "../ids";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { eventsOf, startTestRuntime, turnEnds, waitFor, type TestRuntime } from "../testing/runtime-harness";
+import type { SessionEvent } from "../runtime/events";
+import { createSession, promptSession } from "../runtime/sessions";
+import { listMessages } from "./mailbox";
+import { teamPlaybook } from "./playbook";
+import { listMembers } from "./roster";
+import { listTasks } from "./task-board";
+
+// The keyless team scenario of spec section 11, end to end on Postgres: one prompt to a
+// keyless Lead, and the whole team plays out.
+
+let tdb: TestDatabase;
+let rt: TestRuntime;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  rt = await startTestRuntime(tdb.url, { team: true, playbook: teamPlaybook, delayMs: 2 });
+});
+afterAll(async () => {
+  await rt?.stop();
+  await tdb?.drop();
+});
+
+function turnIdOfMessage(events: SessionEvent[], messageId: string): string | undefined {
+  let turn: string | undefined;
+  for (const { payload: p } of events) {
+    if (p.kind === "turn_start") turn = p.turnId;
+    if (p.kind === "user_message" && p.messageId === messageId) return turn;
+  }
+  return undefined;
+}
+
+describe("the keyless team scenario", () => {
+  it("spawns two teammates who finish dependent tasks, message each other, and the Lead aggregates", async () => {
+    const lead = await createSession(rt.db, { title: "Team run", model: { provider: "scripted", model: "keyless" } });
+    const leadId = asSessionId(lead.id);
+    await promptSession(rt.db, leadId, { text: "Build a tiny todo app" });
+
+    const leadEvents = await waitFor(
+      async () => {
+        const ev = await eventsOf(rt.db, leadId);
+        return turnEnds(ev).length >= 1 ? ev : null;
+      },
+      60_000,
+      "the Lead's final answer",
+    );
+    expect(turnEnds(leadEvents)[0]?.reason).toBe("completed");
+    const answer = leadEvents.filter((e) => e.payload.kind === "assistant_message").at(-1)!.payload;
+    expect(answer.kind === "assistant_message" && answer.text).toContain("Final answer");
+
+    // Three sessions, two active teammates.
+    const members = await listMembers(rt.db, leadId);
+    expect(members.map((m) => [m.name, m.phase])).toEqual([
+      ["lead", "active"],
+      ["researcher", "active"],
+      ["implementer", "active"],
+    ]);
+    expect(await rt.db.session.count({ where: { teamId: leadId } })).toBe(3);
+
+    // Both tasks completed at revision 3; task-2 waited for task-1.
+    const { tasks } = await listTasks(rt.db, leadId, {});
+    expect(tasks.map((t) => [t.id, t.status, t.revision])).toEqual([
+      ["task-1", "completed", 3],
+      ["task-2", "completed", 3],
+    ]);
+    expect(tasks[1]?.blockedBy).toEqual(["task-1"]);
+
+    // Two team messages, both delivered and consumed.
+    const mail = await listMessages(rt.db, leadId, {});
+    expect(mail.map((m) => [m.senderName, m.targetName])).toEqual([
+      ["researcher", "implementer"],
+      ["implementer", "lead"],
+    ]);
+    await waitFor(async () => (await listMessages(rt.db, leadId, {})).every((m) => m.state === "consumed"), 10_000, "mail consumed");
+
+    // The researcher's message was steered into the implementer's running turn: the
+    // implementer did all its work in one turn, and the message entered that turn.
+    const implementer = members.find((m) => m.name === "implementer")!;
+    const implEvents = await eventsOf(rt.db, implementer.sessionId as SessionId);
+    const implTurns = implEvents.filter((e) => e.payload.kind === "turn_start");
+    expect(implTurns).toHaveLength(1);
+    const toImplementer = mail[0]!;
+    const turnOfMail = turnIdOfMessage(implEvents, toImplementer.id);
+    expect(turnOfMail).toBe(implTurns[0]!.payload.kind === "turn_start" ? implTurns[0]!.payload.turnId : "");
+    const delivered = implEvents.find((e) => e.payload.kind === "user_message" && e.payload.messageId === toImplementer.id)!;
+    expect(delivered.payload).toMatchObject({
+      text: expect.stringMatching(new RegExp(`^Team message ${toImplementer.id} from researcher:`)),
+      source: { kind: "team", senderName: "researcher", senderSessionId: members[1]!.sessionId },
+    });
+  });
+});

@@ -1,0 +1,36 @@
+import type { Db } from "../db/client";
+import type { ActivityHub } from "../live/activity";
+import { ContextRegistry, dateContextProvider } from "../runtime/context-registry";
+import type { RuntimeOptions } from "../runtime/runtime";
+import { teamIdentityProvider } from "./identity";
+import { markConsumed, recoverMailbox, type MailboxLimits } from "./mailbox";
+import { recoverProvisioning, type RosterLimits } from "./roster";
+import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
+
+// Plugs Agent Teams into the generic runtime: the nine tools for every member, team identity
+// as required runtime context, mail consumption at claim time, and recovery of provisioning
+// and undelivered mail on every sweep.
+
+export interface TeamLayerOptions {
+  roster?: RosterLimits;
+  mailbox?: MailboxLimits;
+  maxTasks?: number;
+  /** Members younger than this are left alone by provisioning recovery (another process may be creating them). */
+  provisioningGraceMs?: number;
+}
+
+export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "onRecover">>;
+
+export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
+  const tools = createTeamTools({ hub, roster: opts.roster, mailbox: opts.mailbox, maxTasks: opts.maxTasks });
+  const identity = teamIdentityProvider(db);
+  return {
+    toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),
+    contextFor: () => new ContextRegistry([dateContextProvider, identity]),
+    onClaimed: markConsumed,
+    onRecover: async () => {
+      await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);
+      await recoverMailbox(db);
+    },
+  };
+}

@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { asSessionId, type SessionId, type TurnId } from "../ids";
+import { defaultPlaybook } from "../models/scripted";
+import { notifyActivity } from "../live/activity";
+import { listInbox } from "../runtime/inbox";
+import { createSession, forkSession, promptSession } from "../runtime/sessions";
+import { runTool, toolSpec, type ToolDefinition, type ToolOutcome } from "../runtime/tools";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { eventsOf, startTestRuntime, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { initialTaskId, listMembers, recoverProvisioning } from "./roster";
+import { createTeamLayer } from "./team-layer";
+import { TEAM_TOOLSET_OPTIONS } from "./tools";
+
+// The nine Team tools called the way the runtime calls them (runTool), plus the identity rules
+// of seed 004 observed in real model requests.
+
+let tdb: TestDatabase;
+let rt: TestRuntime;
+let tools: Map<string, ToolDefinition>;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  // Teammates here just answer (default playbook); tests drive the tools directly.
+  rt = await startTestRuntime(tdb.url, {
+    team: { roster: { maxMembers: 3 }, provisioningGraceMs: 60_000 },
+    playbook: defaultPlaybook,
+  });
+  const layer = createTeamLayer(rt.db, rt.hub, { roster: { maxMembers: 3 } });
+  tools = new Map(layer.toolsFor(asSessionId("x")).tools.map((t) => [t.name, t]));
+});
+afterAll(async () => {
+  await rt?.stop();
+  await tdb?.drop();
+});
+
+const signal = new AbortController().signal;
+function call(sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
+  return runTool(tools, name, input, { db: rt.db, sessionId, turnId: "turn_test" as TurnId, signal }, TEAM_TOOLSET_OPTIONS);
+}
+const code = (o: ToolOutcome) => (o.isError ? o.errorCode : "ok");
+
+async function newLead(title = "lead") {
+  return asSessionId((await createSession(rt.db, { title, model: { provider: "scripted", model: "keyless" } })).id);
+}
+async function spawn(lead: SessionId, name: string, context: "fresh" | "fork" = "fresh") {
+  const out = await call(lead, "spawn_teammate", { name, description: `${name} helps`, prompt: `Task for ${name}`, context });
+  expect(code(out)).toBe("ok");
+  const member = (await listMembers(rt.db, lead)).find((m) => m.name === name)!;
+  return asSessionId(member.sessionId);
+}
+
+describe("the tool set", () => {
+  it("is exactly the nine Team tools, identical for every member", () => {
+    const a = createTeamLayer(rt.db, rt.hub).toolsFor(asSessionId("a"));
+    const b = createTeamLayer(rt.db, rt.hub).toolsFor(asSessionId("b"));
+    expect(a.tools.map((t) => t.name)).toEqual([
+      "spawn_teammate",
+      "send_message",
+      "list_agents",
+      "wait_agent",
+      "interrupt_agent",
+      "team_task_create",
+      "team_task_list",
+      "team_task_get",
+      "team_task_update",
+    ]);
+    expect(JSON.stringify(a.tools.map(toolSpec))).toBe(JSON.stringify(b.tools.map(toolSpec)));
+    expect(a.options?.invalidInputCode).toBe("TEAM_INVALID_ARGUMENT");
+  });
+
+  it("rejects bad arguments with TEAM_INVALID_ARGUMENT", async () => {
+    const lead = await newLead();
+    expect(code(await call(lead, "send_message", { target: "x" }))).toBe("TEAM_INVALID_ARGUMENT");
+    expect(code(await call(lead, "team_task_get", { task_id: "nope" }))).toBe("TEAM_INVALID_ARGUMENT");
+    expect(code(await call(lead, "spawn_teammate", { name: "a", description: "d", prompt: "p", extra: 1 }))).toBe(
+      "TEAM_INVALID_ARGUMENT",
+    );
+  });
+});
+
+describe("spawn_teammate and the roster", () => {
+  it("is Lead only, validates names, reserves them forever and enforces the member limit", async () => {
+    const lead = await newLead();
+    const helper = await spawn(lead, "helper");
+    expect(code(await call(helper, "spawn_teammate", { name: "other", description: "d", prompt: "p" }))).toBe("TEAM_LEAD_REQUIRED");
+    for (const bad of ["Lead", "-bad", "bad-", "bad_name", "x".repeat(65), "lead"]) {
+      expect(code(await call(lead, "spawn_teammate", { name: bad, description: "d", prompt: "p" }))).toBe("TEAM_INVALID_MEMBER_NAME");
+    }
+    expect(code(await call(lead, "spawn_teammate", { name: "helper", description: "d", prompt: "p" }))).toBe(
+      "TEAM_MEMBER_NAME_TAKEN",
+    );
+
+    // A member that crashed in provisioning fails, keeps its name, and counts toward the limit.
+    await rt.db.teamMember.create({
+      data: { teamId: lead, name: "ghost", sessionId: "ses_ghost_never_created", description: "d", context: "fresh", phase: "provisioning" },
+    });
+    expect(await recoverProvisioning(rt.db, 0)).toBeGreaterThanOrEqual(1);
+    const ghost = (await listMembers(rt.db, lead)).find((m) => m.name === "ghost")!;
+    expect(ghost).toMatchObject({ phase: "failed", status: "failed", diagnostic: expect.stringContaining("interrupted") });
+    expect(code(await call(lead, "spawn_teammate", { name: "ghost", description: "d", prompt: "p" }))).toBe("TEAM_MEMBER_NAME_TAKEN");
+
+    await spawn(lead, "third");
+    expect(code(await call(lead, "spawn_teammate", { name: "fourth", description: "d", prompt: "p" }))).toBe("TEAM_MEMBER_LIMIT");
+
+    const listed = await call(helper, "list_agents", {});
+    expect((listed.output as { agents: { name: string }[] }).agents.map((a) => a.name)).toEqual(["lead", "helper", "ghost", "third"]);
+  });
+
+  it("settles a member whose child already holds its initial task as active, without a model call", async () => {
+    const lead = await newLead();
+    const child = asSessionId("ses_recovered_child_0001");
+    await rt.db.teamMember.create({
+      data: { teamId: lead, name: "half-done", sessionId: child, description: "d", context: "fresh", phase: "provisioning" },
+    });
+    await rt.db.session.create({ data: { id: child, teamId: lead, memberName: "half-done", title: "half-done", model: { provider: "scripted", model: "keyless" } } });
+    await rt.db.inboxItem.create({
+      data: { sessionId: child, id: initialTaskId(child), mode: "queue", text: "the task", source: { kind: "system" } },
+    });
+    await recoverProvisioning(rt.db, 0);
+    expect((await listMembers(rt.db, lead)).find((m) => m.name === "half-done")?.phase).toBe("active");
+  });
+});
+
+describe("send_message, wait_agent, interrupt_agent", () => {
+  it("refuses self, unknown and non-active targets", async () => {
+    const lead = await newLead();
+    const a = await spawn(lead, "alpha");
+    expect(code(await call(a, "send_message", { target: "alpha", message: "hi" }))).toBe("TEAM_SELF_MESSAGE");
+    expect(code(await call(lead, "send_message", { target: "lead", message: "hi" }))).toBe("TEAM_SELF_MESSAGE");
+    expect(code(await call(a, "send_message", { target: "nobody", message: "hi" }))).toBe("TEAM_MEMBER_NOT_FOUND");
+    const ok = await call(a, "send_message", { target: "lead", message: "hello lead" });
+    expect(ok.output).toMatchObject({ status: "accepted", messageId: expect.any(String) });
+  });
+
+  it("validates the wait timeout, reports no progress at once, and wakes on a later change", async () => {
+    const lead = await newLead();
+    expect(code(await call(lead, "wait_agent", { timeout_ms: 5 }))).toBe("TEAM_INVALID_TIMEOUT");
+    expect(code(await call(lead, "wait_agent", { timeout_ms: 4_000_000 }))).toBe("TEAM_INVALID_TIMEOUT");
+    const a = await spawn(lead, "waiter");
+    await waitForTurns(rt.db, a, 1);
+    const idle = await call(lead, "wait_agent", {});
+    expect(idle.output).toMatchObject({ noProgress: true });
+
+    // Input waiting for a teammate counts as progress (written here without waking anyone),
+    // so the wait blocks; a message to the waiting Lead after the call started wakes it.
+    await rt.db.inboxItem.create({ data: { sessionId: a, id: "msg_pending_work", mode: "queue", text: "later", source: { kind: "human" } } });
+    const waiting = call(lead, "wait_agent", { timeout_ms: 60_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    await call(a, "send_message", { target: "lead", message: "news" });
+    expect((await waiting).output).toEqual({ timedOut: false });
+  });
+
+  it("interrupt_agent is Lead only and keeps the teammate's inbox parked until it is messaged", async () => {
+    const lead = await newLead();
+    const a = await spawn(lead, "busy");
+    const b = await spawn(lead, "peer");
+    expect(code(await call(b, "interrupt_agent", { target: "busy" }))).toBe("TEAM_LEAD_REQUIRED");
+    expect(code(await call(lead, "interrupt_agent", { target: "lead" }))).toBe("TEAM_INVALID_TARGET");
+    await waitForTurns(rt.db, a, 1);
+    const out = await call(lead, "interrupt_agent", { target: "busy" });
+    expect(out.output).toMatchObject({ previousStatus: expect.any(String) });
+    // Input already waiting when the interrupt parked the inbox: a wake alone does not run it.
+    await rt.db.inboxItem.create({ data: { sessionId: a, id: "msg_parked", mode: "queue", text: "parked prompt", source: { kind: "human" } } });
+    await notifyActivity(rt.db, a, "inbox");
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await listInbox(rt.db, a)).map((i) => i.text)).toEqual(["parked prompt"]);
+    // The next waking input (a message) un-parks it: the parked prompt and the message both run.
+    await call(lead, "send_message", { target: "busy", message: "wake up" });
+    await waitFor(async () => (await listInbox(rt.db, a)).length === 0, 10_000, "the parked inbox to drain");
+  });
+});
+
+describe("team identity (seed 004)", () => {
+  it("gives a fresh teammate its identity in its first request, and nothing new while unchanged", async () => {
+    const lead = await newLead("Identity team");
+    const a = await spawn(lead, "scribe");
+    const events = await waitForTurns(rt.db, a, 1);
+    const first = events.find((e) => e.payload.kind === "user_message" && e.payload.source.kind === "runtime_context");
+    expect(first?.payload.kind === "user_message" && first.payload.text).toContain("Role: teammate. Your name in the team is `scribe`");
+    // The initial task holds only the task text.
+    expect(events.find((e) => e.payload.kind === "user_message" && e.payload.source.kind === "team")?.payload).toMatchObject({
+      text: "Task for scribe",
+    });
+    await promptSession(rt.db, a, { text: "again" });
+    const after = await waitForTurns(rt.db, a, 2);
+    expect(after.filter((e) => e.payload.kind === "user_message" && e.payload.source.kind === "runtime_context")).toHaveLength(1);
+  });
+
+  it("a fork of a teammate is an independent Lead and gets a snapshot saying so", async () => {
+    const lead = await newLead("Fork source team");
+    const a = await spawn(lead, "forkable");
+    await waitForTurns(rt.db, a, 1);
+    const fork = asSessionId((await forkSession(rt.db, a, {})).id);
+    expect((await listMembers(rt.db, fork)).map((m) => m.name)).toEqual(["lead"]);
+    await promptSession(rt.db, fork, { text: "who am I now?" });
+    const events = await waitForTurns(rt.db, fork, 2);
+    const snaps = events.filter((e) => e.payload.kind === "user_message" && e.payload.source.kind === "runtime_context");
+    expect(snaps).toHaveLength(2);
+    expect(snaps[1]!.payload.kind === "user_message" && snaps[1]!.payload.text).toContain("Role: lead.");
+  });
+
+  it("a fork teammate starts from the Lead's completed turns", async () => {
+    const lead = await newLead("Fork teammate team");
+    await promptSession(rt.db, lead, { text: "context the fork should inherit" });
+    await waitForTurns(rt.db, lead, 1);
+    const f = await spawn(lead, "forked", "fork");
+    const events = await eventsOf(rt.db, f);
+    expect(events.some((e) => e.payload.kind === "user_message" && e.payload.text === "context the fork should inherit")).toBe(true);
+    const done = await waitForTurns(rt.db, f, 2);
+    const last = done.filter((e) => e.payload.kind === "user_message" && e.payload.source.kind === "runtime_context").at(-1)!;
+    expect(last.payload.kind === "user_message" && last.payload.text).toContain("Your name in the team is `forked`");
+  });
+});

@@ -1,0 +1,158 @@
+import { createHash } from "node:crypto";
+import { tracked } from "@trpc/server";
+import { z } from "zod";
+import { asSessionId, type SessionId } from "../../ids";
+import { activityWaiter } from "../../live/activity";
+import { LEAD_NAME } from "../../team/names";
+import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
+import { listMembers, membershipOf, MemberViewSchema, spawnTeammate, type MemberView, type Membership } from "../../team/roster";
+import { getTask, listTasks, TaskActionSchema, TaskStatusSchema, TaskViewSchema, updateTask, type TaskView } from "../../team/task-board";
+import { publicProcedure, router, type TrpcContext } from "../init";
+
+// The team room's API. A human in the browser acts with Lead authority: the tools' rules
+// apply, and task updates carry the revision the person saw (a stale one is a CONFLICT).
+
+const teamId = z.string().min(1).max(64).transform(asSessionId);
+const TeamRef = z.object({ teamId });
+const taskId = z.string().regex(/^task-\d+$/);
+
+/** The human acts as the Lead of the team; the id must name a Lead session. */
+async function humanAsLead(ctx: TrpcContext, id: SessionId): Promise<Membership> {
+  const me = await membershipOf(ctx.db, id);
+  return me.isLead ? me : { teamId: me.teamId, sessionId: me.teamId, name: LEAD_NAME, isLead: true };
+}
+
+export interface TeamState {
+  members: MemberView[];
+  tasks: TaskView[];
+  messages: TeamMessageView[];
+}
+
+/** Every task of the board, tombstones last. */
+async function allTasks(ctx: TrpcContext, id: SessionId): Promise<TaskView[]> {
+  const out: TaskView[] = [];
+  for (const status of [undefined, "deleted"] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await listTasks(ctx.db, id, { status, cursor, limit: 100 });
+      out.push(...page.tasks);
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+  return out;
+}
+
+/** The roster, the whole board and the first 500 messages. */
+async function readTeamState(ctx: TrpcContext, id: SessionId): Promise<TeamState> {
+  const [members, tasks, messages] = await Promise.all([
+    listMembers(ctx.db, id),
+    allTasks(ctx, id),
+    listMessages(ctx.db, id, { limit: 500 }),
+  ]);
+  return { members, tasks, messages };
+}
+
+export const teamRouter = router({
+  roster: publicProcedure
+    .input(TeamRef)
+    .output(z.array(MemberViewSchema))
+    .query(async ({ ctx, input }) => listMembers(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId)),
+
+  addTeammate: publicProcedure
+    .input(
+      TeamRef.extend({
+        name: z.string().min(1).max(64),
+        description: z.string().trim().min(1).max(500),
+        prompt: z.string().trim().min(1).max(65_536),
+        context: z.enum(["fresh", "fork"]).default("fresh"),
+      }),
+    )
+    .output(MemberViewSchema)
+    .mutation(async ({ ctx, input }) => {
+      const lead = await humanAsLead(ctx, input.teamId);
+      const member = await spawnTeammate(ctx.db, lead, input);
+      void ctx.runtime.wake(asSessionId(member.sessionId));
+      return member;
+    }),
+
+  tasks: publicProcedure
+    .input(
+      TeamRef.extend({
+        status: TaskStatusSchema.optional(),
+        owner: z.string().min(1).max(64).optional(),
+        ready: z.boolean().optional(),
+        cursor: z.string().optional(),
+        limit: z.number().int().min(1).max(100).optional(),
+      }),
+    )
+    .output(z.object({ tasks: z.array(TaskViewSchema), nextCursor: z.string().optional() }))
+    .query(async ({ ctx, input }) => {
+      const { teamId: id, ...filters } = input;
+      return listTasks(ctx.db, (await humanAsLead(ctx, id)).teamId, filters);
+    }),
+
+  task: publicProcedure
+    .input(TeamRef.extend({ taskId }))
+    .output(TaskViewSchema)
+    .query(async ({ ctx, input }) => getTask(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId, input.taskId)),
+
+  updateTask: publicProcedure
+    .input(
+      TeamRef.extend({
+        taskId,
+        expectedRevision: z.number().int().min(1),
+        action: TaskActionSchema,
+        subject: z.string().optional(),
+        description: z.string().optional(),
+        writeScopes: z.array(z.string()).optional(),
+        blockedBy: z.array(taskId).optional(),
+        owner: z.string().max(64).nullable().optional(),
+      }),
+    )
+    .output(TaskViewSchema)
+    .mutation(async ({ ctx, input }) => {
+      const { teamId: id, ...update } = input;
+      const lead = await humanAsLead(ctx, id);
+      return updateTask(ctx.db, lead.teamId, lead, update);
+    }),
+
+  messages: publicProcedure
+    .input(TeamRef.extend({ afterSeq: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(500).optional() }))
+    .output(z.array(TeamMessageViewSchema))
+    .query(async ({ ctx, input }) =>
+      listMessages(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId, { afterSeq: input.afterSeq, limit: input.limit }),
+    ),
+
+  /**
+   * Live team state: roster, board and mailbox as one snapshot, sent whenever any of them
+   * changes. The event id carries a digest of the snapshot: a reconnect with the last id gets
+   * the state again only if it changed meanwhile, so nothing is missed and nothing is doubled.
+   */
+  live: publicProcedure
+    .input(TeamRef.extend({ lastEventId: z.string().max(80).nullish() }))
+    .subscription(async ({ ctx, input, signal }) => {
+      const id = (await humanAsLead(ctx, input.teamId)).teamId;
+      return teamFeed(ctx, id, input.lastEventId ?? null, signal);
+    }),
+});
+
+async function* teamFeed(ctx: TrpcContext, id: SessionId, lastId: string | null, signal: AbortSignal | undefined) {
+  // Ids are "<time>.<digest of the state>": unique, and a reconnect compares the digest.
+  let lastDigest = lastId?.split(".")[1] ?? null;
+  while (!signal?.aborted) {
+    // Any member's state or inbox changes, and task/mailbox changes announced on the team id.
+    const members = await listMembers(ctx.db, id);
+    const waiters = members.map((m) => activityWaiter(ctx.hub, m.sessionId, ["state", "inbox"]));
+    try {
+      const state = await readTeamState(ctx, id);
+      const digest = createHash("sha1").update(JSON.stringify(state)).digest("hex");
+      if (digest !== lastDigest) {
+        lastDigest = digest;
+        yield tracked(`${Date.now().toString(36)}.${digest}`, state);
+      }
+      await Promise.race(waiters.map((w) => w.wait(5_000, signal)));
+    } finally {
+      for (const w of waiters) w.dispose();
+    }
+  }
+}
