@@ -18,6 +18,11 @@ const EnvSchema = z.object({
   /** Estimated tokens of model-visible history above which compaction runs. */
   COMPACTION_BUDGET_TOKENS: z.coerce.number().int().positive().default(24_000),
   MAX_STEPS_PER_TURN: z.coerce.number().int().positive().default(256),
+  /** Agent Teams limits (spec sections 4, 7, 8). */
+  TEAM_MAX_MEMBERS: z.coerce.number().int().min(1).max(64).default(8),
+  TEAM_MAX_TASKS: z.coerce.number().int().min(1).max(10_000).default(256),
+  TEAM_MESSAGE_MAX_BYTES: z.coerce.number().int().min(1).max(1_048_576).default(65_536),
+  TEAM_MAILBOX_MAX_PENDING: z.coerce.number().int().min(1).max(10_000).default(64),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_MODEL: z.string().optional(),

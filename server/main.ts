@@ -43,7 +43,11 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     config: { ...runtimeConfigFromEnv(opts.env), ...opts.config },
     // Every session is a team member; the keyless model plays the team scenario.
     resolveModel: createModelResolver(opts.env, { playbook: teamPlaybook }),
-    ...createTeamLayer(db, hub),
+    ...createTeamLayer(db, hub, {
+      roster: { maxMembers: opts.env.TEAM_MAX_MEMBERS },
+      maxTasks: opts.env.TEAM_MAX_TASKS,
+      mailbox: { maxMessageBytes: opts.env.TEAM_MESSAGE_MAX_BYTES, maxPending: opts.env.TEAM_MAILBOX_MAX_PENDING },
+    }),
     log: (line) => log(`[runtime] ${line}`),
   });
 

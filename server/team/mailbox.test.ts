@@ -387,6 +387,27 @@ describe("temporary delivery failure", () => {
     await expectConsumedOnceInOrder(target.sessionId, [res.messageId]);
   });
 
+  it("recovery delivers a backlog larger than one delivery batch (500) completely, in seq order", { timeout: TEST_TIMEOUT }, async () => {
+    const team = await newTeam("a", "b", "c", "d", "implementer");
+    const target = team.m.implementer!;
+    const queuers = ["a", "b", "c", "d"].map((n) => team.m[n]!);
+    await Promise.all(
+      queuers.map(async (sender) => {
+        for (let k = 0; k < 275; k++) {
+          await queueMessage(db, { teamId: team.teamId, sender, target, content: `${sender.name} ${k}` }, { maxPending: 10_000 });
+        }
+      }),
+    );
+    const bySeq = (await db.teamMessage.findMany({ where: { targetSessionId: target.sessionId }, orderBy: { seq: "asc" } })).map((r) => r.id);
+    expect(bySeq).toHaveLength(1_100);
+    expect(await recoverMailbox(db)).toBe(1_100);
+    expect((await listInbox(db, target.sessionId)).map((i) => i.id)).toEqual(bySeq);
+    expect(await db.teamMessage.count({ where: { targetSessionId: target.sessionId, state: "queued" } })).toBe(0);
+
+    await startRuntime();
+    await expectConsumedOnceInOrder(target.sessionId, bySeq);
+  });
+
   it("marks a row whose id already is in the target's inbox or history delivered, without admitting it again", { timeout: TEST_TIMEOUT }, async () => {
     // The crash window between inbox insertion and acknowledgement, made by hand: the row is
     // set back to queued while its message sits in the inbox, then while it is in history.

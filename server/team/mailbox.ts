@@ -30,6 +30,13 @@ export interface MailboxLimits {
 
 export const DEFAULT_MAILBOX_LIMITS: Readonly<MailboxLimits> = { maxMessageBytes: 64 * 1024, maxPending: 64 };
 
+/**
+ * Rows per delivery transaction. The default mailbox limit keeps a target's backlog far below
+ * it; a bigger backlog (raised limits, a long outage) is delivered in several transactions, in
+ * order, so none of them runs into the transaction timeout.
+ */
+const MAX_DELIVERY_BATCH = 500;
+
 /** How long a delivery waits for a lock before it counts as a temporary failure. */
 export const DEFAULT_DELIVERY_LOCK_TIMEOUT_MS = 5_000;
 
@@ -197,12 +204,12 @@ const QueuedRows = z.array(
 );
 
 /**
- * One delivery transaction for one target: every queued row, in seq order, into the inbox as
- * a Steer item with the message's own id, then marked delivered. A row whose id already is in
- * the target's inbox or history (a crash window of an earlier delivery path, or a hand-made
- * redelivery) is only marked. Returns the ids marked delivered.
+ * One delivery transaction for one target: every queued row (up to MAX_DELIVERY_BATCH), in seq
+ * order, into the inbox as a Steer item with the message's own id, then marked delivered. A row
+ * whose id already is in the target's inbox or history (a crash window of an earlier delivery
+ * path, or a hand-made redelivery) is only marked. Returns the ids marked delivered.
  */
-async function deliverTarget(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
+async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
   return inTx(db, async (tx) => {
     await tx.$executeRaw`SELECT set_config('lock_timeout', ${`${lockTimeoutMs(opts)}ms`}, true)`;
     await lockTarget(tx, targetSessionId);
@@ -213,7 +220,7 @@ async function deliverTarget(db: Db, targetSessionId: SessionId, opts: MailboxOp
           EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = ${targetSessionId} AND i.id = m.id) AS "inInbox",
           EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${targetSessionId} AND e.message_id = m.id) AS "inHistory"
         FROM team_messages m WHERE m.target_session_id = ${targetSessionId} AND m.state = 'queued'
-        ORDER BY m.seq`,
+        ORDER BY m.seq LIMIT ${MAX_DELIVERY_BATCH}`,
     );
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
@@ -250,10 +257,21 @@ async function deliverTarget(db: Db, targetSessionId: SessionId, opts: MailboxOp
   });
 }
 
+/** Every queued row for one target, batch after batch (one batch is the usual case). */
+async function deliverTarget(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
+  const all: string[] = [];
+  for (;;) {
+    const ids = await deliverBatch(db, targetSessionId, opts);
+    all.push(...ids);
+    if (ids.length < MAX_DELIVERY_BATCH) return all;
+  }
+}
+
 /**
  * Delivers every queued row for one target, in order, in one transaction under the target's
- * lock. Returns how many rows it marked delivered. Throws when the transaction fails (nothing
- * changed then); `sendMessage` and `recoverMailbox` treat that as a temporary failure.
+ * lock (several for a backlog over MAX_DELIVERY_BATCH rows). Returns how many rows it marked
+ * delivered. Throws when a transaction fails (its rows stay queued); `sendMessage` and
+ * `recoverMailbox` treat that as a temporary failure.
  */
 export async function deliverPending(db: Db, targetSessionId: SessionId, opts: MailboxOptions = {}): Promise<number> {
   return (await deliverTarget(db, targetSessionId, opts)).length;

@@ -70,7 +70,7 @@ export const teamRouter = router({
     .output(MemberViewSchema)
     .mutation(async ({ ctx, input }) => {
       const lead = await humanAsLead(ctx, input.teamId);
-      const member = await spawnTeammate(ctx.db, lead, input);
+      const member = await spawnTeammate(ctx.db, lead, input, { maxMembers: ctx.env.TEAM_MAX_MEMBERS });
       void ctx.runtime.wake(asSessionId(member.sessionId));
       return member;
     }),
