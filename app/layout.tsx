@@ -3,6 +3,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { Providers } from "~/components/trpc";
 import "./globals.css";
+import "./room.css";
 
 export const metadata: Metadata = {
   title: "Agent Teams",

@@ -1,5 +1,5 @@
-import { SessionHome } from "~/components/session-home";
+import { TeamHome } from "~/components/team-home";
 
 export default function HomePage() {
-  return <SessionHome />;
+  return <TeamHome />;
 }

@@ -1,14 +1,28 @@
 "use client";
 
-import { useEffect, useMemo, useRef } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { SessionEvent } from "~/server/runtime/events";
+import { Markdown } from "./markdown";
 import { foldTranscript, type TranscriptItem } from "./transcript-model";
 
-// User content is rendered as text nodes only (React escapes it), so nothing in a prompt or
-// reply can execute script.
+// User content is rendered as text nodes or through the Markdown component (which builds
+// React elements, never HTML strings), so nothing in a prompt, reply or message can run script.
 
-export function Transcript({ events, running }: { events: SessionEvent[]; running: boolean }) {
+/** Items rendered at first; "Load earlier" reveals more. Keeps long histories fast. */
+const WINDOW = 200;
+
+export function Transcript({
+  events,
+  running,
+  onFork,
+}: {
+  events: SessionEvent[];
+  running: boolean;
+  onFork?: (seq: number) => void;
+}) {
   const items = useMemo(() => foldTranscript(events), [events]);
+  const [shown, setShown] = useState(WINDOW);
+  const visible = items.length > shown ? items.slice(items.length - shown) : items;
   const end = useRef<HTMLDivElement>(null);
   // Braces matter: newer browsers return a Promise from scrollIntoView, and React would take
   // a returned value for a cleanup function.
@@ -17,13 +31,18 @@ export function Transcript({ events, running }: { events: SessionEvent[]; runnin
   }, [items.length, events.length]);
   return (
     <section aria-label="Transcript" className="transcript" aria-live="polite" aria-busy={running}>
+      {items.length > visible.length && (
+        <button type="button" className="secondary load-earlier" onClick={() => setShown((n) => n + WINDOW)}>
+          Load earlier ({items.length - visible.length} more)
+        </button>
+      )}
       {items.length === 0 && <p className="muted">No messages yet. Send a prompt below.</p>}
-      {items.map((item) => (
-        <Item key={item.key} item={item} />
+      {visible.map((item) => (
+        <Item key={item.key} item={item} onFork={onFork} />
       ))}
       {running && (
         <p className="muted running" role="status">
-          Agent is working…
+          Working…
         </p>
       )}
       <div ref={end} />
@@ -31,30 +50,61 @@ export function Transcript({ events, running }: { events: SessionEvent[]; runnin
   );
 }
 
-function Item({ item }: { item: TranscriptItem }) {
+function ForkButton({ seq, onFork }: { seq: number; onFork?: (seq: number) => void }) {
+  if (!onFork) return null;
+  return (
+    <button type="button" className="link-button" onClick={() => onFork(seq)} aria-label={`Fork a new team from event ${seq}`}>
+      Fork from here
+    </button>
+  );
+}
+
+function Item({ item, onFork }: { item: TranscriptItem; onFork?: (seq: number) => void }) {
   switch (item.kind) {
-    case "user":
-      if (item.source.kind === "runtime_context" || item.source.kind === "compaction_summary") {
+    case "user": {
+      const { source } = item;
+      if (source.kind === "runtime_context" || source.kind === "compaction_summary") {
         return (
           <details className="msg meta">
-            <summary>{item.source.kind === "runtime_context" ? "Runtime context" : "Compaction summary"}</summary>
+            <summary>{source.kind === "runtime_context" ? "Runtime context" : "Compaction summary"}</summary>
             <pre>{item.text}</pre>
           </details>
         );
       }
+      if (source.kind === "team") {
+        return (
+          <article className="msg team" aria-label={`Team message from ${source.senderName}`}>
+            <div className="who">
+              Team message from <strong>{source.senderName}</strong>
+              <span className="muted">{source.messageId}</span>
+              <ForkButton seq={item.seq} onFork={onFork} />
+            </div>
+            <div className="text">{item.text}</div>
+          </article>
+        );
+      }
       return (
         <article className="msg user" aria-label="Prompt">
-          <div className="who">{item.source.kind === "human" ? (item.source.author ?? "You") : item.source.kind}</div>
+          <div className="who">
+            {source.kind === "human" ? (source.author ?? "You") : source.kind}
+            <ForkButton seq={item.seq} onFork={onFork} />
+          </div>
           <div className="text">{item.text}</div>
         </article>
       );
+    }
     case "assistant":
       return (
         <article className="msg assistant" aria-label="Reply" data-streaming={item.streaming || undefined}>
           <div className="who">
             Agent{item.interrupted && <span className="tag">interrupted</span>}
+            {!item.streaming && <ForkButton seq={item.seq} onFork={onFork} />}
           </div>
-          {item.text && <div className="text">{item.text}</div>}
+          {item.text && (
+            <div className="text">
+              {item.streaming ? item.text : <Markdown text={item.text} />}
+            </div>
+          )}
           {item.toolCalls.map((c) => (
             <details key={c.toolCallId} className="tool-call">
               <summary>Tool call: {c.toolName}</summary>

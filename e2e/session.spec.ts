@@ -1,25 +1,10 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
 
-// The first page end to end: real server, real Postgres, keyless model, real Chromium.
-
-async function createSession(page: Page, title: string) {
-  await page.goto("/");
-  await page.getByLabel("Title").fill(title);
-  await page.getByRole("button", { name: "Create session" }).click();
-  await expect(page).toHaveURL(/\/sessions\/ses_/);
-  await expect(page.getByRole("heading", { name: title })).toBeVisible();
-}
-
-async function send(page: Page, text: string) {
-  const box = page.getByRole("textbox", { name: "Prompt" });
-  await box.fill(text);
-  await box.press("Enter");
-}
-
-const transcript = (page: Page) => page.getByRole("region", { name: "Transcript" });
+// One agent end to end: real server, real Postgres, keyless model, real Chromium.
 
 test("a prompt streams its reply live, and a reload mid-stream shows the same transcript", async ({ page }) => {
-  await createSession(page, "Picnic planning");
+  await createTeam(page, "Picnic planning");
   await send(page, "Plan a picnic for six people");
   const prompt = transcript(page).getByRole("article", { name: "Prompt" });
   await expect(prompt).toHaveCount(1);
@@ -37,18 +22,18 @@ test("a prompt streams its reply live, and a reload mid-stream shows the same tr
   await expect(replies.first().locator(".text")).toContainText(partial.trim());
   await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(1);
   // The keyless Lead runs its team and finishes with an aggregated answer after the reload.
-  await expect(replies.getByText(/^Final answer for/)).toBeVisible({ timeout: 60_000 });
-  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 20_000 });
+  await expect(finalAnswer(page)).toBeVisible({ timeout: 60_000 });
+  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 20_000 });
   await expect(transcript(page).locator("article[data-streaming]")).toHaveCount(0);
   // The live-built transcript equals the one a fresh load reads from the log.
   const live = await transcript(page).getByRole("article").allTextContents();
   await page.reload();
-  await expect(replies.getByText(/^Final answer for/)).toBeVisible();
+  await expect(finalAnswer(page)).toBeVisible();
   expect(await transcript(page).getByRole("article").allTextContents()).toEqual(live);
 });
 
 test("queued prompts run as separate turns; Stop ends the running turn and keeps the queue", async ({ page }) => {
-  await createSession(page, "Queue and stop");
+  await createTeam(page, "Queue and stop");
   await send(page, "First: a long answer please");
   await expect(transcript(page).locator("article[data-streaming]")).toBeVisible();
   await send(page, "Second prompt");
@@ -61,15 +46,15 @@ test("queued prompts run as separate turns; Stop ends the running turn and keeps
   // The queued prompt was kept and now runs as its own turn.
   await expect(transcript(page).getByRole("article", { name: "Prompt" }).nth(1)).toContainText("Second prompt");
   await expect(queue.getByRole("listitem")).toHaveCount(0);
-  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 60_000 });
+  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 60_000 });
 });
 
 test("HTML and script in a prompt render as inert text", async ({ page }) => {
-  await createSession(page, "Inert content");
+  await createTeam(page, "Inert content");
   const hostile = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b>bold?</b>`;
   await send(page, hostile);
   await expect(transcript(page).getByRole("article", { name: "Prompt" })).toContainText(hostile);
-  await expect(page.getByLabel("status: idle")).toBeVisible({ timeout: 60_000 });
+  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 60_000 });
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   await expect(transcript(page).locator("img, script:not([src]), b")).toHaveCount(0);
 });

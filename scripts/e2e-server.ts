@@ -36,10 +36,14 @@ function isAlive(pid: number): boolean {
 }
 
 async function main() {
-  await dropOrphans();
+  // E2E_DATABASE_URL: serve an existing database and keep it (restart tests reuse one).
+  const given = process.env.E2E_DATABASE_URL;
   const name = `at_e2e_${Date.now().toString(36)}_${process.pid}_${randomBytes(3).toString("hex")}`;
-  await createDatabase(adminUrl, name);
-  const url = databaseUrl(adminUrl, name);
+  if (!given) {
+    await dropOrphans();
+    await createDatabase(adminUrl, name);
+  }
+  const url = given ?? databaseUrl(adminUrl, name);
   await applyMigrations(url);
 
   // Always build: a stale .next from an older checkout would test old pages.
@@ -50,11 +54,11 @@ async function main() {
 
   const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "30", HOST: "127.0.0.1", ...process.env, DATABASE_URL: url });
   const server = await startAppServer({ env, databaseUrl: url });
-  console.log(`e2e server ready on ${server.url} (database ${name})`);
+  console.log(`e2e server ready on ${server.url}`);
 
   const stop = async () => {
     await server.close().catch(() => undefined);
-    await dropDatabase(adminUrl, name).catch(() => undefined);
+    if (!given) await dropDatabase(adminUrl, name).catch(() => undefined);
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop());

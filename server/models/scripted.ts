@@ -92,6 +92,20 @@ export function readTail(messages: ModelMessage[]): { inputs: string[]; toolResu
 }
 
 const TOOL_DIRECTIVE = /^\/tool\s+([\w-]+)\s*(.*)$/;
+export const DIRECTIVE_REPLY = "Running the requested tool.";
+
+/**
+ * "/tool <name> <json>" lines call a tool verbatim: handy for demos and for seeing how the
+ * runtime treats bad arguments. Invalid JSON is passed through as a string.
+ */
+export function toolDirectives(inputs: string[]): { toolName: string; input: unknown }[] {
+  const calls: { toolName: string; input: unknown }[] = [];
+  for (const line of inputs.join("\n").split("\n")) {
+    const m = TOOL_DIRECTIVE.exec(line.trim());
+    if (m) calls.push({ toolName: m[1]!, input: parseLoose(m[2] ?? "") });
+  }
+  return calls;
+}
 
 /** The playbook of a plain session: answers prompts, calls offered tools when asked. */
 export const defaultPlaybook: Playbook = (request) => {
@@ -102,16 +116,8 @@ export const defaultPlaybook: Playbook = (request) => {
 
   if (toolResults.length > 0) parts.push(describeToolResults(toolResults));
 
-  const toolCalls: { toolName: string; input: unknown }[] = [];
-  for (const text of inputs) {
-    // "/tool <name> <json>" lines call a tool verbatim: handy for demos and for seeing how
-    // the runtime treats bad arguments. Invalid JSON is passed through as a string.
-    for (const line of text.split("\n")) {
-      const m = TOOL_DIRECTIVE.exec(line.trim());
-      if (m) toolCalls.push({ toolName: m[1]!, input: parseLoose(m[2] ?? "") });
-    }
-  }
-  if (toolCalls.length > 0) return { text: "Running the requested tool.", toolCalls };
+  const toolCalls = toolDirectives(inputs);
+  if (toolCalls.length > 0) return { text: DIRECTIVE_REPLY, toolCalls };
 
   const asksTime = inputs.some((t) => /\b(time|date|today|clock)\b/i.test(t));
   if (asksTime && offered.has("current_time") && toolResults.length === 0) {

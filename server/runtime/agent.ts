@@ -5,7 +5,7 @@ import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity } from "../live/activity";
 import { ModelChoiceSchema, type ModelResolver } from "../models/registry";
 import type { LanguageModel, ToolCall, ToolSpec, Usage } from "../models/types";
-import type { RuntimeConfig } from "./config";
+import { RESUME_NOTICE, type RuntimeConfig } from "./config";
 import type { ContextRegistry } from "./context-registry";
 import { snapshotToAppend } from "./context-registry";
 import type { EventPayload, SessionEvent, TurnEndReason } from "./events";
@@ -19,7 +19,7 @@ import {
   unfinishedStreamText,
   visibleEvents,
 } from "./history";
-import { claimInbox, type ClaimedItem } from "./inbox";
+import { claimInbox, enqueue, type ClaimedItem } from "./inbox";
 import { releaseLease } from "./lease";
 import { appendEvents, readEventsAfter, type Lease } from "./session-log";
 import { runTool, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
@@ -51,6 +51,14 @@ const SessionSettings = z.object({
 const SUMMARY_SYSTEM =
   "You write compaction summaries. Summarise the conversation so that the agent can continue the work: goals, decisions, facts learned, open tasks. Be concise.";
 const SUMMARY_INSTRUCTION = "Summarise this conversation for your own future reference:";
+
+/**
+ * A turn cut short by a crash or a server shutdown should not leave its work abandoned: a
+ * system notice (Steer) wakes the agent to continue once a process drives it again.
+ */
+function enqueueResumeNotice(tx: Tx, sessionId: SessionId) {
+  return enqueue(tx, sessionId, { mode: "steer", text: RESUME_NOTICE, source: { kind: "system" } });
+}
 
 /** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
 class SteerPending extends Error {}
@@ -217,6 +225,7 @@ export class AgentDriver {
     payloads.push({ kind: "turn_end", turnId, reason: "interrupted" });
     await this.append(payloads, async (tx) => {
       await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
+      await enqueueResumeNotice(tx, this.sessionId);
     });
     this.svc.log(`agent ${this.sessionId}: closed turn ${turnId} left open by a crash`);
   }
@@ -284,7 +293,8 @@ export class AgentDriver {
       if (abort.signal.aborted) {
         const kind = this.abortKind;
         if (kind === "lease_lost") throw e;
-        await this.endTurn(turnId, kind === "shutdown" ? "interrupted" : "aborted", undefined, kind === "interrupt");
+        if (kind === "shutdown") await this.endTurn(turnId, "interrupted", undefined, false, true);
+        else await this.endTurn(turnId, "aborted", undefined, kind === "interrupt");
       } else {
         const message = e instanceof Error ? e.message : String(e);
         this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`);
@@ -329,12 +339,13 @@ export class AgentDriver {
     }
   }
 
-  private async endTurn(turnId: TurnId, reason: TurnEndReason, error?: string, park = false): Promise<void> {
+  private async endTurn(turnId: TurnId, reason: TurnEndReason, error?: string, park = false, resume = false): Promise<void> {
     await this.append([{ kind: "turn_end", turnId, reason, ...(error ? { error } : {}) }], async (tx) => {
       await tx.session.update({
         where: { id: this.sessionId },
         data: { activeTurnId: null, abortRequest: null, ...(park ? { parked: true } : {}) },
       });
+      if (resume) await enqueueResumeNotice(tx, this.sessionId);
     });
   }
 

@@ -18,6 +18,10 @@ export const DEFAULT_SYSTEM_PROMPT = [
   "Messages that start with \"Runtime context\" describe your current situation and supersede earlier ones.",
 ].join("\n");
 
+/** Steered into an agent whose turn a crash or shutdown cut short, so its work goes on. */
+export const RESUME_NOTICE =
+  "The server restarted while you were working, so your last turn was interrupted. Continue where you left off.";
+
 export function runtimeConfigFromEnv(env: Env): RuntimeConfig {
   return {
     idleEvictMs: env.AGENT_IDLE_EVICT_MS,

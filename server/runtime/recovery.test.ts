@@ -7,6 +7,7 @@ import { createDb, inTx, type Db } from "../db/client";
 import { isAppError } from "../errors";
 import { newMessageId, newTurnId, type SessionId } from "../ids";
 import { ActivityHub } from "../live/activity";
+import { RESUME_NOTICE } from "./config";
 import { defaultPlaybook, ScriptedModel, type Playbook } from "../models/scripted";
 import type { ModelRequest } from "../models/types";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
@@ -593,7 +594,10 @@ describe("graceful stop mid-turn", () => {
     expect(turns[0]!.assistant[0]!.text.startsWith(turns[0]!.deltas)).toBe(true);
     expect(await sessionRow(id)).toMatchObject({ leaseOwner: null, activeTurnId: null, status: "inactive" });
     expect((await getSession(db, id)).status).toBe("inactive");
-    expect((await listInbox(db, id)).map((i) => i.id)).toEqual([b.id]);
+    // B stays queued, and a resume notice (Steer) will wake the agent to continue A's work.
+    const inbox = await listInbox(db, id);
+    expect(inbox.filter((i) => i.source.kind === "human").map((i) => i.id)).toEqual([b.id]);
+    expect(inbox.filter((i) => i.source.kind === "system").map((i) => [i.mode, i.text])).toEqual([["steer", RESUME_NOTICE]]);
   }
 
   async function expectNextRuntimeRunsQueued(id: SessionId, a: { id: string }, b: { id: string }) {

@@ -1,5 +1,14 @@
-import { defaultPlaybook, readTail, RUNTIME_CONTEXT_PREFIX, type Playbook, type ScriptedReply } from "../models/scripted";
+import {
+  defaultPlaybook,
+  DIRECTIVE_REPLY,
+  readTail,
+  RUNTIME_CONTEXT_PREFIX,
+  toolDirectives,
+  type Playbook,
+  type ScriptedReply,
+} from "../models/scripted";
 import type { ModelMessage, ModelRequest } from "../models/types";
+import { RESUME_NOTICE } from "../runtime/config";
 
 // The keyless team scenario (spec section 11), played by the scripted model. Each member
 // decides its next step from what any model would see: its runtime-context identity, the
@@ -23,6 +32,8 @@ interface Seen {
   results: Result[];
   /** Results of the last tool round (what the model just learned). */
   last: Result[];
+  /** Every user message the member has seen (team mail included). */
+  inputsSoFar: string[];
 }
 
 const TOOLS_NEEDED = ["spawn_teammate", "send_message", "wait_agent", "team_task_create", "team_task_update", "team_task_list"];
@@ -32,6 +43,11 @@ export const teamPlaybook: Playbook = (request) => {
     return defaultPlaybook(request);
   }
   const seen = read(request);
+  // "/tool" directives are run verbatim, and their results reported, by the plain playbook.
+  const lastReply = request.messages.findLast((m) => m.role === "assistant");
+  if (toolDirectives(seen.inputs).length > 0 || (seen.last.length > 0 && lastReply?.role === "assistant" && lastReply.text === DIRECTIVE_REPLY)) {
+    return defaultPlaybook(request);
+  }
   if (seen.role === "lead") return lead(seen);
   if (seen.name === "researcher") return researcher(seen);
   if (seen.name === "implementer") return implementer(seen);
@@ -51,14 +67,17 @@ function read(request: ModelRequest): Seen {
     }
   }
   const humanish = messages.filter(
-    (m): m is Extract<ModelMessage, { role: "user" }> =>
-      m.role === "user" && !m.text.startsWith(RUNTIME_CONTEXT_PREFIX) && !m.text.startsWith("Team message "),
+    (m): m is Extract<ModelMessage, { role: "user" }> => m.role === "user" && isPrompt(m.text),
   );
   const results: Result[] = [];
   for (const m of messages) if (m.role === "tool") results.push(...m.results);
   const { inputs, toolResults } = readTail(messages);
-  return { role, name, goal: humanish.at(-1)?.text ?? "the task", inputs, results, last: toolResults };
+  const inputsSoFar = messages.flatMap((m) => (m.role === "user" ? [m.text] : []));
+  return { role, name, goal: humanish.at(-1)?.text ?? "the task", inputs, results, last: toolResults, inputsSoFar };
 }
+
+/** A person's prompt (or a teammate's initial task), not context, team mail or a notice. */
+const isPrompt = (t: string) => !t.startsWith(RUNTIME_CONTEXT_PREFIX) && !t.startsWith("Team message ") && t !== RESUME_NOTICE;
 
 const say = (text: string, ...toolCalls: Call[]): ScriptedReply => ({ text, toolCalls });
 const lastOf = (seen: Seen, tool: string) => [...seen.results].reverse().find((r) => r.toolName === tool && !r.isError);
@@ -84,7 +103,7 @@ function ack(seen: Seen): string {
 
 function lead(seen: Seen): ScriptedReply {
   const spawned = seen.results.filter((r) => r.toolName === "spawn_teammate" && !r.isError).length;
-  const human = seen.inputs.find((t) => !t.startsWith("Team message "));
+  const human = seen.inputs.find(isPrompt);
   if (human && spawned === 0 && !seen.results.some((r) => r.toolName === "spawn_teammate")) {
     return say(
       `I'll split "${short(human)}" between a researcher and an implementer, then wait for both.`,
@@ -116,7 +135,9 @@ function lead(seen: Seen): ScriptedReply {
   }
   if (board) {
     const tasks = tasksIn(board);
-    if (tasks.length >= 2 && tasks.every((t) => t.status === "completed")) {
+    // Done when every task is completed and the implementer has reported back.
+    const reported = seen.inputsSoFar.some((t) => /^Team message \S+ from implementer:/.test(t));
+    if (tasks.length >= 2 && tasks.every((t) => t.status === "completed") && reported) {
       return say("Both tasks are completed. Checking the roster before I answer.", { toolName: "list_agents", input: {} });
     }
     const lastWait = lastOf(seen, "wait_agent")?.output as { noProgress?: boolean } | undefined;

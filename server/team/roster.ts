@@ -245,3 +245,48 @@ export async function recoverProvisioning(db: Db, olderThanMs = 0): Promise<numb
   }
   return settled;
 }
+
+export const TeamSummarySchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  model: ModelChoiceSchema,
+  status: AgentStatusSchema,
+  memberCount: z.number().int(),
+  lastActivityAt: z.date(),
+});
+export type TeamSummary = z.infer<typeof TeamSummarySchema>;
+
+/** Teams (Lead sessions), most recently active first; the count includes the Lead. */
+export async function listTeams(db: DbOrTx, limit = 100): Promise<TeamSummary[]> {
+  const rows = z
+    .array(
+      z.object({
+        id: z.string(),
+        member_count: z.number(),
+        last_activity_at: z.date(),
+      }),
+    )
+    .parse(
+      await db.$queryRaw`SELECT s.id,
+          (SELECT count(*)::int FROM team_members m WHERE m.team_id = s.id) + 1 AS member_count,
+          (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at
+        FROM sessions s WHERE s.member_name IS NULL AND s.team_id = s.id
+        ORDER BY last_activity_at DESC LIMIT ${limit}`,
+    );
+  const leads = await db.session.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: sessionSelect });
+  const byId = new Map(leads.map((l) => [l.id, l]));
+  return rows.flatMap((r) => {
+    const lead = byId.get(r.id);
+    if (!lead) return [];
+    return [
+      TeamSummarySchema.parse({
+        id: r.id,
+        title: lead.title,
+        model: lead.model,
+        status: deriveStatus(lead),
+        memberCount: r.member_count,
+        lastActivityAt: r.last_activity_at,
+      }),
+    ];
+  });
+}

@@ -1,6 +1,7 @@
-import { SessionRoom } from "~/components/session-room";
+import { redirect } from "next/navigation";
 
+// Older links: a session is shown in its team's room.
 export default async function SessionPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  return <SessionRoom sessionId={id} />;
+  redirect(`/teams/${id}`);
 }

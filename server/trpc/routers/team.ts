@@ -5,7 +5,16 @@ import { asSessionId, type SessionId } from "../../ids";
 import { activityWaiter } from "../../live/activity";
 import { LEAD_NAME } from "../../team/names";
 import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
-import { listMembers, membershipOf, MemberViewSchema, spawnTeammate, type MemberView, type Membership } from "../../team/roster";
+import {
+  listMembers,
+  listTeams,
+  membershipOf,
+  MemberViewSchema,
+  spawnTeammate,
+  TeamSummarySchema,
+  type MemberView,
+  type Membership,
+} from "../../team/roster";
 import { getTask, listTasks, TaskActionSchema, TaskStatusSchema, TaskViewSchema, updateTask, type TaskView } from "../../team/task-board";
 import { publicProcedure, router, type TrpcContext } from "../init";
 
@@ -53,6 +62,11 @@ async function readTeamState(ctx: TrpcContext, id: SessionId): Promise<TeamState
 }
 
 export const teamRouter = router({
+  list: publicProcedure
+    .input(z.object({ limit: z.number().int().min(1).max(500).default(100) }).optional())
+    .output(z.array(TeamSummarySchema))
+    .query(({ ctx, input }) => listTeams(ctx.db, input?.limit)),
+
   roster: publicProcedure
     .input(TeamRef)
     .output(z.array(MemberViewSchema))

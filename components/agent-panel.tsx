@@ -1,0 +1,138 @@
+"use client";
+
+import { useMutation } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { StatusBadge } from "./status-badge";
+import { Transcript } from "./transcript";
+import { useTRPC } from "./trpc";
+import { useSessionLive } from "./use-session-live";
+
+/** One agent: its live transcript, its queued prompts and a composer. Works for any member. */
+export function AgentPanel({ sessionId, name }: { sessionId: string; name: string }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const { events, state, connection, error } = useSessionLive(sessionId);
+  const [text, setText] = useState("");
+  const prompt = useMutation(trpc.session.prompt.mutationOptions({ onSuccess: () => setText("") }));
+  const stop = useMutation(trpc.session.stop.mutationOptions());
+  const fork = useMutation(trpc.session.fork.mutationOptions({ onSuccess: (s) => router.push(`/teams/${s.id}`) }));
+
+  const session = state?.session;
+  const queued = state?.inbox.filter((i) => i.mode === "queue") ?? [];
+
+  function submit(e?: FormEvent) {
+    e?.preventDefault();
+    if (text.trim()) prompt.mutate({ sessionId, text });
+  }
+  function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      submit();
+    }
+  }
+
+  return (
+    <section className="agent-panel" aria-label={`Agent ${name}`}>
+      <div className="panel-head">
+        <h2>{name}</h2>
+        {session && <StatusBadge status={session.status} />}
+        {connection === "connecting" && events.length > 0 && (
+          <span role="status" className="muted">
+            Reconnecting…
+          </span>
+        )}
+      </div>
+      {error && (
+        <p role="alert" className="error">
+          {error.message}
+        </p>
+      )}
+
+      <Transcript
+        events={events}
+        running={session?.running ?? false}
+        onFork={(seq) => fork.mutate({ sessionId, throughSeq: seq })}
+      />
+
+      <section aria-label="Queued prompts" className="queue">
+        {queued.length > 0 && <h3 className="label">Queued ({queued.length})</h3>}
+        <ol>
+          {queued.map((item) => (
+            <QueuedPrompt key={item.id} sessionId={sessionId} itemId={item.id} text={item.text} running={session?.running ?? false} />
+          ))}
+        </ol>
+      </section>
+
+      <form className="composer" onSubmit={submit} aria-label={`Prompt ${name}`}>
+        <label className="grow">
+          <span className="sr-only">Prompt</span>
+          <textarea
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            onKeyDown={onKeyDown}
+            placeholder={`Prompt ${name} (Enter to queue, Shift+Enter for a new line)`}
+            rows={3}
+            maxLength={65_536}
+          />
+        </label>
+        <div className="composer-actions">
+          <button type="submit" disabled={!text.trim() || prompt.isPending}>
+            Send
+          </button>
+          <button type="button" className="secondary" onClick={() => stop.mutate({ sessionId })} disabled={!session?.running}>
+            Stop
+          </button>
+        </div>
+      </form>
+      {prompt.error && (
+        <p role="alert" className="error">
+          {prompt.error.message}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** A queued prompt: edit its text, remove it, or steer it into the running turn. */
+function QueuedPrompt({ sessionId, itemId, text, running }: { sessionId: string; itemId: string; text: string; running: boolean }) {
+  const trpc = useTRPC();
+  const [editing, setEditing] = useState<string | null>(null);
+  // Losing a race (the item was claimed meanwhile) is silent convergence: the list updates live.
+  const quiet = { onError: () => undefined };
+  const edit = useMutation(trpc.session.editQueued.mutationOptions({ ...quiet, onSuccess: () => setEditing(null) }));
+  const remove = useMutation(trpc.session.removeQueued.mutationOptions(quiet));
+  const steer = useMutation(trpc.session.steerNow.mutationOptions(quiet));
+  return (
+    <li className="queued">
+      {editing === null ? (
+        <span className="grow">{text}</span>
+      ) : (
+        <form
+          className="grow row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (editing.trim()) edit.mutate({ sessionId, itemId, text: editing });
+          }}
+        >
+          <label className="grow">
+            <span className="sr-only">Queued prompt text</span>
+            <input value={editing} onChange={(e) => setEditing(e.target.value)} autoFocus />
+          </label>
+          <button type="submit">Save</button>
+        </form>
+      )}
+      {editing === null && (
+        <button type="button" className="secondary" onClick={() => setEditing(text)}>
+          Edit
+        </button>
+      )}
+      <button type="button" className="secondary" onClick={() => steer.mutate({ sessionId, itemId })} disabled={!running}>
+        Steer now
+      </button>
+      <button type="button" className="secondary" onClick={() => remove.mutate({ sessionId, itemId })}>
+        Remove
+      </button>
+    </li>
+  );
+}

@@ -1,0 +1,116 @@
+"use client";
+
+import { useMutation } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import type { MemberView } from "~/server/team/roster";
+import { StatusBadge } from "./status-badge";
+import { useTRPC } from "./trpc";
+
+/** The Lead and every teammate with live status; selecting one shows its transcript. */
+export function Roster({
+  teamId,
+  members,
+  selected,
+  onSelect,
+}: {
+  teamId: string;
+  members: MemberView[];
+  selected: string;
+  onSelect: (name: string) => void;
+}) {
+  return (
+    <section aria-label="Roster" className="roster">
+      <h2>Team</h2>
+      <ul>
+        {members.map((m) => (
+          <li key={m.name}>
+            <button
+              type="button"
+              className={`member${m.name === selected ? " selected" : ""}`}
+              aria-pressed={m.name === selected}
+              aria-label={`${m.name} (${m.role}), ${m.status}`}
+              onClick={() => onSelect(m.name)}
+            >
+              <span className="member-head">
+                <strong>{m.name}</strong>
+                <StatusBadge status={m.status} />
+              </span>
+              <span className="muted member-meta">
+                {m.role}
+                {m.context ? ` · ${m.context}` : ""} · {m.model.provider}:{m.model.model} · {m.tokensUsed.toLocaleString()} tokens
+              </span>
+              {m.description && <span className="member-desc">{m.description}</span>}
+              {m.diagnostic && (
+                <span className="error member-desc" role="note">
+                  {m.diagnostic}
+                </span>
+              )}
+            </button>
+          </li>
+        ))}
+      </ul>
+      <AddTeammate teamId={teamId} />
+    </section>
+  );
+}
+
+function AddTeammate({ teamId }: { teamId: string }) {
+  const trpc = useTRPC();
+  const [open, setOpen] = useState(false);
+  const [form, setForm] = useState({ name: "", description: "", prompt: "", context: "fresh" as "fresh" | "fork" });
+  const add = useMutation(
+    trpc.team.addTeammate.mutationOptions({
+      onSuccess: () => {
+        setForm({ name: "", description: "", prompt: "", context: "fresh" });
+        setOpen(false);
+      },
+    }),
+  );
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    add.mutate({ teamId, ...form });
+  }
+  if (!open) {
+    return (
+      <button type="button" className="secondary" onClick={() => setOpen(true)}>
+        Add a teammate
+      </button>
+    );
+  }
+  return (
+    <form className="add-teammate" onSubmit={submit} aria-label="Add a teammate">
+      <label>
+        <span className="label">Name (kebab-case)</span>
+        <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required maxLength={64} />
+      </label>
+      <label>
+        <span className="label">Description</span>
+        <input value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} required maxLength={500} />
+      </label>
+      <label>
+        <span className="label">First task</span>
+        <textarea value={form.prompt} onChange={(e) => setForm({ ...form, prompt: e.target.value })} required rows={3} />
+      </label>
+      <label>
+        <span className="label">Context</span>
+        <select value={form.context} onChange={(e) => setForm({ ...form, context: e.target.value === "fork" ? "fork" : "fresh" })}>
+          <option value="fresh">fresh (empty history)</option>
+          <option value="fork">fork (the Lead&apos;s completed turns)</option>
+        </select>
+      </label>
+      <div className="row">
+        <button type="submit" disabled={add.isPending}>
+          Add
+        </button>
+        <button type="button" className="secondary" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+      {add.error && (
+        <p role="alert" className="error">
+          {add.error.message}
+        </p>
+      )}
+    </form>
+  );
+}

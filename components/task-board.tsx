@@ -1,0 +1,178 @@
+"use client";
+
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "react";
+import type { MemberView } from "~/server/team/roster";
+import type { TaskView } from "~/server/team/task-board";
+import { useTRPC } from "./trpc";
+
+type Action = "claim" | "release" | "complete" | "reopen" | "delete" | "reassign" | "edit";
+
+const COLUMNS = [
+  { status: "pending", title: "Pending" },
+  { status: "in_progress", title: "In progress" },
+  { status: "completed", title: "Completed" },
+] as const;
+
+/**
+ * The board, live. A person acts with Lead authority and always sends the revision they saw;
+ * when someone changed the task first, the conflict is shown with the current task, and
+ * nothing is overwritten.
+ */
+export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: TaskView[]; members: MemberView[] }) {
+  const trpc = useTRPC();
+  const [conflict, setConflict] = useState<{ taskId: string; message: string } | null>(null);
+  const update = useMutation(
+    trpc.team.updateTask.mutationOptions({
+      onMutate: () => setConflict(null),
+      onError: (e, vars) => setConflict({ taskId: vars.taskId, message: e.message }),
+    }),
+  );
+  const live = tasks.filter((t) => t.status !== "deleted");
+  const deleted = tasks.length - live.length;
+  const current = conflict ? tasks.find((t) => t.id === conflict.taskId) : undefined;
+
+  function act(task: TaskView, action: Action, extra: { owner?: string | null; subject?: string; seenRevision?: number } = {}) {
+    const { seenRevision, ...fields } = extra;
+    update.mutate({ teamId, taskId: task.id, expectedRevision: seenRevision ?? task.revision, action, ...fields });
+  }
+
+  return (
+    <section aria-label="Task board" className="board">
+      <h2>Tasks</h2>
+      {conflict && (
+        <div role="alert" className="conflict">
+          <strong>Not applied:</strong> {conflict.message}
+          {current && (
+            <p>
+              Current: {current.id} “{current.subject}” is {current.status.replace("_", " ")} at revision {current.revision}
+              {current.ownerName ? `, owned by ${current.ownerName}` : ""}.
+            </p>
+          )}
+          <button type="button" className="secondary" onClick={() => setConflict(null)}>
+            Dismiss
+          </button>
+        </div>
+      )}
+      {live.length === 0 && <p className="muted">No tasks yet. Teammates put their work here.</p>}
+      <div className="columns">
+        {COLUMNS.map((col) => {
+          const inCol = live.filter((t) => t.status === col.status);
+          return (
+            <section key={col.status} aria-label={`${col.title} tasks`} className="column">
+              <h3 className="label">
+                {col.title} ({inCol.length})
+              </h3>
+              <ul>
+                {inCol.map((t) => (
+                  <TaskCard key={t.id} task={t} members={members} onAct={act} />
+                ))}
+              </ul>
+            </section>
+          );
+        })}
+      </div>
+      {deleted > 0 && <p className="muted">{deleted} deleted task{deleted === 1 ? "" : "s"} kept as tombstones.</p>}
+    </section>
+  );
+}
+
+function TaskCard({
+  task,
+  members,
+  onAct,
+}: {
+  task: TaskView;
+  members: MemberView[];
+  onAct: (task: TaskView, action: Action, extra?: { owner?: string | null; subject?: string; seenRevision?: number }) => void;
+}) {
+  // An edit is sent with the revision the person started editing, so a change made by someone
+  // else meanwhile shows up as a conflict instead of being overwritten.
+  const [editing, setEditing] = useState<{ subject: string; revision: number } | null>(null);
+  const assignable = members.filter((m) => m.phase === "active");
+  return (
+    <li className="task" aria-label={`${task.id} ${task.subject}`}>
+      <div className="task-head">
+        <span className="task-id">{task.id}</span>
+        {task.ready && <span className="badge badge-ready">ready</span>}
+        <span className="muted">rev {task.revision}</span>
+      </div>
+      {editing === null ? (
+        <div className="task-subject">{task.subject}</div>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (editing.subject.trim()) onAct(task, "edit", { subject: editing.subject.trim(), seenRevision: editing.revision });
+            setEditing(null);
+          }}
+        >
+          <label>
+            <span className="sr-only">Subject of {task.id}</span>
+            <input
+              value={editing.subject}
+              onChange={(e) => setEditing({ ...editing, subject: e.target.value })}
+              autoFocus
+              maxLength={200}
+            />
+          </label>
+        </form>
+      )}
+      <div className="muted task-meta">
+        {task.ownerName ? `owner: ${task.ownerName}` : "unowned"}
+        {task.blockedBy.length > 0 && ` · waits for ${task.blockedBy.join(", ")}`}
+        {task.writeScopes.length > 0 && ` · scopes: ${task.writeScopes.join(", ")}`}
+      </div>
+      {task.warnings.map((w) => (
+        <div key={`${w.taskId}-${w.scope}`} className="warning" role="note">
+          Write scope {w.scope} overlaps {w.taskId} ({w.otherScope})
+        </div>
+      ))}
+      <div className="task-actions">
+        {task.status === "pending" && (
+          <button type="button" className="secondary" onClick={() => onAct(task, "claim")} aria-label={`Claim ${task.id}`}>
+            Claim
+          </button>
+        )}
+        {task.status === "in_progress" && (
+          <>
+            <button type="button" className="secondary" onClick={() => onAct(task, "complete")} aria-label={`Complete ${task.id}`}>
+              Complete
+            </button>
+            <button type="button" className="secondary" onClick={() => onAct(task, "release")} aria-label={`Release ${task.id}`}>
+              Release
+            </button>
+          </>
+        )}
+        {task.status === "completed" && (
+          <button type="button" className="secondary" onClick={() => onAct(task, "reopen")} aria-label={`Reopen ${task.id}`}>
+            Reopen
+          </button>
+        )}
+        {task.status !== "completed" && (
+          <label className="assign">
+            <span className="sr-only">Assign {task.id}</span>
+            <select
+              value=""
+              onChange={(e) => onAct(task, "reassign", { owner: e.target.value === "-" ? null : e.target.value })}
+            >
+              <option value="">Assign…</option>
+              {assignable.map((m) => (
+                <option key={m.name} value={m.name}>
+                  {m.name}
+                </option>
+              ))}
+              <option value="-">Unassign</option>
+            </select>
+          </label>
+        )}
+        <button type="button" className="secondary" onClick={() => setEditing({ subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
+          Edit
+        </button>
+        <button type="button" className="secondary danger" onClick={() => onAct(task, "delete")} aria-label={`Delete ${task.id}`}>
+          Delete
+        </button>
+      </div>
+    </li>
+  );
+}

@@ -1,0 +1,25 @@
+import { expect, type Page } from "@playwright/test";
+
+// Shared steps of the end-to-end tests: selectors by role and accessible name only.
+
+export async function createTeam(page: Page, title: string, home = "/"): Promise<string> {
+  await page.goto(home);
+  await page.getByLabel("Title").fill(title);
+  await page.getByRole("button", { name: "Create team" }).click();
+  await expect(page).toHaveURL(/\/teams\/ses_/);
+  await expect(page.getByRole("heading", { name: title, level: 1 })).toBeVisible();
+  return page.url().split("/teams/")[1]!.split("?")[0]!;
+}
+
+export async function send(page: Page, text: string) {
+  const box = page.getByRole("textbox", { name: "Prompt" });
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+export const transcript = (page: Page) => page.getByRole("region", { name: "Transcript" });
+export const agent = (page: Page, name = "lead") => page.getByRole("region", { name: `Agent ${name}` });
+export const agentStatus = (page: Page, status: string, name = "lead") =>
+  agent(page, name).locator(".panel-head").getByLabel(`status: ${status}`);
+export const finalAnswer = (page: Page) =>
+  transcript(page).getByRole("article", { name: "Reply" }).getByText(/^Final answer for/);

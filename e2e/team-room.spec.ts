@@ -1,0 +1,97 @@
+import { expect, test } from "@playwright/test";
+import { agent, agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
+
+// The team room end to end with the keyless model: the whole team scenario seen through the
+// UI, live collaboration between two browsers, and conflicts on the task board.
+
+test("the keyless team scenario plays out live: roster, board, mailbox and the Lead's answer", async ({ page }, testInfo) => {
+  await createTeam(page, "Todo app team");
+  await send(page, "Build a tiny todo app");
+
+  const roster = page.getByRole("region", { name: "Roster" });
+  await expect(roster.getByRole("button", { name: /^researcher \(teammate\)/ })).toBeVisible({ timeout: 30_000 });
+  await expect(roster.getByRole("button", { name: /^implementer \(teammate\)/ })).toBeVisible();
+
+  const completed = page.getByRole("region", { name: "Completed tasks" });
+  await expect(completed.getByRole("listitem")).toHaveCount(2, { timeout: 60_000 });
+  await expect(completed.getByRole("listitem", { name: /^task-1 Research/ })).toContainText("rev 3");
+  await expect(completed.getByRole("listitem", { name: /^task-2 Implement/ })).toContainText("waits for task-1");
+
+  const mailbox = page.getByRole("region", { name: "Mailbox" });
+  await expect(mailbox.getByRole("listitem", { name: /from researcher to implementer: consumed$/ })).toBeVisible({ timeout: 30_000 });
+  await expect(mailbox.getByRole("listitem", { name: /from implementer to lead: consumed$/ })).toBeVisible({ timeout: 30_000 });
+
+  await expect(finalAnswer(page)).toBeVisible({ timeout: 60_000 });
+  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 20_000 });
+  await page.screenshot({ path: testInfo.outputPath("team-room-lead.png"), fullPage: true });
+
+  // Selecting a teammate shows its transcript, including the message steered into its turn.
+  await roster.getByRole("button", { name: /^implementer \(teammate\)/ }).click();
+  await expect(agent(page, "implementer")).toBeVisible();
+  await expect(transcript(page).getByRole("article", { name: "Team message from researcher" })).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath("team-room-implementer.png"), fullPage: true });
+});
+
+test("two browsers on one team stay in sync", async ({ browser }) => {
+  const a = await (await browser.newContext()).newPage();
+  const b = await (await browser.newContext()).newPage();
+  await createTeam(a, "Shared room");
+  await b.goto(a.url());
+  await expect(b.getByRole("heading", { name: "Shared room", level: 1 })).toBeVisible();
+
+  await send(a, "/tool team_task_create {\"subject\":\"Shared task\",\"description\":\"seen by both\"}");
+  await expect(transcript(b).getByRole("article", { name: "Prompt" })).toContainText("Shared task");
+  await expect(b.getByRole("listitem", { name: "task-1 Shared task" })).toBeVisible({ timeout: 20_000 });
+  await b.getByRole("button", { name: "Claim task-1" }).click();
+  await expect(a.getByRole("region", { name: "In progress tasks" }).getByRole("listitem", { name: "task-1 Shared task" })).toBeVisible();
+});
+
+test("a stale task edit shows the conflict and the current task instead of overwriting", async ({ browser }) => {
+  const a = await (await browser.newContext()).newPage();
+  const b = await (await browser.newContext()).newPage();
+  await createTeam(a, "Conflicts");
+  await send(a, "/tool team_task_create {\"subject\":\"Original subject\",\"description\":\"\"}");
+  await expect(a.getByRole("listitem", { name: "task-1 Original subject" })).toBeVisible({ timeout: 20_000 });
+  await b.goto(a.url());
+
+  // B starts editing at revision 1; A claims the task meanwhile (revision 2).
+  await b.getByRole("button", { name: "Edit task-1" }).click();
+  await a.getByRole("button", { name: "Claim task-1" }).click();
+  await expect(b.getByRole("listitem", { name: "task-1 Original subject" })).toContainText("rev 2");
+  const field = b.getByRole("textbox", { name: "Subject of task-1" });
+  await field.fill("B's subject");
+  await field.press("Enter");
+
+  const conflict = b.getByRole("alert");
+  await expect(conflict).toContainText("Not applied");
+  await expect(conflict).toContainText("revision 2");
+  await expect(b.getByRole("listitem", { name: "task-1 Original subject" })).toBeVisible();
+});
+
+test("queue controls on the Lead: edit and remove queued prompts, steer one into the running turn", async ({ page }) => {
+  await createTeam(page, "Queue controls");
+  await send(page, "Build something long");
+  await expect(transcript(page).locator("article[data-streaming]")).toBeVisible();
+  await send(page, "to be edited");
+  await send(page, "to be removed");
+  await send(page, "to be steered");
+  const queue = page.getByRole("region", { name: "Queued prompts" });
+  await expect(queue.getByRole("listitem")).toHaveCount(3);
+
+  await queue.getByRole("listitem").filter({ hasText: "to be edited" }).getByRole("button", { name: "Edit" }).click();
+  const edit = queue.getByRole("textbox", { name: "Queued prompt text" });
+  await edit.fill("edited prompt");
+  await edit.press("Enter");
+  await expect(queue).toContainText("edited prompt");
+
+  await queue.getByRole("listitem").filter({ hasText: "to be removed" }).getByRole("button", { name: "Remove" }).click();
+  await expect(queue).not.toContainText("to be removed");
+
+  await queue.getByRole("listitem").filter({ hasText: "to be steered" }).getByRole("button", { name: "Steer now" }).click();
+  await expect(queue).not.toContainText("to be steered");
+  await expect(transcript(page).getByRole("article", { name: "Prompt" }).filter({ hasText: "to be steered" })).toBeVisible();
+  // The edited prompt runs later as its own turn.
+  await expect(transcript(page).getByRole("article", { name: "Prompt" }).filter({ hasText: "edited prompt" })).toBeVisible({
+    timeout: 90_000,
+  });
+});
