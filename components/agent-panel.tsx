@@ -14,7 +14,7 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
   const router = useRouter();
   const { events, state, connection, error } = useSessionLive(sessionId);
   const [text, setText] = useState("");
-  const prompt = useMutation(trpc.session.prompt.mutationOptions({ onSuccess: () => setText("") }));
+  const prompt = useMutation(trpc.session.prompt.mutationOptions());
   const stop = useMutation(trpc.session.stop.mutationOptions());
   const fork = useMutation(trpc.session.fork.mutationOptions({ onSuccess: (s) => router.push(`/teams/${s.id}`) }));
 
@@ -23,7 +23,11 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
 
   function submit(e?: FormEvent) {
     e?.preventDefault();
-    if (text.trim()) prompt.mutate({ sessionId, text });
+    const sent = text;
+    if (!sent.trim()) return;
+    // Cleared at once so the next prompt can be typed; a failed send puts the text back.
+    setText("");
+    prompt.mutate({ sessionId, text: sent }, { onError: () => setText((current) => current || sent) });
   }
   function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
     if (e.key === "Enter" && !e.shiftKey) {
@@ -77,7 +81,7 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
           />
         </label>
         <div className="composer-actions">
-          <button type="submit" disabled={!text.trim() || prompt.isPending}>
+          <button type="submit" disabled={!text.trim()}>
             Send
           </button>
           <button type="button" className="secondary" onClick={() => stop.mutate({ sessionId })} disabled={!session?.running}>

@@ -22,6 +22,8 @@ const COLUMNS = [
 export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: TaskView[]; members: MemberView[] }) {
   const trpc = useTRPC();
   const [conflict, setConflict] = useState<{ taskId: string; message: string } | null>(null);
+  // Kept here, not in the card: a card remounts when its task moves to another column.
+  const [editing, setEditing] = useState<Editing | null>(null);
   const update = useMutation(
     trpc.team.updateTask.mutationOptions({
       onMutate: () => setConflict(null),
@@ -65,7 +67,14 @@ export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: T
               </h3>
               <ul>
                 {inCol.map((t) => (
-                  <TaskCard key={t.id} task={t} members={members} onAct={act} />
+                  <TaskCard
+                    key={t.id}
+                    task={t}
+                    members={members}
+                    onAct={act}
+                    editing={editing?.taskId === t.id ? editing : null}
+                    setEditing={setEditing}
+                  />
                 ))}
               </ul>
             </section>
@@ -77,18 +86,24 @@ export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: T
   );
 }
 
+/** An edit in progress, with the revision the person started from. */
+type Editing = { taskId: string; subject: string; revision: number };
+
 function TaskCard({
   task,
   members,
   onAct,
+  editing,
+  setEditing,
 }: {
   task: TaskView;
   members: MemberView[];
   onAct: (task: TaskView, action: Action, extra?: { owner?: string | null; subject?: string; seenRevision?: number }) => void;
+  editing: Editing | null;
+  setEditing: (e: Editing | null) => void;
 }) {
   // An edit is sent with the revision the person started editing, so a change made by someone
   // else meanwhile shows up as a conflict instead of being overwritten.
-  const [editing, setEditing] = useState<{ subject: string; revision: number } | null>(null);
   const assignable = members.filter((m) => m.phase === "active");
   return (
     <li className="task" aria-label={`${task.id} ${task.subject}`}>
@@ -166,7 +181,7 @@ function TaskCard({
             </select>
           </label>
         )}
-        <button type="button" className="secondary" onClick={() => setEditing({ subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
+        <button type="button" className="secondary" onClick={() => setEditing({ taskId: task.id, subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
           Edit
         </button>
         <button type="button" className="secondary danger" onClick={() => onAct(task, "delete")} aria-label={`Delete ${task.id}`}>

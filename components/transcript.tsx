@@ -83,10 +83,17 @@ function Item({ item, onFork }: { item: TranscriptItem; onFork?: (seq: number) =
           </article>
         );
       }
+      if (source.kind === "system") {
+        return (
+          <p className="marker notice" role="note">
+            {item.text}
+          </p>
+        );
+      }
       return (
         <article className="msg user" aria-label="Prompt">
           <div className="who">
-            {source.kind === "human" ? (source.author ?? "You") : source.kind}
+            {source.author ?? "You"}
             <ForkButton seq={item.seq} onFork={onFork} />
           </div>
           <div className="text">{item.text}</div>

@@ -52,7 +52,7 @@ async function main() {
     if (r.status !== 0) throw new Error("next build failed");
   }
 
-  const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "30", HOST: "127.0.0.1", ...process.env, DATABASE_URL: url });
+  const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", ...process.env, DATABASE_URL: url });
   const server = await startAppServer({ env, databaseUrl: url });
   console.log(`e2e server ready on ${server.url}`);
 
