@@ -5,6 +5,11 @@ import { agent, agentStatus, createTeam, finalAnswer, send, transcript } from ".
 // UI, live collaboration between two browsers, and conflicts on the task board.
 
 test("the keyless team scenario plays out live: roster, board, mailbox and the Lead's answer", async ({ page }, testInfo) => {
+  // Nothing leaves the machine: every request goes to the app itself.
+  const foreign: string[] = [];
+  page.on("request", (r) => {
+    if (new URL(r.url()).hostname !== "127.0.0.1") foreign.push(r.url());
+  });
   await createTeam(page, "Todo app team");
   await send(page, "Build a tiny todo app");
 
@@ -30,6 +35,13 @@ test("the keyless team scenario plays out live: roster, board, mailbox and the L
   await expect(agent(page, "implementer")).toBeVisible();
   await expect(transcript(page).getByRole("article", { name: "Team message from researcher" })).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath("team-room-implementer.png"), fullPage: true });
+
+  // A narrow window stacks the room; everything stays reachable.
+  await page.setViewportSize({ width: 420, height: 900 });
+  await expect(page.getByRole("region", { name: "Roster" })).toBeVisible();
+  await expect(page.getByRole("region", { name: "Task board" })).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath("team-room-narrow.png"), fullPage: true });
+  expect(foreign).toEqual([]);
 });
 
 test("two browsers on one team stay in sync", async ({ browser }) => {

@@ -1,0 +1,502 @@
+// Browser-side figures for the team room, against the production build served by
+// scripts/e2e-server.ts and a real Postgres. Figures only, no assertions.
+//
+//   npm run bench:ui          (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/postgres)
+//
+// Creates and migrates its own database, seeds it directly through appendEvents (no lease),
+// starts the app server on it (E2E_SKIP_BUILD=1; one `next build` first if .next/BUILD_ID is
+// missing), drives Chromium with the launch options of playwright.config.ts, and prints ONE
+// JSON object on stdout; progress goes to stderr. Browser, server and database are cleaned up
+// also on errors.
+//
+// - teamRoomLoad: a Lead with ~2,000 seeded events (333 turns of turn_start, step_start,
+//   user_message, assistant_message, step_end, turn_end); ms from navigation start (the page's
+//   performance.now() origin) until a MutationObserver sees the last reply's unique text, which
+//   is then also waited for as visible. Median of BENCH_LOADS (3) fresh pages.
+// - streaming: BENCH_CHUNKS (20,000) assistant_delta events of a few words each, one event per
+//   chunk, committed in transactions of 100, after a turn_start and step_start; an
+//   assistant_message with the whole text, step_end and turn_end at the end. Meanwhile a key is
+//   typed into the Prompt textbox every 100 ms. Reported: longest `longtask` entry, keydown input
+//   delay (performance.now() - event.timeStamp in a keydown listener; max and p95), the Event
+//   Timing API's worst keydown (processingStart - startTime, entries >= 16 ms only), and how
+//   long after the last commit the final reply was on screen.
+// - eventToScreen: BENCH_LATENCY_SAMPLES (50) user_message events committed one at a time; the
+//   bench stamps Date.now() when the commit resolves, a MutationObserver in the page stamps
+//   performance.timeOrigin + performance.now() when the text is first in the DOM.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { chromium, type Browser, type LaunchOptions, type Page } from "@playwright/test";
+import { createDb, inTx, type Db } from "../server/db/client";
+import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { asSessionId, type SessionId } from "../server/ids";
+import { ModelChoiceSchema } from "../server/models/registry";
+import type { EventPayload } from "../server/runtime/events";
+import { appendEvents } from "../server/runtime/session-log";
+import { createSession } from "../server/runtime/sessions";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const SEED_TURNS = Number(process.env.BENCH_SEED_TURNS ?? 333);
+const LOADS = Number(process.env.BENCH_LOADS ?? 3);
+const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 20_000);
+const CHUNKS_PER_TX = 100;
+const TX_GAP_MS = Number(process.env.BENCH_TX_GAP_MS ?? 20);
+const TYPE_EVERY_MS = 100;
+const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 50);
+
+const progress = (line: string) => process.stderr.write(`[bench:ui] ${line}\n`);
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(values: number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return round(sorted[i]!);
+}
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const launchOptions: LaunchOptions = {
+  ...(existsSync(chromiumPath) ? { executablePath: chromiumPath } : {}),
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+  ],
+};
+
+// ------------------------------------------------------------------ in-page instrumentation
+
+interface Probe {
+  longTasks: number[];
+  keyDelays: number[];
+  eventTimingKeydown: { delay: number; duration: number }[];
+  loadSeenAt: number | null;
+  seen: Record<string, number>;
+}
+
+/** Runs in the page before any of its scripts (page.addInitScript). */
+function installProbe(want: string | null): void {
+  const probe: Probe = { longTasks: [], keyDelays: [], eventTimingKeydown: [], loadSeenAt: null, seen: {} };
+  (window as unknown as { __probe: Probe }).__probe = probe;
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) probe.longTasks.push(e.duration);
+    }).observe({ type: "longtask", buffered: true });
+  } catch {
+    // longtask unsupported: the figures stay empty
+  }
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries() as PerformanceEventTiming[]) {
+        if (e.name === "keydown") probe.eventTimingKeydown.push({ delay: e.processingStart - e.startTime, duration: e.duration });
+      }
+    }).observe({ type: "event", buffered: true, durationThreshold: 16 } as PerformanceObserverInit);
+  } catch {
+    // Event Timing unsupported
+  }
+  window.addEventListener("keydown", (e) => probe.keyDelays.push(performance.now() - e.timeStamp), true);
+  if (want) {
+    const mo = new MutationObserver(() => {
+      if (probe.loadSeenAt !== null) return;
+      const replies = document.querySelectorAll('section[aria-label="Transcript"] article[aria-label="Reply"]');
+      const last = replies[replies.length - 1];
+      if (last?.textContent?.includes(want)) {
+        probe.loadSeenAt = performance.now();
+        mo.disconnect();
+      }
+    });
+    mo.observe(document, { childList: true, subtree: true, characterData: true });
+  }
+}
+
+/** Watches for LATMARK-<n>- texts (page.evaluate, latency phase only). */
+function watchMarkers(): void {
+  const probe = (window as unknown as { __probe: Probe }).__probe;
+  const re = /LATMARK-(\d+)-/g;
+  new MutationObserver((records) => {
+    const at = performance.timeOrigin + performance.now();
+    for (const r of records) {
+      const texts = r.type === "characterData" ? [r.target.textContent ?? ""] : [...r.addedNodes].map((n) => n.textContent ?? "");
+      for (const t of texts) {
+        for (const m of t.matchAll(re)) if (probe.seen[m[1]!] === undefined) probe.seen[m[1]!] = at;
+      }
+    }
+  }).observe(document.body, { childList: true, subtree: true, characterData: true });
+}
+
+const readProbe = (page: Page) => page.evaluate(() => (window as unknown as { __probe: Probe }).__probe);
+
+// ------------------------------------------------------------------ database side
+
+async function newLead(db: Db, title: string): Promise<SessionId> {
+  const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }) });
+  return asSessionId(s.id);
+}
+
+async function seedHistory(db: Db, id: SessionId, turns: number, lastReply: string): Promise<number> {
+  const payloads: EventPayload[] = [];
+  for (let t = 0; t < turns; t++) {
+    const turnId = `turn_${t}`;
+    const reply = t === turns - 1 ? lastReply : `Reply ${t}: the picnic plan, step ${t}, with **sandwiches** and a list:\n\n- bread\n- cheese ${t}`;
+    payloads.push(
+      { kind: "turn_start", turnId },
+      { kind: "step_start", turnId, step: 0 },
+      { kind: "user_message", messageId: `msg_u_${t}`, text: `Prompt ${t}: what about step ${t} of the picnic?`, source: { kind: "human" } },
+      {
+        kind: "assistant_message",
+        messageId: `msg_a_${t}`,
+        turnId,
+        step: 0,
+        model: "scripted:keyless",
+        text: reply,
+        toolCalls: [],
+        usage: { inputTokens: 100, outputTokens: 40 },
+        interrupted: false,
+      },
+      { kind: "step_end", turnId, step: 0 },
+      { kind: "turn_end", turnId, reason: "completed" },
+    );
+  }
+  for (let i = 0; i < payloads.length; i += 200) {
+    const batch = payloads.slice(i, i + 200);
+    await inTx(db, (tx) => appendEvents(tx, id, batch, null));
+  }
+  return payloads.length;
+}
+
+const WORDS = "the quick picnic plan needs bread cheese apples lemonade a blanket and some shade near the river".split(" ");
+const chunkText = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]} ${WORDS[(i * 13 + 5) % WORDS.length]} `;
+
+// ------------------------------------------------------------------ app server
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function startServer(url: string, port: number): Promise<{ child: ChildProcess; baseUrl: string; output: string[] }> {
+  const child = spawn("node", ["--import", "tsx", "scripts/e2e-server.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), E2E_DATABASE_URL: url, E2E_SKIP_BUILD: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server not ready after 60 s:\n${output.join("")}`)), 60_000);
+    const onData = (d: Buffer) => {
+      const s = d.toString();
+      output.push(s);
+      if (output.length > 200) output.shift();
+      const m = /e2e server ready on (\S+)/.exec(s);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, baseUrl: m[1]!.replace(/\/$/, ""), output });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}) before it was ready:\n${output.join("")}`));
+    });
+  });
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  child.kill("SIGTERM");
+  const killed = await Promise.race([exited.then(() => false), sleep(10_000).then(() => true)]);
+  if (killed) {
+    child.kill("SIGKILL");
+    await exited;
+  }
+}
+
+// ------------------------------------------------------------------ phases
+
+async function measureLoads(browser: Browser, roomUrl: string, lastReply: string) {
+  const loads: { seenMs: number | null; visibleMs: number; longestTaskMs: number }[] = [];
+  for (let i = 0; i < LOADS; i++) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.addInitScript(installProbe, lastReply);
+    const t0 = Date.now();
+    await page.goto(roomUrl, { waitUntil: "commit" });
+    await page
+      .getByRole("region", { name: "Transcript" })
+      .locator('article[aria-label="Reply"]')
+      .filter({ hasText: lastReply })
+      .waitFor({ state: "visible", timeout: 60_000 });
+    const visibleMs = Date.now() - t0;
+    const probe = await readProbe(page);
+    loads.push({
+      seenMs: probe.loadSeenAt === null ? null : round(probe.loadSeenAt),
+      visibleMs,
+      longestTaskMs: round(Math.max(0, ...probe.longTasks)),
+    });
+    progress(`load ${i + 1}: ${probe.loadSeenAt === null ? "?" : round(probe.loadSeenAt)} ms (visible via Playwright after ${visibleMs} ms)`);
+    await context.close();
+  }
+  return loads;
+}
+
+async function measureStreaming(db: Db, page: Page, id: SessionId) {
+  const turnId = "turn_stream";
+  await inTx(db, (tx) => appendEvents(tx, id, [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }], null));
+  await page.locator('article[aria-label="Reply"][data-streaming]').waitFor({ state: "attached", timeout: 30_000 }).catch(() => undefined);
+  const box = page.getByRole("textbox", { name: "Prompt", exact: true });
+  await box.click();
+  await page.evaluate(() => {
+    const p = (window as unknown as { __probe: Probe }).__probe;
+    p.longTasks = [];
+    p.keyDelays = [];
+    p.eventTimingKeydown = [];
+  });
+
+  const endMark = `STREAMEND-${randomBytes(4).toString("hex")}`;
+  let full = "";
+  let streaming = true;
+  let typed = 0;
+  const typing = (async () => {
+    while (streaming) {
+      await page.keyboard.press("KeyX");
+      typed += 1;
+      await sleep(TYPE_EVERY_MS);
+    }
+  })();
+
+  const started = Date.now();
+  let lastCommitAt = started;
+  try {
+    for (let i = 0; i < CHUNKS; i += CHUNKS_PER_TX) {
+      const batch: EventPayload[] = [];
+      for (let k = i; k < Math.min(CHUNKS, i + CHUNKS_PER_TX); k++) {
+        const text = k === CHUNKS - 1 ? `${endMark} ` : chunkText(k);
+        full += text;
+        batch.push({ kind: "assistant_delta", turnId, step: 0, text });
+      }
+      await inTx(db, (tx) => appendEvents(tx, id, batch, null));
+      if (TX_GAP_MS > 0) await sleep(TX_GAP_MS);
+    }
+    lastCommitAt = Date.now();
+    // The last delta on screen, still streaming.
+    let lastDeltaShownMs: number | null = null;
+    await page
+      .locator('article[aria-label="Reply"][data-streaming]')
+      .filter({ hasText: endMark })
+      .waitFor({ state: "attached", timeout: 60_000 })
+      .then(() => (lastDeltaShownMs = Date.now() - lastCommitAt))
+      .catch(() => undefined);
+    await inTx(db, (tx) =>
+      appendEvents(
+        tx,
+        id,
+        [
+          {
+            kind: "assistant_message",
+            messageId: "msg_stream_final",
+            turnId,
+            step: 0,
+            model: "scripted:keyless",
+            text: full,
+            toolCalls: [],
+            usage: { inputTokens: 100, outputTokens: CHUNKS * 3 },
+            interrupted: false,
+          },
+          { kind: "step_end", turnId, step: 0 },
+          { kind: "turn_end", turnId, reason: "completed" },
+        ],
+        null,
+      ),
+    );
+    const finalCommitAt = Date.now();
+    let finalShownMs: number | null = null;
+    await page
+      .locator('article[aria-label="Reply"]:not([data-streaming])')
+      .filter({ hasText: endMark })
+      .waitFor({ state: "visible", timeout: 60_000 })
+      .then(() => (finalShownMs = Date.now() - finalCommitAt))
+      .catch(() => undefined);
+    streaming = false;
+    await typing;
+    const probe = await readProbe(page);
+    const etDelays = probe.eventTimingKeydown.map((e) => e.delay);
+    return {
+      chunks: CHUNKS,
+      deltaEvents: CHUNKS,
+      chunksPerTransaction: CHUNKS_PER_TX,
+      transactions: Math.ceil(CHUNKS / CHUNKS_PER_TX),
+      gapBetweenTransactionsMs: TX_GAP_MS,
+      streamedChars: full.length,
+      appendSeconds: round((lastCommitAt - started) / 1000, 2),
+      lastDeltaOnScreenAfterLastCommitMs: lastDeltaShownMs,
+      finalReplyVisibleAfterCommitMs: finalShownMs,
+      longTasks: {
+        count: probe.longTasks.length,
+        maxMs: round(Math.max(0, ...probe.longTasks)),
+        totalMs: round(probe.longTasks.reduce((a, b) => a + b, 0)),
+      },
+      inputDelay: {
+        keysTyped: typed,
+        keydownSamples: probe.keyDelays.length,
+        p50Ms: percentile(probe.keyDelays, 50),
+        p95Ms: percentile(probe.keyDelays, 95),
+        maxMs: probe.keyDelays.length ? round(Math.max(...probe.keyDelays)) : null,
+        eventTimingKeydownEntriesOver16Ms: probe.eventTimingKeydown.length,
+        eventTimingMaxDelayMs: etDelays.length ? round(Math.max(...etDelays)) : null,
+        eventTimingMaxDurationMs: probe.eventTimingKeydown.length ? round(Math.max(...probe.eventTimingKeydown.map((e) => e.duration))) : null,
+      },
+    };
+  } finally {
+    streaming = false;
+    await typing.catch(() => undefined);
+  }
+}
+
+async function measureLatency(db: Db, page: Page, id: SessionId) {
+  await page.evaluate(watchMarkers);
+  const committed = new Map<string, number>();
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    const text = `LATMARK-${i}-${randomBytes(3).toString("hex")} is this prompt on screen yet?`;
+    await inTx(db, (tx) =>
+      appendEvents(tx, id, [{ kind: "user_message", messageId: `msg_lat_${i}`, text, source: { kind: "human" } }], null),
+    );
+    committed.set(String(i), Date.now());
+    await sleep(80 + Math.random() * 70);
+  }
+  const deadline = Date.now() + 10_000;
+  let seen: Record<string, number> = {};
+  while (Date.now() < deadline) {
+    seen = (await readProbe(page)).seen;
+    if (Object.keys(seen).length >= LATENCY_SAMPLES) break;
+    await sleep(100);
+  }
+  const latencies = [...committed].flatMap(([k, at]) => (seen[k] === undefined ? [] : [seen[k] - at]));
+  return {
+    samples: LATENCY_SAMPLES,
+    seen: latencies.length,
+    p50Ms: percentile(latencies, 50),
+    p95Ms: percentile(latencies, 95),
+    maxMs: latencies.length ? round(Math.max(...latencies)) : null,
+    minMs: latencies.length ? round(Math.min(...latencies)) : null,
+  };
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const name = `at_bench_ui_${Date.now().toString(36)}_${process.pid}`;
+  const url = databaseUrl(ADMIN_URL, name);
+  let db: Db | null = null;
+  let server: ChildProcess | null = null;
+  let browser: Browser | null = null;
+  let cleaned: Promise<void> | null = null;
+  const cleanup = () =>
+    (cleaned ??= (async () => {
+      await browser?.close().catch(() => undefined);
+      if (server) await stopServer(server).catch(() => undefined);
+      await db?.$disconnect().catch(() => undefined);
+      progress(`dropping database ${name}`);
+      await dropDatabase(ADMIN_URL, name).catch((e: unknown) => progress(`drop failed: ${String(e)}`));
+    })());
+  const onSignal = () => {
+    progress("interrupted: cleaning up");
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  try {
+    if (!existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
+      progress("no .next/BUILD_ID: running next build");
+      const r = spawnSync("npx", ["next", "build"], { cwd: ROOT, stdio: ["ignore", process.stderr, "inherit"] });
+      if (r.status !== 0) throw new Error("next build failed");
+    }
+    progress(`creating database ${name}`);
+    await createDatabase(ADMIN_URL, name);
+    await applyMigrations(url);
+    db = createDb(url, 4);
+
+    const lastReply = `Final seeded reply ${randomBytes(4).toString("hex")}: the picnic is planned.`;
+    const loadLead = await newLead(db, "Bench: long history");
+    const seeded = await seedHistory(db, loadLead, SEED_TURNS, lastReply);
+    const streamLead = await newLead(db, "Bench: streaming");
+    progress(`seeded ${seeded} events`);
+
+    const port = await freePort();
+    progress(`starting the app server on port ${port}`);
+    const s = await startServer(url, port);
+    server = s.child;
+
+    browser = await chromium.launch(launchOptions);
+    const chromiumVersion = browser.version();
+
+    // Warm the server (first requests compile routes, open pools) on an unrelated page.
+    {
+      const ctx = await browser.newContext();
+      const warm = await ctx.newPage();
+      await warm.goto(`${s.baseUrl}/teams/${streamLead}`);
+      await warm.getByRole("region", { name: "Transcript" }).waitFor({ timeout: 60_000 });
+      await ctx.close();
+    }
+
+    progress(`team room loads (${LOADS})`);
+    const loads = await measureLoads(browser, `${s.baseUrl}/teams/${loadLead}`, lastReply);
+    const seenTimes = loads.flatMap((l) => (l.seenMs === null ? [] : [l.seenMs]));
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.addInitScript(installProbe, null);
+    await page.goto(`${s.baseUrl}/teams/${streamLead}`);
+    await page.getByRole("textbox", { name: "Prompt", exact: true }).waitFor({ timeout: 60_000 });
+
+    progress(`streaming ${CHUNKS} chunks`);
+    const streaming = await measureStreaming(db, page, streamLead);
+    progress(`event-to-screen latency (${LATENCY_SAMPLES} samples)`);
+    const latency = await measureLatency(db, page, streamLead);
+    await context.close();
+
+    const result = {
+      bench: "ui",
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, node: process.version, chromium: chromiumVersion, headless: true },
+      teamRoomLoad: {
+        seededEvents: seeded,
+        seededTurns: SEED_TURNS,
+        loads: LOADS,
+        teamRoomLoadMs: percentile(seenTimes, 50),
+        perLoad: loads,
+        note: "seenMs: navigation start to the last reply's text in the DOM (page clock); visibleMs: page.goto call to Playwright seeing it visible",
+      },
+      streaming,
+      eventToScreen: latency,
+      totalSeconds: round((performance.now() - started) / 1000, 1),
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
