@@ -22,7 +22,7 @@ export function useSessionLive(sessionId: string) {
       { sessionId, lastEventId: null },
       {
         onData: ({ data }) => {
-          if (data.type === "event") setEvents((prev) => mergeEvents(prev, [data.event]));
+          if (data.type === "events") setEvents((prev) => mergeEvents(prev, data.events));
           else setState(data.state);
         },
       },

@@ -215,7 +215,7 @@ async function subscribe(sessionId: SessionId, lastEventId: string | null) {
   })();
   return {
     received,
-    events: () => received.flatMap((m) => (m.data.type === "event" ? [m.data.event] : [])),
+    events: () => received.flatMap((m) => (m.data.type === "events" ? m.data.events : [])),
     states: () => received.flatMap((m) => (m.data.type === "state" ? [m.data.state] : [])),
     failure: () => failure,
     async close() {
@@ -699,9 +699,10 @@ describe("the live feed", () => {
     const live = await subscribe(id, null);
     await waitFor(() => live.events().length >= n && live.states().length >= 1, 10_000, "replay and state");
     expect(live.events()).toEqual(before);
-    for (const m of live.received) if (m.data.type === "event") expect(m.id).toBe(String(m.data.event.seq));
+    for (const m of live.received) if (m.data.type === "events") expect(m.id).toBe(String(m.data.events.at(-1)!.seq));
+    // The state follows the replayed events.
     const firstState = live.received.findIndex((m) => m.data.type === "state");
-    expect(firstState).toBe(n);
+    expect(live.received.slice(0, firstState).flatMap((m) => (m.data.type === "events" ? m.data.events : []))).toHaveLength(n);
     expect(live.received[firstState]!.id).toBe(String(n));
     expect(live.states()[0]).toMatchObject({ session: { id, lastSeq: n, running: false }, inbox: [] });
 
@@ -726,7 +727,7 @@ describe("the live feed", () => {
       await waitFor(() => resumed.states().length >= 1, 10_000, `state after resuming from ${k}`);
       expect(resumed.events()).toEqual(after.slice(k));
       expectConsecutive(resumed.events(), k + 1, m);
-      for (const msg of resumed.received) if (msg.data.type === "event") expect(msg.id).toBe(String(msg.data.event.seq));
+      for (const msg of resumed.received) if (msg.data.type === "events") expect(msg.id).toBe(String(msg.data.events.at(-1)!.seq));
       await resumed.close();
       expect(resumed.events()).toEqual(after.slice(k));
     }

@@ -32,7 +32,8 @@ const promptText = z
 
 const StateSchema = z.object({ session: SessionViewSchema, inbox: z.array(InboxItemSchema) });
 export const LiveMessageSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("event"), event: SessionEventSchema }),
+  /** A batch of consecutive events; its tracked id is the last one's seq. */
+  z.object({ type: z.literal("events"), events: z.array(SessionEventSchema) }),
   z.object({ type: z.literal("state"), state: StateSchema }),
 ]);
 export type LiveMessage = z.infer<typeof LiveMessageSchema>;
@@ -147,10 +148,12 @@ async function* liveFeed(ctx: TrpcContext, id: SessionId, lastEventSeq: number, 
   while (!signal?.aborted) {
     const waiter = activityWaiter(ctx.hub, id);
     try {
+      // Batches, not single events: a long history arrives in a few messages.
       const events = await readEventsAfter(ctx.db, id, after, 500);
-      for (const event of events) {
-        after = event.seq;
-        yield tracked(String(event.seq), { type: "event", event } satisfies LiveMessage);
+      const last = events.at(-1);
+      if (last) {
+        after = last.seq;
+        yield tracked(String(last.seq), { type: "events", events } satisfies LiveMessage);
       }
       const state = await readState(ctx, id);
       const key = JSON.stringify(state);
