@@ -22,9 +22,8 @@
 //   Lead: one updater in a loop, and 8 updaters contending for the same task (each re-reads the
 //   revision and retries after TEAM_TASK_STALE_REVISION), BENCH_CAS_MS each.
 import os from "node:os";
-import pg from "pg";
 import { createDb, type Db } from "../server/db/client";
-import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { isAppError } from "../server/errors";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
@@ -37,7 +36,6 @@ import { createSession } from "../server/runtime/sessions";
 import { markConsumed, sendMessage, type MemberRef, type SendStatus } from "../server/team/mailbox";
 import { createTask, getTask, updateTask, type Actor } from "../server/team/task-board";
 
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 400);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
 const CAS_MS = Number(process.env.BENCH_CAS_MS ?? 2000);
@@ -45,35 +43,8 @@ const SENDER_COUNTS = [1, 8];
 /** createDb's default, as server/main.ts uses it. */
 const DB_POOL = 10;
 
-const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
 
 // ------------------------------------------------------------------ raw Postgres commit rate
-
-async function commitRate(url: string, ms: number): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  c.on("error", () => undefined);
-  await c.connect();
-  try {
-    await c.query("CREATE TABLE IF NOT EXISTS bench_commits (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())");
-    let count = 0;
-    const start = performance.now();
-    while (performance.now() < start + ms) {
-      await c.query({ name: "bench_insert", text: "INSERT INTO bench_commits DEFAULT VALUES" });
-      count += 1;
-    }
-    return count / ((performance.now() - start) / 1000);
-  } finally {
-    await c.end().catch(() => undefined);
-  }
-}
 
 // ------------------------------------------------------------------ a team
 
@@ -232,32 +203,14 @@ async function taskCas(url: string, updaters: number, ms: number) {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const name = `at_bench_mbox_${Date.now().toString(36)}_${process.pid}`;
-  const url = databaseUrl(ADMIN_URL, name);
-  progress(`creating database ${name}`);
-  await createDatabase(ADMIN_URL, name);
-  let interrupted = false;
-  const onSignal = () => {
-    interrupted = true;
-    progress("interrupted: dropping the bench database");
-    void dropDatabase(ADMIN_URL, name).finally(() => process.exit(130));
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    await applyMigrations(url);
+  await withBenchDatabase("at_bench_mbox", async (url) => {
     // The product's configuration (server/env.ts defaults), not the test harness's.
-    const config = runtimeConfigFromEnv(parseEnv({} as NodeJS.ProcessEnv));
+    const config = runtimeConfigFromEnv(parseEnv({}));
 
-    const info = new pg.Client({ connectionString: url });
-    await info.connect();
-    const { rows } = await info.query<{ server_version: string; synchronous_commit: string }>(
-      "SELECT current_setting('server_version') AS server_version, current_setting('synchronous_commit') AS synchronous_commit",
-    );
-    await info.end();
+    const server = await serverInfo(url);
 
     progress(`pg commit rate, 1 connection, ${COMMIT_MS} ms`);
-    const commit1 = await commitRate(url, COMMIT_MS);
+    const commit1 = await commitRate(url, 1, COMMIT_MS);
 
     progress("warm-up");
     await endToEnd(url, config, 2, 20);
@@ -282,8 +235,7 @@ async function main(): Promise<void> {
         cpus: os.cpus().length,
         loadAverage1m: round(os.loadavg()[0]!, 2),
         node: process.version,
-        postgres: rows[0]?.server_version,
-        synchronousCommit: rows[0]?.synchronous_commit,
+        ...server,
       },
       setup: {
         runtimeConfig: { ...config, systemPrompt: undefined },
@@ -299,15 +251,7 @@ async function main(): Promise<void> {
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    if (!interrupted) {
-      progress(`dropping database ${name}`);
-      await dropDatabase(ADMIN_URL, name);
-    }
-  }
+  });
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
-});
+runBench(main);

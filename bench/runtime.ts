@@ -17,9 +17,8 @@
 //   latency is the claimed user_message's created_at minus the moment enqueue's transaction
 //   resolved (both stamped by this process's clock).
 import os from "node:os";
-import pg from "pg";
 import { createDb, inTx, type Db } from "../server/db/client";
-import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
 import { ActivityHub } from "../server/live/activity";
@@ -30,7 +29,6 @@ import { enqueue } from "../server/runtime/inbox";
 import { Runtime } from "../server/runtime/runtime";
 import { createSession } from "../server/runtime/sessions";
 
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 10);
 const STEERS = Number(process.env.BENCH_STEERS ?? 150);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
@@ -38,47 +36,8 @@ const AGENT_COUNTS = [1, 8, 32];
 /** createDb's default, as server/main.ts uses it. */
 const DB_POOL = 10;
 
-const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
 
 // ------------------------------------------------------------------ raw Postgres commit rate
-
-async function commitRate(url: string, connections: number, ms: number): Promise<number> {
-  const clients = await Promise.all(
-    Array.from({ length: connections }, async () => {
-      const c = new pg.Client({ connectionString: url });
-      c.on("error", () => undefined);
-      await c.connect();
-      return c;
-    }),
-  );
-  try {
-    await clients[0]!.query(
-      "CREATE TABLE IF NOT EXISTS bench_commits (id bigserial PRIMARY KEY, conn int NOT NULL, at timestamptz NOT NULL DEFAULT now())",
-    );
-    let count = 0;
-    const start = performance.now();
-    const deadline = start + ms;
-    await Promise.all(
-      clients.map(async (c, i) => {
-        while (performance.now() < deadline) {
-          await c.query({ name: "bench_insert", text: "INSERT INTO bench_commits (conn) VALUES ($1)", values: [i] });
-          count += 1;
-        }
-      }),
-    );
-    return count / ((performance.now() - start) / 1000);
-  } finally {
-    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
-  }
-}
 
 // ------------------------------------------------------------------ runtime scenarios
 
@@ -235,29 +194,11 @@ async function steerLatency(url: string, config: RuntimeConfig, samples: number)
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const name = `at_bench_${Date.now().toString(36)}_${process.pid}`;
-  const url = databaseUrl(ADMIN_URL, name);
-  progress(`creating database ${name}`);
-  await createDatabase(ADMIN_URL, name);
-  let interrupted = false;
-  const onSignal = () => {
-    interrupted = true;
-    progress("interrupted: dropping the bench database");
-    void dropDatabase(ADMIN_URL, name).finally(() => process.exit(130));
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    await applyMigrations(url);
+  await withBenchDatabase("at_bench", async (url) => {
     // The product's configuration (server/env.ts defaults), not the test harness's.
     const config = runtimeConfigFromEnv(parseEnv({}));
 
-    const info = new pg.Client({ connectionString: url });
-    await info.connect();
-    const { rows } = await info.query<{ server_version: string; synchronous_commit: string }>(
-      "SELECT current_setting('server_version') AS server_version, current_setting('synchronous_commit') AS synchronous_commit",
-    );
-    await info.end();
+    const server = await serverInfo(url);
 
     progress(`pg commit rate, 1 connection, ${COMMIT_MS} ms`);
     const commit1 = await commitRate(url, 1, COMMIT_MS);
@@ -284,7 +225,7 @@ async function main(): Promise<void> {
     const result = {
       bench: "runtime",
       at: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, node: process.version, postgres: rows[0]?.server_version, synchronousCommit: rows[0]?.synchronous_commit },
+      machine: { cpus: os.cpus().length, node: process.version, ...server },
       setup: {
         runtimeConfig: { ...config, systemPrompt: undefined },
         dbPoolSize: DB_POOL,
@@ -301,15 +242,7 @@ async function main(): Promise<void> {
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    if (!interrupted) {
-      progress(`dropping database ${name}`);
-      await dropDatabase(ADMIN_URL, name);
-    }
-  }
+  });
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
-});
+runBench(main);

@@ -1,0 +1,98 @@
+import pg from "pg";
+import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+
+// What every benchmark shares: its own database (dropped again, also on Ctrl-C), the raw
+// Postgres commit rate every figure is compared with, and small number helpers.
+
+export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+export const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Nearest-rank percentile of an ascending list (NaN when empty). */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+/** Single-row autocommit INSERTs per second over `connections` connections for `ms`. */
+export async function commitRate(url: string, connections: number, ms: number): Promise<number> {
+  const clients = await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const c = new pg.Client({ connectionString: url });
+      c.on("error", () => undefined);
+      await c.connect();
+      return c;
+    }),
+  );
+  try {
+    await clients[0]!.query(
+      "CREATE TABLE IF NOT EXISTS bench_commits (id bigserial PRIMARY KEY, conn int NOT NULL, at timestamptz NOT NULL DEFAULT now())",
+    );
+    let count = 0;
+    const start = performance.now();
+    const deadline = start + ms;
+    await Promise.all(
+      clients.map(async (c, i) => {
+        while (performance.now() < deadline) {
+          await c.query({ name: "bench_insert", text: "INSERT INTO bench_commits (conn) VALUES ($1)", values: [i] });
+          count += 1;
+        }
+      }),
+    );
+    return count / ((performance.now() - start) / 1000);
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  }
+}
+
+/** The server's version and commit durability, printed with the figures. */
+export async function serverInfo(url: string): Promise<{ postgres?: string; synchronousCommit?: string }> {
+  const info = new pg.Client({ connectionString: url });
+  await info.connect();
+  try {
+    const { rows } = await info.query<{ server_version: string; synchronous_commit: string }>(
+      "SELECT current_setting('server_version') AS server_version, current_setting('synchronous_commit') AS synchronous_commit",
+    );
+    return { postgres: rows[0]?.server_version, synchronousCommit: rows[0]?.synchronous_commit };
+  } finally {
+    await info.end();
+  }
+}
+
+/** Runs `fn` against a fresh, migrated database that is dropped afterwards (and on Ctrl-C). */
+export async function withBenchDatabase<T>(prefix: string, fn: (url: string) => Promise<T>): Promise<T> {
+  const name = `${prefix}_${Date.now().toString(36)}_${process.pid}`;
+  const url = databaseUrl(ADMIN_URL, name);
+  progress(`creating database ${name}`);
+  await createDatabase(ADMIN_URL, name);
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+    progress("interrupted: dropping the bench database");
+    void dropDatabase(ADMIN_URL, name).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    await applyMigrations(url);
+    return await fn(url);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    if (!interrupted) {
+      progress(`dropping database ${name}`);
+      await dropDatabase(ADMIN_URL, name);
+    }
+  }
+}
+
+/** Entry point wrapper: prints the failure and exits non-zero. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((e: unknown) => {
+    process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  });
+}
