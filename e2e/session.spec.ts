@@ -58,3 +58,17 @@ test("HTML and script in a prompt render as inert text", async ({ page }) => {
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   await expect(transcript(page).locator("img, script:not([src]), b")).toHaveCount(0);
 });
+
+test("forking from a message starts a new team with the history up to that turn", async ({ page }) => {
+  await createTeam(page, "Fork source");
+  await send(page, "/tool list_agents {}");
+  await expect(transcript(page).getByText("The list_agents tool returned")).toBeVisible({ timeout: 30_000 });
+  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 30_000 });
+  const source = page.url();
+  await transcript(page).getByRole("article", { name: "Prompt" }).getByRole("button", { name: /^Fork a new team/ }).click();
+  await expect(page).not.toHaveURL(source);
+  await expect(page.getByRole("heading", { name: "Fork source (fork)", level: 1 })).toBeVisible();
+  // The fork holds the completed turn, and it is an independent team: only its Lead.
+  await expect(transcript(page).getByRole("article", { name: "Prompt" })).toContainText("/tool list_agents");
+  await expect(page.getByRole("region", { name: "Roster" }).getByRole("button")).toHaveCount(2); // lead + "Add a teammate"
+});

@@ -130,6 +130,10 @@ export function activityWaiter(hub: ActivityHub, sessionId: string, kinds?: read
         resolve = done;
       });
     },
-    dispose: off,
+    /** Stops listening and settles a pending wait (its timer and abort listener go too). */
+    dispose() {
+      off();
+      resolve?.();
+    },
   };
 }

@@ -56,7 +56,8 @@ export function deriveStatus(row: SessionRow, now = new Date()): AgentStatus {
   const live = row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > now;
   if (!live) return "inactive";
   if (row.activeTurnId) return "running";
-  return row.status === "running" ? "running" : "idle";
+  // A driver only takes the lease when there is work: until it reports idle, it is running.
+  return row.status === "idle" ? "idle" : "running";
 }
 
 function toView(row: SessionRow & Record<string, unknown>): SessionView {
