@@ -124,11 +124,18 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
           };
         }
         const woke = await new Promise<boolean>((resolve, reject) => {
+          const aborted = () => new AppError("TEAM_WAIT_ABORTED", "The wait was aborted");
+          // An abort that came before this point fires no event: check it, or the wait would
+          // run its whole timeout (and hold up a shutdown).
+          if (ctx.signal.aborted) return reject(aborted());
           if (fired) return resolve(true);
-          const timer = setTimeout(() => resolve(false), timeout_ms);
+          const timer = setTimeout(() => {
+            ctx.signal.removeEventListener("abort", onAbort);
+            resolve(false);
+          }, timeout_ms);
           const onAbort = () => {
             clearTimeout(timer);
-            reject(new AppError("TEAM_WAIT_ABORTED", "The wait was aborted"));
+            reject(aborted());
           };
           ctx.signal.addEventListener("abort", onAbort, { once: true });
           wake = () => {
