@@ -1,26 +1,11 @@
-import { existsSync } from "node:fs";
-import { defineConfig, devices, type LaunchOptions } from "@playwright/test";
+import { defineConfig, devices } from "@playwright/test";
+import { chromiumLaunchOptions } from "./e2e/chromium";
 
 // The e2e server (scripts/e2e-server.ts) creates its own fresh database, builds if needed and
 // serves the app on PORT.
 const port = Number.parseInt(process.env.E2E_PORT ?? "3100", 10);
 const baseURL = `http://127.0.0.1:${port}/`;
 
-// A system Chromium (Debian's `chromium` package) where there is one; CHROMIUM_PATH overrides.
-// Elsewhere Playwright's own browser (`npx playwright install chromium`) is used.
-const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const launchOptions: LaunchOptions = {
-  ...(existsSync(chromiumPath) ? { executablePath: chromiumPath } : {}),
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-  ],
-};
 
 export default defineConfig({
   testDir: "e2e",
@@ -38,7 +23,7 @@ export default defineConfig({
   projects: [
     {
       name: "chromium",
-      use: { ...devices["Desktop Chrome"], launchOptions },
+      use: { ...devices["Desktop Chrome"], launchOptions: chromiumLaunchOptions },
     },
   ],
   webServer: {

@@ -29,7 +29,8 @@ import { existsSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { chromium, type Browser, type LaunchOptions, type Page } from "@playwright/test";
+import { chromium, type Browser, type Page } from "@playwright/test";
+import { chromiumLaunchOptions } from "../e2e/chromium";
 import { createDb, inTx, type Db } from "../server/db/client";
 import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
 import { asSessionId, type SessionId } from "../server/ids";
@@ -59,19 +60,6 @@ function percentile(values: number[], p: number): number | null {
   return round(sorted[i]!);
 }
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const launchOptions: LaunchOptions = {
-  ...(existsSync(chromiumPath) ? { executablePath: chromiumPath } : {}),
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-  ],
-};
 
 // ------------------------------------------------------------------ in-page instrumentation
 
@@ -446,7 +434,7 @@ async function main(): Promise<void> {
     const s = await startServer(url, port);
     server = s.child;
 
-    browser = await chromium.launch(launchOptions);
+    browser = await chromium.launch(chromiumLaunchOptions);
     const chromiumVersion = browser.version();
 
     // Warm the server (first requests compile routes, open pools) on an unrelated page.
