@@ -11,8 +11,13 @@ export function createDb(databaseUrl: string, poolSize = 10): Db {
   return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: poolSize }) });
 }
 
-/** Run `fn` in a transaction. Never hold one across a model call (Prisma's 5 s timeout). */
-export function inTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+/**
+ * Run `fn` in a transaction; given a transaction already, `fn` joins it (so a domain function
+ * can be part of a caller's bigger transaction, e.g. a tool effect committed with its result).
+ * Never hold one across a model call (Prisma's 5 s timeout).
+ */
+export function inTx<T>(db: DbOrTx, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  if (!("$transaction" in db)) return fn(db);
   return db.$transaction(fn, { maxWait: 10_000, timeout: 15_000 });
 }
 

@@ -22,7 +22,7 @@ import {
 import { claimInbox, enqueue, type ClaimedItem } from "./inbox";
 import { releaseLease } from "./lease";
 import { appendEvents, readEventsAfter, type Lease } from "./session-log";
-import { runTool, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
+import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolOutcome, type ToolsetOptions } from "./tools";
 
 // One resident agent: the turn and step loop of a session whose lease this process holds.
 // Everything it knows comes from the session log (cold resume is just "start a driver"), and
@@ -36,6 +36,8 @@ export interface AgentServices {
   contextFor(sessionId: SessionId): ContextRegistry;
   /** Runs inside the claim transaction (teams record when mail was consumed). */
   onClaimed?: (tx: Tx, sessionId: SessionId, items: ClaimedItem[]) => Promise<void>;
+  /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
+  afterToolEffect?: (sessionId: SessionId, toolName: string, callKey: string) => Promise<void>;
   log(line: string): void;
 }
 
@@ -62,6 +64,20 @@ function enqueueResumeNotice(tx: Tx, sessionId: SessionId) {
 
 /** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
 class SteerPending extends Error {}
+
+const AbortRequestRow = z.object({ abortRequest: z.enum(["stop", "interrupt"]).nullable() });
+
+function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOutcome): EventPayload {
+  return {
+    kind: "tool_result",
+    turnId,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    output: outcome.output,
+    isError: outcome.isError,
+    ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
+  };
+}
 
 export class AgentDriver {
   private events: SessionEvent[] = [];
@@ -205,10 +221,13 @@ export class AgentDriver {
     return items.map((i) => ({ kind: "user_message", messageId: i.id, text: i.text, source: i.source }));
   }
 
-  /** A crash left this turn open: keep what was streamed, close it as interrupted. */
+  /**
+   * A crash left this turn open: report the real result of every tool call whose effect
+   * committed without its result, keep what was streamed, close the turn as interrupted.
+   */
   private async closeCrashedTurn(turnId: TurnId): Promise<void> {
     const partial = unfinishedStreamText(this.events);
-    const payloads: EventPayload[] = [];
+    const payloads: EventPayload[] = await this.recoverToolResults(turnId);
     if (partial && partial.turnId === turnId) {
       payloads.push({
         kind: "assistant_message",
@@ -228,6 +247,57 @@ export class AgentDriver {
       await enqueueResumeNotice(tx, this.sessionId);
     });
     this.svc.log(`agent ${this.sessionId}: closed turn ${turnId} left open by a crash`);
+  }
+
+  /** Results for the open turn's tool calls that have none in the log, from their tools' own records. */
+  private async recoverToolResults(turnId: TurnId): Promise<EventPayload[]> {
+    const answered = new Set<string>();
+    const calls: { messageId: string; call: ToolCall }[] = [];
+    for (const { payload: p } of this.events) {
+      if (p.kind === "tool_result" && p.turnId === turnId) answered.add(p.toolCallId);
+      if (p.kind === "assistant_message" && p.turnId === turnId) {
+        for (const call of p.toolCalls) calls.push({ messageId: p.messageId, call });
+      }
+    }
+    const out: EventPayload[] = [];
+    for (const { messageId, call } of calls) {
+      const tool = this.tools.get(call.toolName);
+      if (answered.has(call.toolCallId) || !tool?.recover) continue;
+      const callKey = toolCallKey(messageId, call.toolCallId);
+      const output = await tool.recover(callKey, {
+        db: this.svc.db,
+        sessionId: this.sessionId,
+        turnId,
+        callKey,
+        signal: new AbortController().signal,
+      });
+      if (output === null) continue;
+      out.push(toolResultEvent(turnId, call, { output: tool.output.parse(output), isError: false }));
+      this.svc.log(`agent ${this.sessionId}: recovered the result of ${call.toolName} (${callKey})`);
+    }
+    return out;
+  }
+
+  /** One tool call, executed at most once; its result is in the log when this returns. */
+  private async runToolCall(turnId: TurnId, assistantMessageId: string, call: ToolCall, signal: AbortSignal): Promise<void> {
+    const hook = this.svc.afterToolEffect;
+    const run = await runTool(
+      this.tools,
+      call.toolName,
+      call.input,
+      {
+        db: this.svc.db,
+        sessionId: this.sessionId,
+        turnId,
+        callKey: toolCallKey(assistantMessageId, call.toolCallId),
+        signal,
+        record: (tx, outcome) => appendEvents(tx, this.sessionId, [toolResultEvent(turnId, call, outcome)], this.lease),
+        afterEffect: hook ? (name, key) => hook(this.sessionId, name, key) : undefined,
+      },
+      this.toolOptions,
+    );
+    if (run.recorded) this.events.push(...run.recorded);
+    else await this.append([toolResultEvent(turnId, call, run)]);
   }
 
   private async runTurn(): Promise<void> {
@@ -269,45 +339,52 @@ export class AgentDriver {
         const result = await this.modelStep(model, turnId, step, abort.signal);
         for (const call of result.toolCalls) {
           if (abort.signal.aborted) break;
-          const outcome = await runTool(
-            this.tools,
-            call.toolName,
-            call.input,
-            { db: this.svc.db, sessionId: this.sessionId, turnId, signal: abort.signal },
-            this.toolOptions,
-          );
-          await this.append([{ kind: "tool_result", turnId, toolCallId: call.toolCallId, toolName: call.toolName, ...outcome }]);
+          await this.runToolCall(turnId, result.messageId, call, abort.signal);
         }
         await this.append([{ kind: "step_end", turnId, step }]);
         if (abort.signal.aborted) throw new Error("aborted");
         if (result.toolCalls.length === 0 && (await this.tryEndTurn(turnId))) return;
         step += 1;
         if (step >= this.svc.config.maxStepsPerTurn) {
-          await this.endTurn(turnId, "error", `Stopped after ${step} steps (MAX_STEPS_PER_TURN)`);
+          await this.endTurn(turnId, "error", { error: `Stopped after ${step} steps (MAX_STEPS_PER_TURN)` });
           return;
         }
-        await this.stepBoundary(turnId, step);
+        const requested = await this.stepBoundary(turnId, step);
+        if (requested) {
+          // A stop or interrupt whose notification this process missed: honoured here.
+          this.abortTurn(requested);
+          throw new Error("aborted");
+        }
       }
     } catch (e) {
       if (isAppError(e, "LEASE_LOST")) throw e;
       if (abort.signal.aborted) {
         const kind = this.abortKind;
         if (kind === "lease_lost") throw e;
-        if (kind === "shutdown") await this.endTurn(turnId, "interrupted", undefined, false, true);
-        else await this.endTurn(turnId, "aborted", undefined, kind === "interrupt");
+        // An interrupt parked the inbox when it was requested (sessions.ts requestAbort); the
+        // end of the cut turn does not park again, so input that came after the request runs.
+        if (kind === "shutdown") await this.endTurn(turnId, "interrupted", { resume: true });
+        else await this.endTurn(turnId, "aborted");
       } else {
         const message = e instanceof Error ? e.message : String(e);
         this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`);
-        await this.endTurn(turnId, "error", message);
+        await this.endTurn(turnId, "error", { error: message });
       }
     } finally {
       this.turnAbort = null;
     }
   }
 
-  /** Later step boundary: claim every pending steer item, then start the step. */
-  private async stepBoundary(turnId: TurnId, step: number): Promise<void> {
-    await inTx(this.svc.db, async (tx) => {
+  /**
+   * Later step boundary: claim every pending steer item, then start the step. A stop or
+   * interrupt request stored for this turn wins: nothing is claimed and its kind is returned.
+   */
+  private async stepBoundary(turnId: TurnId, step: number): Promise<"stop" | "interrupt" | null> {
+    return inTx(this.svc.db, async (tx) => {
+      const { abortRequest } = AbortRequestRow.parse(
+        await tx.session.findUniqueOrThrow({ where: { id: this.sessionId }, select: { abortRequest: true } }),
+      );
+      if (abortRequest) return abortRequest;
       const items = await claimInbox(tx, this.sessionId, false);
       if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(
@@ -317,6 +394,7 @@ export class AgentDriver {
         this.lease,
       );
       this.events.push(...evs);
+      return null;
     });
   }
 
@@ -339,12 +417,11 @@ export class AgentDriver {
     }
   }
 
-  private async endTurn(turnId: TurnId, reason: TurnEndReason, error?: string, park = false, resume = false): Promise<void> {
+  /** `resume`: steer the restart notice in, so the work goes on once a process drives the agent. */
+  private async endTurn(turnId: TurnId, reason: TurnEndReason, opts: { error?: string; resume?: boolean } = {}): Promise<void> {
+    const { error, resume } = opts;
     await this.append([{ kind: "turn_end", turnId, reason, ...(error ? { error } : {}) }], async (tx) => {
-      await tx.session.update({
-        where: { id: this.sessionId },
-        data: { activeTurnId: null, abortRequest: null, ...(park ? { parked: true } : {}) },
-      });
+      await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
       if (resume) await enqueueResumeNotice(tx, this.sessionId);
     });
   }
@@ -390,7 +467,7 @@ export class AgentDriver {
     turnId: TurnId,
     step: number,
     signal: AbortSignal,
-  ): Promise<{ toolCalls: ToolCall[] }> {
+  ): Promise<{ toolCalls: ToolCall[]; messageId: string }> {
     if (signal.aborted) throw new Error("aborted");
     const request = {
       system: this.svc.config.systemPrompt,
@@ -404,9 +481,10 @@ export class AgentDriver {
     const flusher = new DeltaFlusher(this.svc.config.deltaFlushMs, (chunk) =>
       this.append([{ kind: "assistant_delta", turnId, step, text: chunk }]).then(() => undefined),
     );
+    const messageId = newMessageId();
     const message = (interrupted: boolean): EventPayload => ({
       kind: "assistant_message",
-      messageId: newMessageId(),
+      messageId,
       turnId,
       step,
       model: model.id,
@@ -432,7 +510,7 @@ export class AgentDriver {
     }
     await flusher.settle();
     await this.append([message(false)]);
-    return { toolCalls };
+    return { toolCalls, messageId };
   }
 }
 

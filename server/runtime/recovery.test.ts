@@ -1,6 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDb, inTx, type Db } from "../db/client";
@@ -11,6 +8,7 @@ import { RESUME_NOTICE } from "./config";
 import { defaultPlaybook, ScriptedModel, type Playbook } from "../models/scripted";
 import type { ModelRequest } from "../models/types";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { killRuntimeChildren, spawnRuntime } from "../testing/runtime-child";
 import {
   eventsOf,
   newTestSession,
@@ -33,7 +31,6 @@ import { getSession, promptSession } from "./sessions";
 // mid-turn, two runtimes on one database, fencing of a lost lease, idle eviction with cold
 // resume, and graceful stop. Child runtimes are server/testing/runtime-process.ts.
 
-const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const LOST_OR_CRASHED = /lease lost|crashed|left open by a crash|failed/i;
 // Child processes start in seconds (tsx compiles on start) and the machine may be shared with
 // other test runs: time limits are generous, and every wait is on a condition.
@@ -42,7 +39,6 @@ const WAIT_MS = 60_000;
 
 let tdb: TestDatabase;
 let db: Db;
-const children = new Set<RuntimeChild>();
 const inProcess = new Set<TestRuntime>();
 
 beforeAll(async () => {
@@ -51,78 +47,13 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   // Nothing a test started may keep driving sessions into the next test.
-  await Promise.all([...children].map((c) => c.kill("SIGKILL")));
+  await killRuntimeChildren();
   await Promise.all([...inProcess].map((rt) => stopRuntime(rt)));
 });
 afterAll(async () => {
   await db?.$disconnect();
   await tdb?.drop();
 });
-
-// ---------------------------------------------------------------- child runtime processes
-
-interface RuntimeChild {
-  proc: ChildProcess;
-  ownerId: string;
-  /** Every stdout line so far (READY, LOG …, STOPPED). */
-  lines: string[];
-  stderr: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Runtime log lines (the LOG protocol lines, without the prefix). */
-  logs(): string[];
-  /** Sends the signal and waits for the process to exit. */
-  kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-async function spawnRuntime(env: Record<string, string>): Promise<RuntimeChild> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "server/testing/runtime-process.ts"], {
-    cwd: REPO_ROOT,
-    // A clean environment: no provider keys or settings of the test runner leak in.
-    env: { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATABASE_URL: tdb.url, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const stderr: string[] = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.once("exit", (code, signal) => resolve({ code, signal })),
-  );
-  let onReady: ((ownerId: string) => void) | null = null;
-  createInterface({ input: proc.stdout! }).on("line", (line) => {
-    lines.push(line);
-    if (line.startsWith("READY ")) onReady?.(line.slice("READY ".length));
-  });
-  createInterface({ input: proc.stderr! }).on("line", (line) => stderr.push(line));
-
-  let done = false;
-  void exited.then(() => (done = true));
-  const child: RuntimeChild = {
-    proc,
-    ownerId: "",
-    lines,
-    stderr,
-    exited,
-    logs: () => lines.filter((l) => l.startsWith("LOG ")).map((l) => l.slice(4)),
-    async kill(signal) {
-      if (!done) proc.kill(signal);
-      const result = await exited;
-      children.delete(child);
-      return result;
-    },
-  };
-  children.add(child);
-  child.ownerId = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`runtime process not READY in 60 s: ${stderr.join("\n")}`)), 60_000);
-    onReady = (id) => {
-      clearTimeout(timer);
-      resolve(id);
-    };
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`runtime process exited before READY (${code ?? signal}): ${stderr.join("\n")}`));
-    });
-  });
-  return child;
-}
 
 async function startInProcess(opts: Parameters<typeof startTestRuntime>[1] = {}): Promise<TestRuntime> {
   const rt = await startTestRuntime(tdb.url, opts);
@@ -202,7 +133,7 @@ async function hasDeltas(id: SessionId): Promise<boolean> {
 describe("a runtime process killed mid-turn (SIGKILL)", () => {
   it("leaves an open turn that the next runtime closes as interrupted, keeping the streamed text, then runs the queued prompt once", { timeout: TEST_TIMEOUT }, async () => {
     // ~75 chunks at 60 ms: the turn streams for seconds, so the kill lands mid-turn.
-    const child = await spawnRuntime({
+    const child = await spawnRuntime(tdb.url, {
       SCRIPTED_MODEL_DELAY_MS: "60",
       AGENT_LEASE_TTL_MS: "1000",
       RUNTIME_RECOVERY_INTERVAL_MS: "200",
@@ -267,7 +198,7 @@ describe("two runtime processes on one database", () => {
       // cold-resume it.
       AGENT_IDLE_EVICT_MS: "400",
     };
-    const [c1, c2] = await Promise.all([spawnRuntime(env), spawnRuntime(env)]);
+    const [c1, c2] = await Promise.all([spawnRuntime(tdb.url, env), spawnRuntime(tdb.url, env)]);
     const owners = new Set([c1.ownerId, c2.ownerId]);
     const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => newTestSession(db, `contended ${i}`)));
 
@@ -622,7 +553,7 @@ describe("graceful stop mid-turn", () => {
   });
 
   it("SIGTERM stops a runtime process the same way", { timeout: TEST_TIMEOUT }, async () => {
-    const child = await spawnRuntime({ SCRIPTED_MODEL_DELAY_MS: "40", AGENT_LEASE_TTL_MS: "2000" });
+    const child = await spawnRuntime(tdb.url, { SCRIPTED_MODEL_DELAY_MS: "40", AGENT_LEASE_TTL_MS: "2000" });
     const { id, a, b } = await promptAndStream("Describe a harbour at dawn");
     const exit = await child.kill("SIGTERM");
     expect(exit).toEqual({ code: 0, signal: null });
@@ -630,7 +561,7 @@ describe("graceful stop mid-turn", () => {
     expect(child.logs().filter((l) => LOST_OR_CRASHED.test(l))).toEqual([]);
     await expectStoppedCleanly(id, a, b);
 
-    const next = await spawnRuntime({ SCRIPTED_MODEL_DELAY_MS: "0" });
+    const next = await spawnRuntime(tdb.url, { SCRIPTED_MODEL_DELAY_MS: "0" });
     await expectNextRuntimeRunsQueued(id, a, b);
     expect((await sessionRow(id)).leaseOwner).toBe(next.ownerId);
   });

@@ -24,6 +24,8 @@ export interface RuntimeOptions {
   /** Runtime-context registry per agent; defaults to the built-in date provider. */
   contextFor?: (sessionId: SessionId) => ContextRegistry;
   onClaimed?: AgentServices["onClaimed"];
+  /** Test seam (crash tests): after a tool's first durable commit, before its result. */
+  afterToolEffect?: AgentServices["afterToolEffect"];
   /** Runs at the start of every recovery sweep (teams settle provisioning, redeliver mail). */
   onRecover?: () => Promise<void>;
   log?: (line: string) => void;
@@ -46,6 +48,7 @@ export class Runtime {
       toolsFor: opts.toolsFor ?? (() => ({ tools: builtinTools })),
       contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),
       onClaimed: opts.onClaimed,
+      afterToolEffect: opts.afterToolEffect,
       log: opts.log ?? ((line) => console.log(`[runtime] ${line}`)),
     };
   }

@@ -65,20 +65,36 @@ function parseRows(rows: unknown[]): SessionEvent[] {
   return rows.map((r) => EventRow.parse(r));
 }
 
-/** Events with seq > afterSeq, ascending. */
+/** Rows per query when a whole history is read. */
+const READ_PAGE = 5_000;
+
+/**
+ * Events with seq > afterSeq, ascending: at most `limit` of them (a page), or without a limit
+ * every one — read page by page, never cut short (histories drive resume, forks, compaction).
+ */
 export async function readEventsAfter(
   db: DbOrTx,
   sessionId: SessionId,
   afterSeq = 0,
-  limit = 10_000,
+  limit?: number,
 ): Promise<SessionEvent[]> {
-  const rows = await db.sessionEvent.findMany({
-    where: { sessionId, seq: { gt: afterSeq } },
-    orderBy: { seq: "asc" },
-    take: limit,
-    select: { seq: true, createdAt: true, payload: true },
-  });
-  return parseRows(rows);
+  const page = async (after: number, take: number) =>
+    parseRows(
+      await db.sessionEvent.findMany({
+        where: { sessionId, seq: { gt: after } },
+        orderBy: { seq: "asc" },
+        take,
+        select: { seq: true, createdAt: true, payload: true },
+      }),
+    );
+  if (limit !== undefined) return page(afterSeq, limit);
+  const all: SessionEvent[] = [];
+  for (let after = afterSeq; ; ) {
+    const rows = await page(after, READ_PAGE);
+    all.push(...rows);
+    if (rows.length < READ_PAGE) return all;
+    after = rows.at(-1)!.seq;
+  }
 }
 
 /** The newest `limit` events with seq < beforeSeq, returned ascending (a transcript page). */

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
 import { enqueue, listInbox } from "./inbox";
-import { promptSession, requestAbort } from "./sessions";
+import { getSession, promptSession, requestAbort } from "./sessions";
 
 // The Steer adapter and interrupts, against real Postgres with a paced scripted model.
 
@@ -89,8 +89,8 @@ describe("interrupt", () => {
     expect(turnEnds(events)[0]?.reason).toBe("aborted");
     const cut = events.find((e) => e.payload.kind === "assistant_message")!.payload;
     expect(cut).toMatchObject({ interrupted: true, toolCalls: [] });
-    // Parked: the queued prompt waits (give the runtime a chance to wrongly run it).
-    await new Promise((r) => setTimeout(r, 300));
+    // Parked: the driver looked at the inbox and went idle with the queued prompt waiting.
+    await waitFor(async () => (await getSession(rt.db, id)).status === "idle", 10_000, "the driver idle");
     expect((await listInbox(rt.db, id)).map((i) => i.text)).toEqual(["queued behind"]);
     expect(turnEnds(await eventsOf(rt.db, id))).toHaveLength(1);
 

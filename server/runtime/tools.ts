@@ -1,18 +1,39 @@
 import { z } from "zod";
-import type { Db } from "../db/client";
+import { inTx, type Db, type Tx } from "../db/client";
 import { isAppError } from "../errors";
 import type { SessionId, TurnId } from "../ids";
 import type { ToolSpec } from "../models/types";
+import type { SessionEvent } from "./events";
 
 // A tool: zod input, declared result schema, and an execute function. The runtime validates
 // the model's arguments; a bad argument or a failed tool becomes a tool error the model reads,
 // and the turn goes on.
+//
+// Effectively once (docs/DECISIONS.md, "Tool effects and results are one fact"): a tool whose
+// durable effect is one transaction runs it through `ctx.commit`, which appends the tool_result
+// in that same transaction, fenced by the lease. A tool whose effect spans transactions tags
+// its first durable row with `ctx.callKey` and implements `recover`, which a driver that finds
+// the call without a result (after a crash) uses to finish the work and report what happened.
 
-export interface ToolContext {
+/** The part of a tool context the runtime provides for one call. */
+export interface ToolCallScope {
   db: Db;
   sessionId: SessionId;
   turnId: TurnId;
+  /** Unique per call in the whole database: the assistant message id and the model's call id. */
+  callKey: string;
   signal: AbortSignal;
+  /** Appends this call's tool_result inside `tx` (fenced); absent outside a driver (tests). */
+  record?: (tx: Tx, outcome: ToolOutcome) => Promise<SessionEvent[]>;
+  /** Test seam: runs after a tool's first durable commit, before its result is reported. */
+  afterEffect?: (toolName: string, callKey: string) => Promise<void>;
+}
+
+export interface ToolContext extends ToolCallScope {
+  /** Runs the effect in one transaction together with the tool_result that reports it. */
+  commit<T>(effect: (tx: Tx) => Promise<T>): Promise<T>;
+  /** For multi-transaction tools: call after the first durable commit (a test seam). */
+  effectCommitted(): Promise<void>;
 }
 
 export interface ToolDefinition<I = unknown, O = unknown> {
@@ -21,6 +42,16 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   input: z.ZodType<I>;
   output: z.ZodType<O>;
   execute(input: I, ctx: ToolContext): Promise<O>;
+  /**
+   * The real result of a call whose effect committed but whose result never reached the log,
+   * finishing the effect where that needs no model call; null when the effect never happened.
+   */
+  recover?(callKey: string, ctx: ToolCallScope): Promise<O | null>;
+}
+
+/** Two ids make one key: model call ids are only unique within a reply. */
+export function toolCallKey(assistantMessageId: string, toolCallId: string): string {
+  return `${assistantMessageId}/${toolCallId}`;
 }
 
 /** Erases the generic parameters so tools of different types fit in one list. */
@@ -44,6 +75,11 @@ export interface ToolOutcome {
   errorCode?: string;
 }
 
+/** What runTool did: the outcome, and the log events if the result was already recorded. */
+export interface ToolRun extends ToolOutcome {
+  recorded: SessionEvent[] | null;
+}
+
 export function toolSpec(tool: ToolDefinition): ToolSpec {
   const schema = z.toJSONSchema(tool.input, { io: "input" }) as Record<string, unknown>;
   delete schema.$schema;
@@ -63,30 +99,53 @@ export async function runTool(
   tools: ReadonlyMap<string, ToolDefinition>,
   name: string,
   rawInput: unknown,
-  ctx: ToolContext,
+  scope: ToolCallScope,
   opts: ToolsetOptions = { invalidInputCode: "TOOL_INVALID_INPUT" },
-): Promise<ToolOutcome> {
+): Promise<ToolRun> {
+  const fail = (code: string, message: string): ToolRun => ({ ...errorOutcome(code, message), recorded: null });
   const tool = tools.get(name);
-  if (!tool) return errorOutcome("TOOL_NOT_FOUND", `No tool named "${name}". Available: ${[...tools.keys()].join(", ")}`);
+  if (!tool) return fail("TOOL_NOT_FOUND", `No tool named "${name}". Available: ${[...tools.keys()].join(", ")}`);
   let input: unknown = rawInput;
   if (typeof rawInput === "string") {
     try {
       input = JSON.parse(rawInput);
     } catch {
-      return errorOutcome(opts.invalidInputCode, `Arguments for ${name} are not valid JSON: ${rawInput.slice(0, 200)}`);
+      return fail(opts.invalidInputCode, `Arguments for ${name} are not valid JSON: ${rawInput.slice(0, 200)}`);
     }
   }
   const parsed = tool.input.safeParse(input ?? {});
   if (!parsed.success) {
-    return errorOutcome(opts.invalidInputCode, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
+    return fail(opts.invalidInputCode, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
   }
+  const state: { recorded: { output: unknown; events: SessionEvent[] } | null } = { recorded: null };
+  const effectCommitted = () => scope.afterEffect?.(name, scope.callKey) ?? Promise.resolve();
+  const ctx: ToolContext = {
+    ...scope,
+    effectCommitted,
+    async commit(effect) {
+      if (state.recorded) throw new Error(`${name} committed its effect twice in one call`);
+      const done = await inTx(scope.db, async (tx) => {
+        const value = await effect(tx);
+        const output = tool.output.parse(value);
+        return { value, output, events: (await scope.record?.(tx, { output, isError: false })) ?? [] };
+      });
+      state.recorded = { output: done.output, events: done.events };
+      await effectCommitted();
+      return done.value;
+    },
+  };
   try {
     const output = tool.output.parse(await tool.execute(parsed.data, ctx));
-    return { output, isError: false };
+    const { recorded } = state;
+    return { output: recorded ? recorded.output : output, isError: false, recorded: recorded?.events ?? null };
   } catch (e) {
-    if (e instanceof ToolError) return errorOutcome(e.code, e.message);
-    if (isAppError(e)) return errorOutcome(e.code, e.message);
-    if (ctx.signal.aborted) throw e;
-    return errorOutcome("TOOL_FAILED", `${name} failed: ${e instanceof Error ? e.message : String(e)}`);
+    // The effect and its result are in the log already: that is the truth, whatever came after.
+    const { recorded } = state;
+    if (recorded) return { output: recorded.output, isError: false, recorded: recorded.events };
+    if (isAppError(e, "LEASE_LOST")) throw e;
+    if (e instanceof ToolError) return fail(e.code, e.message);
+    if (isAppError(e)) return fail(e.code, e.message);
+    if (scope.signal.aborted) throw e;
+    return fail("TOOL_FAILED", `${name} failed: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

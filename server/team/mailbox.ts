@@ -66,6 +66,8 @@ export interface SendMessageInput {
   sender: MemberRef;
   target: MemberRef;
   content: string;
+  /** The send_message call that sends it: stored with the queued row, unique. */
+  toolCallKey?: string;
 }
 
 /** accepted: the target's inbox durably holds the message; queued: recovery will deliver it. */
@@ -168,9 +170,9 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
           WHERE target_session_id = ${target.sessionId} AND consumed_at IS NULL
         ), inserted AS (
           INSERT INTO team_messages
-            (id, team_id, sender_session_id, sender_name, target_session_id, target_name, content, state)
+            (id, team_id, sender_session_id, sender_name, target_session_id, target_name, content, state, tool_call_key)
           SELECT ${messageId}, ${input.teamId}, ${sender.sessionId}, ${sender.name}, ${target.sessionId},
-                 ${target.name}, ${input.content}, 'queued'
+                 ${target.name}, ${input.content}, 'queued', ${input.toolCallKey ?? null}::text
           FROM pending WHERE pending.n < ${limits.maxPending}
           RETURNING seq, created_at
         )
@@ -301,6 +303,19 @@ export async function sendMessage(db: Db, input: SendMessageInput, opts: SendOpt
     log(`could not read the state of ${messageId}: ${errorText(e)}`);
   }
   return { messageId, status: "queued" };
+}
+
+/**
+ * What became of the message a send_message call queued, if its queued row committed: its id
+ * and status, after one more delivery attempt (so `accepted` whenever it can be).
+ */
+export async function sendResultOfToolCall(db: Db, toolCallKey: string, opts: MailboxOptions = {}): Promise<SendResult | null> {
+  const find = () => db.teamMessage.findUnique({ where: { toolCallKey }, select: { id: true, state: true, targetSessionId: true } });
+  const row = await find();
+  if (!row) return null;
+  if (row.state === "queued") await deliverPending(db, asSessionId(row.targetSessionId), opts).catch(() => 0);
+  const now = (await find()) ?? row;
+  return { messageId: asMessageId(row.id), status: now.state === "delivered" ? "accepted" : "queued" };
 }
 
 // ------------------------------------------------------------------ recovery

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { asJson, inTx, type Db, type DbOrTx } from "../db/client";
-import { AppError } from "../errors";
-import { newSessionId, type MessageId, type SessionId } from "../ids";
+import { isTransientDbError } from "../db/errors";
+import { AppError, isAppError } from "../errors";
+import { asSessionId, newSessionId, type MessageId, type SessionId } from "../ids";
 import { notifyActivity } from "../live/activity";
 import { ModelChoiceSchema } from "../models/registry";
 import { enqueue } from "../runtime/inbox";
@@ -135,9 +136,9 @@ export interface SpawnInput {
 }
 
 /**
- * Creates a teammate in three durable steps: the member row (provisioning, name reserved
- * forever), then the child session holding its initial task, then `active`. A crash between
- * them is settled by recoverProvisioning from the child's session alone.
+ * Creates a teammate: `reserveTeammate` (the member row, provisioning, name reserved forever),
+ * then `completeProvisioning` (the child session holding its initial task, and `active`, in
+ * one transaction). A crash between the two is finished by recovery from the member row alone.
  */
 export async function spawnTeammate(
   db: Db,
@@ -145,14 +146,28 @@ export async function spawnTeammate(
   input: SpawnInput,
   limits: RosterLimits = DEFAULT_ROSTER_LIMITS,
 ): Promise<MemberView> {
+  const name = await reserveTeammate(db, caller, input, limits);
+  return provisionOrReport(db, caller.teamId, name, (tx) => completeProvisioning(tx, caller.teamId, name));
+}
+
+/**
+ * Step 1: validates, then commits the member row in `provisioning` with everything needed to
+ * finish it later (prompt, fork point, and the tool call that asked for it). Refusals persist
+ * nothing. Returns the reserved name.
+ */
+export async function reserveTeammate(
+  db: Db,
+  caller: Membership,
+  input: SpawnInput,
+  limits: RosterLimits = DEFAULT_ROSTER_LIMITS,
+  toolCallKey: string | null = null,
+): Promise<string> {
   if (!caller.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can spawn teammates");
   const parsed = MemberNameSchema.safeParse(input.name);
   if (!parsed.success) {
     throw new AppError("TEAM_INVALID_MEMBER_NAME", `Invalid teammate name "${input.name}": ${parsed.error.issues[0]?.message}`);
   }
   const { teamId } = caller;
-  const childId = newSessionId();
-
   await inTx(db, async (tx) => {
     await tx.$executeRaw`SELECT 1 FROM teams WHERE id = ${teamId} FOR UPDATE`;
     const taken = await tx.teamMember.findUnique({ where: { teamId_name: { teamId, name: input.name } } });
@@ -163,49 +178,124 @@ export async function spawnTeammate(
     if (count >= limits.maxMembers) {
       throw new AppError("TEAM_MEMBER_LIMIT", `This team already has ${count} teammates (limit ${limits.maxMembers})`);
     }
+    // A fork teammate starts from the Lead's turns completed before this spawn.
+    const cut = input.context === "fork" ? await lastTurnEndSeq(tx, teamId) : null;
     await tx.teamMember.create({
-      data: { teamId, name: input.name, sessionId: childId, description: input.description, context: input.context, phase: "provisioning" },
+      data: {
+        teamId,
+        name: input.name,
+        sessionId: newSessionId(),
+        description: input.description,
+        context: input.context,
+        phase: "provisioning",
+        prompt: input.prompt,
+        forkThroughSeq: cut,
+        toolCallKey,
+      },
     });
     await notifyActivity(tx, teamId, "state");
   });
+  return input.name;
+}
 
-  try {
-    // A fork teammate starts from the Lead's completed turns (not the one spawning it).
-    const seed = input.context === "fork" ? (await completedTurnsSeed(db, teamId)).seed : [];
-    await inTx(db, async (tx) => {
+async function lastTurnEndSeq(db: DbOrTx, sessionId: string): Promise<number> {
+  const row = await db.sessionEvent.findFirst({
+    where: { sessionId, kind: "turn_end" },
+    orderBy: { seq: "desc" },
+    select: { seq: true },
+  });
+  return row?.seq ?? 0;
+}
+
+/**
+ * Step 2, idempotent and safe to run from several processes at once (the member row is locked):
+ * creates the child session if missing, gives it its initial task if it holds none, and marks
+ * the member active — all in one transaction. A member that is no longer provisioning is left
+ * as it is. A member without a stored prompt (reserved by an older version) cannot be finished
+ * and fails. Returns the member's view.
+ */
+export async function completeProvisioning(db: DbOrTx, teamId: SessionId, name: string): Promise<MemberView> {
+  await inTx(db, async (tx) => {
+    const rows = z
+      .array(z.object({ sessionId: z.string(), phase: z.string(), prompt: z.string().nullable(), context: z.string(), forkThroughSeq: z.number().int().nullable() }))
+      .parse(
+        await tx.$queryRaw`SELECT session_id AS "sessionId", phase, prompt, context, fork_through_seq AS "forkThroughSeq"
+          FROM team_members WHERE team_id = ${teamId} AND name = ${name} FOR UPDATE`,
+      );
+    const m = rows[0];
+    if (!m) throw new AppError("TEAM_MEMBER_NOT_FOUND", `No teammate named "${name}"`);
+    if (m.phase !== "provisioning") return;
+    const childId = asSessionId(m.sessionId);
+    const taskId = initialTaskId(childId);
+    const holdsTask =
+      (await tx.inboxItem.count({ where: { sessionId: childId, id: taskId } })) > 0 ||
+      (await tx.sessionEvent.count({ where: { sessionId: childId, messageId: taskId } })) > 0;
+    if (holdsTask) return settleMember(tx, teamId, name, "active", null);
+    if (m.prompt === null) {
+      await settleMember(tx, teamId, name, "failed", "Provisioning was interrupted before the teammate received its task");
+      return;
+    }
+    const child = await tx.session.findUnique({ where: { id: childId }, select: { id: true } });
+    if (!child) {
       const lead = await tx.session.findUniqueOrThrow({ where: { id: teamId }, select: { model: true, optionalContext: true } });
+      const fork = m.context === "fork";
       await tx.session.create({
         data: {
           id: childId,
           teamId,
-          memberName: input.name,
-          title: input.name,
+          memberName: name,
+          title: name,
           model: asJson(lead.model),
           optionalContext: lead.optionalContext,
-          forkedFromId: input.context === "fork" ? teamId : null,
+          forkedFromId: fork ? teamId : null,
         },
       });
-      if (seed.length > 0) await appendEvents(tx, childId, seed, null);
-      // The initial task holds only the task text; identity comes from runtime context.
-      await enqueue(tx, childId, {
-        id: initialTaskId(childId),
-        mode: "queue",
-        text: input.prompt,
-        source: { kind: "team", teamId, messageId: initialTaskId(childId), senderSessionId: teamId, senderName: LEAD_NAME },
-      });
+      const cut = m.forkThroughSeq ?? 0;
+      if (fork && cut > 0) await appendEvents(tx, childId, (await completedTurnsSeed(tx, teamId, cut)).seed, null);
+    }
+    // The initial task holds only the task text; identity comes from runtime context.
+    await enqueue(tx, childId, {
+      id: taskId,
+      mode: "queue",
+      text: m.prompt,
+      source: { kind: "team", teamId, messageId: taskId, senderSessionId: teamId, senderName: LEAD_NAME },
     });
-    // A recovery sweep may have settled it already from the same evidence (the task is there).
-    await settleMember(db, teamId, input.name, "active", null).catch(async (e: unknown) => {
-      const now = await db.teamMember.findUnique({ where: { teamId_name: { teamId, name: input.name } }, select: { phase: true } });
-      if (now?.phase !== "active") throw e;
-    });
+    await settleMember(tx, teamId, name, "active", null);
+  });
+  return memberView(db, teamId, name);
+}
+
+/**
+ * Runs the provisioning step and reports the member as it then is: a real failure (the
+ * database refused the child) settles it `failed` with the reason; a temporary one (the
+ * database went away) leaves it provisioning for recovery to finish — never `failed`.
+ */
+export async function provisionOrReport(
+  db: Db,
+  teamId: SessionId,
+  name: string,
+  complete: (db: Db) => Promise<MemberView>,
+): Promise<MemberView> {
+  try {
+    return await complete(db);
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    await settleMember(db, teamId, input.name, "failed", `Provisioning failed: ${message}`);
+    if (isAppError(e, "LEASE_LOST") || isTransientDbError(e)) throw e;
+    const message = e instanceof Error ? e.message.split("\n").filter(Boolean).at(-1) ?? e.message : String(e);
+    await settleMember(db, teamId, name, "failed", `Provisioning failed: ${message}`).catch(() => undefined);
+    return memberView(db, teamId, name);
   }
-  const view = (await listMembers(db, teamId)).find((m) => m.name === input.name);
-  if (!view) throw new AppError("TEAM_PROVISIONING_CONFLICT", `Teammate "${input.name}" vanished during provisioning`);
+}
+
+async function memberView(db: DbOrTx, teamId: SessionId, name: string): Promise<MemberView> {
+  const view = (await listMembers(db, teamId)).find((m) => m.name === name);
+  if (!view) throw new AppError("TEAM_PROVISIONING_CONFLICT", `Teammate "${name}" vanished during provisioning`);
   return view;
+}
+
+/** The member a spawn_teammate call reserved, if its reservation committed. */
+export async function memberByToolCall(db: DbOrTx, toolCallKey: string): Promise<{ teamId: SessionId; name: string } | null> {
+  const m = await db.teamMember.findUnique({ where: { toolCallKey }, select: { teamId: true, name: true } });
+  return m ? { teamId: asSessionId(m.teamId), name: m.name } : null;
 }
 
 /** The message id of a teammate's initial task: known in advance, so recovery can look for it. */
@@ -222,26 +312,19 @@ async function settleMember(db: DbOrTx, teamId: string, name: string, phase: "ac
 }
 
 /**
- * Settles members a crash left in provisioning, from the child's persisted session alone (no
- * model call): initial task present → active, otherwise failed. Returns how many it settled.
+ * Finishes members a crash (or a database outage) left in provisioning, from the member row
+ * and the child's persisted session alone (no model call). Returns how many it settled.
  */
 export async function recoverProvisioning(db: Db, olderThanMs = 0): Promise<number> {
   const stuck = await db.teamMember.findMany({
     where: { phase: "provisioning", updatedAt: { lt: new Date(Date.now() - olderThanMs) } },
+    select: { teamId: true, name: true },
   });
   let settled = 0;
   for (const m of stuck) {
-    const taskId = initialTaskId(m.sessionId as SessionId);
-    const holdsTask =
-      (await db.inboxItem.count({ where: { sessionId: m.sessionId, id: taskId } })) > 0 ||
-      (await db.sessionEvent.count({ where: { sessionId: m.sessionId, messageId: taskId } })) > 0;
-    try {
-      if (holdsTask) await settleMember(db, m.teamId, m.name, "active", null);
-      else await settleMember(db, m.teamId, m.name, "failed", "Provisioning was interrupted before the teammate received its task");
-      settled += 1;
-    } catch {
-      // Settled concurrently by another process: fine.
-    }
+    const teamId = asSessionId(m.teamId);
+    const view = await provisionOrReport(db, teamId, m.name, (tx) => completeProvisioning(tx, teamId, m.name)).catch(() => null);
+    if (view && view.phase !== "provisioning") settled += 1;
   }
   return settled;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import { inTx, type DbOrTx, type Tx } from "../db/client";
 import { Prisma, type TeamTask } from "../db/generated/client";
 import { AppError } from "../errors";
 import { notifyActivity } from "../live/activity";
@@ -538,7 +538,7 @@ export async function listTasks(db: DbOrTx, teamId: string, input: ListTasksInpu
 
 /** Any member adds a pending task at revision 1 with the next never-used id. */
 export async function createTask(
-  db: Db,
+  db: DbOrTx,
   teamId: string,
   actor: Actor,
   input: CreateTaskInput,
@@ -587,7 +587,7 @@ export async function createTask(
  * One action on one task, compare-and-set on `expectedRevision`. Success bumps the revision
  * by exactly one and refreshes updated_at.
  */
-export async function updateTask(db: Db, teamId: string, actor: Actor, input: UpdateTaskInput): Promise<TaskView> {
+export async function updateTask(db: DbOrTx, teamId: string, actor: Actor, input: UpdateTaskInput): Promise<TaskView> {
   const parsed = parseInput(UpdateTaskInputSchema, input);
   const number = requireTaskNumber(parsed.taskId);
   const change = prepareChange(parsed);

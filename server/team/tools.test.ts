@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { asSessionId, type SessionId, type TurnId } from "../ids";
+import { asSessionId, newMessageId, type SessionId, type TurnId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import { notifyActivity } from "../live/activity";
 import { listInbox } from "../runtime/inbox";
@@ -35,7 +35,8 @@ afterAll(async () => {
 
 const signal = new AbortController().signal;
 function call(sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
-  return runTool(tools, name, input, { db: rt.db, sessionId, turnId: "turn_test" as TurnId, signal }, TEAM_TOOLSET_OPTIONS);
+  const scope = { db: rt.db, sessionId, turnId: "turn_test" as TurnId, callKey: `${newMessageId()}/test`, signal };
+  return runTool(tools, name, input, scope, TEAM_TOOLSET_OPTIONS);
 }
 const code = (o: ToolOutcome) => (o.isError ? o.errorCode : "ok");
 

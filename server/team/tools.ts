@@ -1,18 +1,33 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
+import { isTransientDbError } from "../db/errors";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
 import type { ActivityHub } from "../live/activity";
 import { requestAbort } from "../runtime/sessions";
 import { defineTool, type ToolDefinition, type ToolsetOptions } from "../runtime/tools";
-import { sendMessage, type MailboxLimits } from "./mailbox";
+import { sendMessage, sendResultOfToolCall, type MailboxLimits } from "./mailbox";
 import { LEAD_NAME } from "./names";
-import { listMembers, membershipOf, resolveTarget, spawnTeammate, type MemberView, type RosterLimits } from "./roster";
+import {
+  completeProvisioning,
+  listMembers,
+  memberByToolCall,
+  membershipOf,
+  provisionOrReport,
+  reserveTeammate,
+  resolveTarget,
+  type MemberView,
+  type RosterLimits,
+} from "./roster";
 import { createTask, getTask, listTasks, TaskViewSchema, updateTask, type TaskView } from "./task-board";
 
 // The nine Team tools: the same list, byte for byte, for every member. Who is calling comes
 // from the session running the tool, never from model input. Errors are AppErrors with TEAM_*
 // codes, which the runtime returns to the model as tool errors.
+//
+// Effectively once (runtime/tools.ts): task create/update and interrupt commit their effect
+// with their result (`ctx.commit`); spawn_teammate and send_message store the call key with
+// their first durable row and `recover` from it.
 
 export const TEAM_TOOLSET_OPTIONS: ToolsetOptions = { invalidInputCode: "TEAM_INVALID_ARGUMENT" };
 
@@ -59,7 +74,28 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
     output: CompactMember,
     async execute(input, ctx) {
       const me = await membershipOf(ctx.db, ctx.sessionId);
-      return compactMember(await spawnTeammate(ctx.db, me, input, deps.roster));
+      const name = await reserveTeammate(ctx.db, me, input, deps.roster, ctx.callKey);
+      await ctx.effectCommitted();
+      try {
+        // Finishing the spawn and reporting it are one transaction.
+        const complete = () => ctx.commit((tx) => completeProvisioning(tx, me.teamId, name));
+        return compactMember(await provisionOrReport(ctx.db, me.teamId, name, complete));
+      } catch (e) {
+        // The database went away mid-spawn: the member stays provisioning and recovery
+        // finishes it; say so rather than "failed".
+        if (!isTransientDbError(e)) throw e;
+        const view = (await listMembers(ctx.db, me.teamId)).find((m) => m.name === name);
+        if (!view) throw e;
+        return { ...compactMember(view), diagnostic: "Provisioning was cut short; it finishes automatically." };
+      }
+    },
+    async recover(callKey, scope) {
+      const member = await memberByToolCall(scope.db, callKey);
+      if (!member) return null;
+      const view = await provisionOrReport(scope.db, member.teamId, member.name, (db) =>
+        completeProvisioning(db, member.teamId, member.name),
+      );
+      return compactMember(view);
     },
   });
 
@@ -75,10 +111,11 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
       const to = await resolveTarget(ctx.db, me.teamId, target);
       return sendMessage(
         ctx.db,
-        { teamId: me.teamId, sender: { sessionId: me.sessionId, name: me.name }, target: to, content: message },
-        deps.mailbox,
+        { teamId: me.teamId, sender: { sessionId: me.sessionId, name: me.name }, target: to, content: message, toolCallKey: ctx.callKey },
+        { ...deps.mailbox, afterQueued: () => ctx.effectCommitted() },
       );
     },
+    recover: (callKey, scope) => sendResultOfToolCall(scope.db, callKey, deps.mailbox),
   });
 
   const list = defineTool({
@@ -162,9 +199,11 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
       if (!me.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can interrupt teammates");
       if (target === LEAD_NAME) throw new AppError("TEAM_INVALID_TARGET", "interrupt_agent takes a teammate, not the Lead");
       const to = await resolveTarget(ctx.db, me.teamId, target);
-      const previous = (await listMembers(ctx.db, me.teamId)).find((m) => m.name === target);
-      await requestAbort(ctx.db, to.sessionId, "interrupt");
-      return { previousStatus: previous?.status ?? "inactive" };
+      return ctx.commit(async (tx) => {
+        const previous = (await listMembers(tx, me.teamId)).find((m) => m.name === target);
+        await requestAbort(tx, to.sessionId, "interrupt");
+        return { previousStatus: previous?.status ?? "inactive" };
+      });
     },
   });
 
@@ -182,14 +221,17 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
     output: CompactTask,
     async execute(input, ctx) {
       const me = await membershipOf(ctx.db, ctx.sessionId);
-      const task = await createTask(
-        ctx.db,
-        me.teamId,
-        { sessionId: me.sessionId, name: me.name, isLead: me.isLead },
-        { subject: input.subject, description: input.description, blockedBy: input.blocked_by, writeScopes: input.write_scopes },
-        deps.maxTasks === undefined ? undefined : { maxTasks: deps.maxTasks },
+      return ctx.commit(async (tx) =>
+        compactTask(
+          await createTask(
+            tx,
+            me.teamId,
+            { sessionId: me.sessionId, name: me.name, isLead: me.isLead },
+            { subject: input.subject, description: input.description, blockedBy: input.blocked_by, writeScopes: input.write_scopes },
+            deps.maxTasks === undefined ? undefined : { maxTasks: deps.maxTasks },
+          ),
+        ),
       );
-      return compactTask(task);
     },
   });
 
@@ -243,17 +285,21 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
     output: CompactTask,
     async execute(input, ctx) {
       const me = await membershipOf(ctx.db, ctx.sessionId);
-      const task = await updateTask(ctx.db, me.teamId, { sessionId: me.sessionId, name: me.name, isLead: me.isLead }, {
-        taskId: input.task_id,
-        expectedRevision: input.expected_revision,
-        action: input.action,
-        subject: input.subject,
-        description: input.description,
-        writeScopes: input.write_scopes,
-        blockedBy: input.blocked_by,
-        owner: input.owner,
-      });
-      return compactTask(task);
+      const actor = { sessionId: me.sessionId, name: me.name, isLead: me.isLead };
+      return ctx.commit(async (tx) =>
+        compactTask(
+          await updateTask(tx, me.teamId, actor, {
+            taskId: input.task_id,
+            expectedRevision: input.expected_revision,
+            action: input.action,
+            subject: input.subject,
+            description: input.description,
+            writeScopes: input.write_scopes,
+            blockedBy: input.blocked_by,
+            owner: input.owner,
+          }),
+        ),
+      );
     },
   });
 

@@ -6,12 +6,16 @@
 // Wired like server/main.ts (same Runtime, same model resolver, config from the same env vars)
 // minus HTTP. Settings come from the environment (server/env.ts names):
 //   AGENT_LEASE_TTL_MS, RUNTIME_RECOVERY_INTERVAL_MS, AGENT_IDLE_EVICT_MS,
-//   SCRIPTED_MODEL_DELAY_MS, MAX_STEPS_PER_TURN, COMPACTION_BUDGET_TOKENS, and two knobs of
-//   this script only: RUNTIME_DELTA_FLUSH_MS (default 10), RUNTIME_DB_POOL_SIZE (default 5).
+//   SCRIPTED_MODEL_DELAY_MS, MAX_STEPS_PER_TURN, COMPACTION_BUDGET_TOKENS, and knobs of this
+//   script only: RUNTIME_DELTA_FLUSH_MS (default 10), RUNTIME_DB_POOL_SIZE (default 5),
+//   RUNTIME_TEAM=1 (wire the Agent Teams layer and the team playbook, as server/main.ts does),
+//   RUNTIME_PAUSE_AFTER_EFFECT=<tool name> (the first call of that tool stops for good right
+//   after its effect committed, before its result is reported: a crash window to kill in).
 //
 // Protocol on stdout, one line each:
 //   READY <ownerId>   the runtime started (recovery sweep done, heartbeats running)
 //   LOG <line>        a runtime log line (lease lost, crash recovery, …)
+//   PAUSED <tool> <callKey>   RUNTIME_PAUSE_AFTER_EFFECT reached its window (nothing more happens)
 //   STOPPED           graceful stop finished (SIGTERM / SIGINT): open turns ended as
 //                     interrupted, leases released, inboxes kept
 // Exit code 0 after a graceful stop, 1 on a start-up or stop failure.
@@ -25,10 +29,14 @@ import { ActivityHub } from "../live/activity";
 import { createModelResolver } from "../models/registry";
 import { runtimeConfigFromEnv } from "../runtime/config";
 import { Runtime } from "../runtime/runtime";
+import { teamPlaybook } from "../team/playbook";
+import { createTeamLayer } from "../team/team-layer";
 
 const Extra = z.object({
   RUNTIME_DELTA_FLUSH_MS: z.coerce.number().int().nonnegative().default(10),
   RUNTIME_DB_POOL_SIZE: z.coerce.number().int().positive().default(5),
+  RUNTIME_TEAM: z.enum(["0", "1"]).default("0"),
+  RUNTIME_PAUSE_AFTER_EFFECT: z.string().optional(),
 });
 
 function out(line: string): Promise<void> {
@@ -42,6 +50,8 @@ async function main(): Promise<void> {
   const extra = Extra.parse({
     RUNTIME_DELTA_FLUSH_MS: process.env.RUNTIME_DELTA_FLUSH_MS || undefined,
     RUNTIME_DB_POOL_SIZE: process.env.RUNTIME_DB_POOL_SIZE || undefined,
+    RUNTIME_TEAM: process.env.RUNTIME_TEAM || undefined,
+    RUNTIME_PAUSE_AFTER_EFFECT: process.env.RUNTIME_PAUSE_AFTER_EFFECT || undefined,
   });
   const url = env.DATABASE_URL;
   if (!url) throw new Error("DATABASE_URL is required");
@@ -49,11 +59,20 @@ async function main(): Promise<void> {
   const db = createDb(url, extra.RUNTIME_DB_POOL_SIZE);
   const hub = new ActivityHub(url);
   await hub.start();
+  const team = extra.RUNTIME_TEAM === "1";
+  let paused = false;
   const runtime = new Runtime({
     db,
     hub,
     config: { ...runtimeConfigFromEnv(env), deltaFlushMs: extra.RUNTIME_DELTA_FLUSH_MS },
-    resolveModel: createModelResolver(env),
+    resolveModel: createModelResolver(env, team ? { playbook: teamPlaybook } : {}),
+    ...(team ? createTeamLayer(db, hub, { provisioningGraceMs: 60_000 }) : {}),
+    afterToolEffect: async (_sessionId, toolName, callKey) => {
+      if (paused || toolName !== extra.RUNTIME_PAUSE_AFTER_EFFECT) return;
+      paused = true;
+      await out(`PAUSED ${toolName} ${callKey}`);
+      await new Promise<never>(() => undefined);
+    },
     log: (line) => void out(`LOG ${line.replace(/\n/g, "\\n")}`),
   });
   await runtime.start();

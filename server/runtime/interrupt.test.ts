@@ -1,0 +1,127 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Db } from "../db/client";
+import type { SessionId } from "../ids";
+import { RUNTIME_CONTEXT_PREFIX } from "../models/scripted";
+import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { killRuntimeChildren, spawnRuntime } from "../testing/runtime-child";
+import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import type { SessionEvent } from "./events";
+import { listInbox } from "./inbox";
+import { getSession, promptSession, requestAbort } from "./sessions";
+
+// Input that arrives while an interrupt or Stop is being carried out is waking input (spec
+// section 2): it is never parked with the input that was there before. And a request is
+// durable: a driver that missed its notification honours it at the next step boundary.
+
+let tdb: TestDatabase;
+let db: Db;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  db = createDb(tdb.url, 5);
+});
+afterEach(async () => {
+  await killRuntimeChildren();
+});
+afterAll(async () => {
+  await db?.$disconnect();
+  await tdb?.drop();
+});
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** The newest prompt the model sees (runtime-context snapshots follow the claimed input). */
+const lastPrompt = (req: ModelRequest) =>
+  req.messages.flatMap((m) => (m.role === "user" && !m.text.startsWith(RUNTIME_CONTEXT_PREFIX) ? [m.text] : [])).at(-1) ?? "";
+
+/**
+ * Replies "done: <input>"; for the input "hold", streams once and then holds the turn open
+ * until aborted, and after the abort until `release` — the window in which the cut turn is
+ * still closing.
+ */
+class GateModel implements LanguageModel {
+  readonly id = "test:gate";
+  aborted = deferred();
+  release = deferred();
+  async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk> {
+    yield { type: "text-delta", text: "working " };
+    if (lastPrompt(req) === "hold") {
+      await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
+      this.aborted.resolve();
+      await this.release.promise;
+      throw Object.assign(new Error("aborted"), { name: "AbortError" });
+    }
+    yield { type: "text-delta", text: `done: ${lastPrompt(req)}` };
+    yield { type: "finish", usage: { inputTokens: 1, outputTokens: 1 } };
+  }
+}
+
+const promptsOfTurns = (events: SessionEvent[]) => {
+  const turns: string[][] = [];
+  for (const { payload: p } of events) {
+    if (p.kind === "turn_start") turns.push([]);
+    if (p.kind === "user_message" && p.source.kind === "human") turns.at(-1)!.push(p.text);
+  }
+  return turns;
+};
+
+describe.each(["interrupt", "stop"] as const)("input that arrives while a %s is carried out", (kind) => {
+  let rt: TestRuntime;
+  const model = new GateModel();
+  beforeAll(async () => {
+    rt = await startTestRuntime(tdb.url, { resolveModel: () => model });
+  });
+  afterAll(async () => {
+    await rt?.stop();
+  });
+
+  it("runs: the end of the cut turn does not park it", async () => {
+    const id = await newTestSession(rt.db);
+    await promptSession(rt.db, id, { text: "hold" });
+    await promptSession(rt.db, id, { text: "queued before" });
+    await waitFor(async () => (await getSession(rt.db, id)).running, 10_000, "the held turn");
+    expect(await requestAbort(rt.db, id, kind)).toEqual({ aborting: true });
+    await model.aborted.promise;
+    // The driver knows of the abort, and the turn is not closed yet: a prompt arrives now.
+    await promptSession(rt.db, id, { text: "after the request" });
+    model.release.resolve();
+
+    const events = await waitForTurns(rt.db, id, 2);
+    expect(turnEnds(events).map((t) => t.reason)).toEqual(["aborted", "completed"]);
+    // Waking input un-parks: the next turn takes the oldest queued prompt, then the rest follow.
+    const all = await waitForTurns(rt.db, id, 3);
+    expect(promptsOfTurns(all)).toEqual([["hold"], ["queued before"], ["after the request"]]);
+    expect(await listInbox(rt.db, id)).toEqual([]);
+  });
+});
+
+describe("a stop or interrupt request whose notification was missed", () => {
+  it.each(["interrupt", "stop"] as const)(
+    "%s: a driver in another process honours it at the next step boundary",
+    { timeout: 120_000 },
+    async (kind) => {
+      const id: SessionId = await newTestSession(db);
+      await spawnRuntime(tdb.url, { SCRIPTED_MODEL_DELAY_MS: "150", AGENT_LEASE_TTL_MS: "2000" });
+      // Step 0 streams a short reply and calls the tool; step 1 would describe its result.
+      await promptSession(db, id, { text: "/tool current_time {}" });
+      await waitFor(async () => (await eventsOf(db, id)).some((e) => e.payload.kind === "assistant_delta"), 60_000, "step 0");
+      // The request as requestAbort stores it, but without its notification.
+      await db.$executeRaw`UPDATE sessions SET abort_request = ${kind}, parked = parked OR ${kind === "interrupt"} WHERE id = ${id}`;
+      await promptSession(db, id, { text: "after the request" });
+
+      const events = await waitForTurns(db, id, 2, 60_000);
+      const ends = turnEnds(events);
+      expect(ends.map((t) => t.reason)).toEqual(["aborted", "completed"]);
+      // The first turn ran its tool and stopped at the boundary: no step 1.
+      const first = events.slice(0, events.findIndex((e) => e.payload.kind === "turn_end") + 1);
+      expect(first.filter((e) => e.payload.kind === "tool_result")).toHaveLength(1);
+      expect(first.some((e) => e.payload.kind === "step_start" && e.payload.step === 1)).toBe(false);
+      expect(promptsOfTurns(events)).toEqual([["/tool current_time {}"], ["after the request"]]);
+    },
+  );
+});
