@@ -26,6 +26,8 @@ export interface RuntimeOptions {
   onClaimed?: AgentServices["onClaimed"];
   /** Test seam (crash tests): after a tool's first durable commit, before its result. */
   afterToolEffect?: AgentServices["afterToolEffect"];
+  /** The shared system prompt, instead of config.systemPrompt (teams add their policy). */
+  systemPrompt?: string;
   /** Runs at the start of every recovery sweep (teams settle provisioning, redeliver mail). */
   onRecover?: () => Promise<void>;
   log?: (line: string) => void;
@@ -43,7 +45,7 @@ export class Runtime {
   constructor(private readonly opts: RuntimeOptions) {
     this.services = {
       db: opts.db,
-      config: opts.config,
+      config: opts.systemPrompt === undefined ? opts.config : { ...opts.config, systemPrompt: opts.systemPrompt },
       resolveModel: opts.resolveModel,
       toolsFor: opts.toolsFor ?? (() => ({ tools: builtinTools })),
       contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),

@@ -3,11 +3,13 @@ import type { ActivityHub } from "../live/activity";
 import { ContextRegistry, dateContextProvider } from "../runtime/context-registry";
 import type { RuntimeOptions } from "../runtime/runtime";
 import { teamIdentityProvider } from "./identity";
+import { TEAM_SYSTEM_PROMPT } from "./policy";
 import { markConsumed, recoverMailbox, type MailboxLimits } from "./mailbox";
 import { recoverProvisioning, type RosterLimits } from "./roster";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 
-// Plugs Agent Teams into the generic runtime: the nine tools for every member, team identity
+// Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
+// prompt, the nine tools for every member, team identity
 // as required runtime context, mail consumption at claim time, and recovery of provisioning
 // and undelivered mail on every sweep.
 
@@ -19,12 +21,13 @@ export interface TeamLayerOptions {
   provisioningGraceMs?: number;
 }
 
-export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "onRecover">>;
+export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "onRecover" | "systemPrompt">>;
 
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
   const tools = createTeamTools({ hub, roster: opts.roster, mailbox: opts.mailbox, maxTasks: opts.maxTasks });
   const identity = teamIdentityProvider(db);
   return {
+    systemPrompt: TEAM_SYSTEM_PROMPT,
     toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),
     contextFor: () => new ContextRegistry([dateContextProvider, identity]),
     onClaimed: markConsumed,

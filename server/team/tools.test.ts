@@ -51,9 +51,9 @@ async function spawn(lead: SessionId, name: string, context: "fresh" | "fork" = 
 }
 
 describe("the tool set", () => {
-  it("is exactly the nine Team tools, identical for every member", () => {
+  // That every member's requests carry the same tools is checked on real requests in policy.test.ts.
+  it("is exactly the nine Team tools", () => {
     const a = createTeamLayer(rt.db, rt.hub).toolsFor(asSessionId("a"));
-    const b = createTeamLayer(rt.db, rt.hub).toolsFor(asSessionId("b"));
     expect(a.tools.map((t) => t.name)).toEqual([
       "spawn_teammate",
       "send_message",
@@ -65,7 +65,7 @@ describe("the tool set", () => {
       "team_task_get",
       "team_task_update",
     ]);
-    expect(JSON.stringify(a.tools.map(toolSpec))).toBe(JSON.stringify(b.tools.map(toolSpec)));
+    expect(a.tools.map(toolSpec).every((t) => t.inputSchema.type === "object")).toBe(true);
     expect(a.options?.invalidInputCode).toBe("TEAM_INVALID_ARGUMENT");
   });
 

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { asSessionId } from "../ids";
+import { ScriptedModel } from "../models/scripted";
+import type { LanguageModel, ModelRequest } from "../models/types";
+import { createSession, promptSession } from "../runtime/sessions";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { startTestRuntime, turnEnds, waitFor, eventsOf, type TestRuntime } from "../testing/runtime-harness";
+import { teamPlaybook } from "./playbook";
+import { COLLABORATION_POLICY } from "./policy";
+
+// Seed 004: the fixed collaboration policy is in the system prompt, and the system prompt and
+// tool list are byte-identical for every member; identity is only in runtime context. Checked
+// on the requests the model really receives while the keyless team scenario plays out.
+
+let tdb: TestDatabase;
+let rt: TestRuntime;
+const requests: ModelRequest[] = [];
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  const scripted = new ScriptedModel({ delayMs: 0, playbook: teamPlaybook });
+  const recording: LanguageModel = {
+    id: scripted.id,
+    stream(req, signal) {
+      requests.push(structuredClone(req));
+      return scripted.stream(req, signal);
+    },
+  };
+  rt = await startTestRuntime(tdb.url, { team: true, resolveModel: () => recording });
+});
+afterAll(async () => {
+  await rt?.stop();
+  await tdb?.drop();
+});
+
+const identityOf = (req: ModelRequest) => {
+  for (const m of req.messages) {
+    const who = m.role === "user" ? /Your name in the team is `([^`]+)`/.exec(m.text) : null;
+    if (who) return who[1]!;
+  }
+  return null;
+};
+
+describe("the shared system prompt", () => {
+  it("carries the collaboration policy, the same bytes and tools for the Lead and two teammates", async () => {
+    const lead = asSessionId((await createSession(rt.db, { title: "Policy", model: { provider: "scripted", model: "keyless" } })).id);
+    await promptSession(rt.db, lead, { text: "Write a haiku" });
+    await waitFor(async () => turnEnds(await eventsOf(rt.db, lead)).length >= 1, 60_000, "the Lead's answer");
+
+    const first = new Map<string, ModelRequest>();
+    for (const r of requests) {
+      const who = identityOf(r);
+      if (r.purpose === "step" && who && !first.has(who)) first.set(who, r);
+    }
+    expect([...first.keys()].sort()).toEqual(["implementer", "lead", "researcher"]);
+    const [a, b, c] = ["lead", "researcher", "implementer"].map((n) => first.get(n)!);
+    expect(b!.system).toBe(a!.system);
+    expect(c!.system).toBe(a!.system);
+    expect(JSON.stringify(b!.tools)).toBe(JSON.stringify(a!.tools));
+    expect(JSON.stringify(c!.tools)).toBe(JSON.stringify(a!.tools));
+    expect(a!.tools).toHaveLength(9);
+
+    // The policy says what spec section 9 asks of it.
+    expect(a!.system).toContain(COLLABORATION_POLICY);
+    for (const rule of [/disjoint write_scopes/, /expected_revision/, /never send the same message again/, /starts an idle one and resumes an inactive one/, /wait_agent/, /waits for every teammate/]) {
+      expect(a!.system).toMatch(rule);
+    }
+    // No identity in the system prompt: names and roles come from runtime context only.
+    for (const name of ["researcher", "implementer", lead]) expect(a!.system).not.toContain(name);
+    for (const [name, req] of first) {
+      const context = req.messages.filter((m) => m.role === "user" && m.text.includes("Your name in the team is"));
+      expect(context.length, name).toBeGreaterThan(0);
+    }
+  });
+});
