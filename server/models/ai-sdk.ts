@@ -26,6 +26,7 @@ import type {
   ToolSpec,
   Usage,
 } from "./types";
+import { redactSecrets } from "./redact";
 
 /** A failed model call, with a message fit for the transcript. */
 export class ModelProviderError extends Error {
@@ -58,7 +59,7 @@ export function createOpenAICompatibleModel(opts: OpenAICompatibleModelOptions):
     // Without this the SDK omits stream_options.include_usage and streamed usage is unknown.
     includeUsage: true,
   });
-  return sdkBackedModel(`${name}:${opts.model}`, provider.chatModel(opts.model));
+  return sdkBackedModel(`${name}:${opts.model}`, provider.chatModel(opts.model), [opts.apiKey]);
 }
 
 export interface AnthropicModelOptions {
@@ -70,11 +71,25 @@ export interface AnthropicModelOptions {
 
 export function createAnthropicModel(opts: AnthropicModelOptions): LanguageModel {
   const provider = createAnthropic({ baseURL: opts.baseURL, apiKey: opts.apiKey });
-  return sdkBackedModel(`anthropic:${opts.model}`, provider.messages(opts.model));
+  return sdkBackedModel(`anthropic:${opts.model}`, provider.messages(opts.model), [opts.apiKey]);
 }
 
-function sdkBackedModel(id: string, model: SdkLanguageModel): LanguageModel {
-  return { id, stream: (request, signal) => streamOneStep(id, model, request, signal) };
+function sdkBackedModel(id: string, model: SdkLanguageModel, secrets: (string | undefined)[]): LanguageModel {
+  return { id, stream: (request, signal) => redactingErrors(streamOneStep(id, model, request, signal), secrets, signal) };
+}
+
+/**
+ * Every failure leaves as a ModelProviderError whose message has the keys redacted, and with
+ * no `cause` (the SDK's error objects carry the raw response body and request headers).
+ */
+async function* redactingErrors(stream: AsyncGenerator<ModelChunk>, secrets: (string | undefined)[], signal: AbortSignal): AsyncGenerator<ModelChunk> {
+  try {
+    yield* stream;
+  } catch (e) {
+    if (signal.aborted) throw e;
+    const message = redactSecrets(e instanceof Error ? e.message : String(e), secrets);
+    throw new ModelProviderError(message, e instanceof ModelProviderError ? e.statusCode : undefined);
+  }
 }
 
 async function* streamOneStep(

@@ -84,6 +84,26 @@ describe.each([
   });
 });
 
+describe.each([
+  { provider: "openai-compatible" as const, model: "fake-gpt", key: "sk-test-openai", message: "Incorrect API key provided: {key}." },
+  { provider: "anthropic" as const, model: "fake-claude", key: "sk-test-anthropic", message: "invalid x-api-key {key}" },
+])("a $provider error that echoes the API key", ({ provider, model, key, message }) => {
+  it("reaches the transcript, the turn end and the log with the key redacted", async () => {
+    fake.reset();
+    fake.enqueue({ status: 401, message });
+    const s = await createSession(rt.db, { title: `${provider} leaks`, model: { provider, model } });
+    const id = asSessionId(s.id);
+    await promptSession(rt.db, id, { text: "hello" });
+    const events = await waitForTurns(rt.db, id, 1);
+    expect(JSON.stringify(fake.requests[0]!.headers)).toContain(key); // it really was sent and echoed
+    const end = turnEnds(events)[0]!;
+    expect(end).toMatchObject({ reason: "error", error: expect.stringContaining("[redacted]") });
+    expect(end.error).toContain("401");
+    expect(JSON.stringify(events)).not.toContain(key);
+    expect(rt.logs.join("\n")).not.toContain(key);
+  });
+});
+
 describe("a model that is not configured on this server", () => {
   it("ends the turn with reason error instead of stranding the agent", async () => {
     // Its own database: the runtime above has Anthropic configured and would take the session.

@@ -31,7 +31,10 @@ export type FakeScript =
       streamError?: string;
     }
   | {
-      /** Reply with this HTTP status and a provider-shaped JSON error body; no stream. */
+      /**
+       * Reply with this HTTP status and a provider-shaped JSON error body; no stream. `{key}`
+       * in the message becomes the API key the request carried (as real providers echo it).
+       */
       status: number;
       message: string;
     };
@@ -93,7 +96,8 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
         return;
       }
       if ("status" in script) {
-        sendError(res, wire, script.status, script.message);
+        const key = String(req.headers["x-api-key"] ?? req.headers.authorization ?? "").replace(/^Bearer\s+/i, "");
+        sendError(res, wire, script.status, script.message.replaceAll("{key}", key));
         return;
       }
       const events =
