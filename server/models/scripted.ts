@@ -19,6 +19,8 @@ export interface ScriptedModelOptions {
 }
 
 export const RUNTIME_CONTEXT_PREFIX = "Runtime context (";
+/** How the keyless model's compaction summaries start. */
+export const SUMMARY_PREFIX = "Summary of the conversation so far:";
 
 export class ScriptedModel implements LanguageModel {
   readonly id = "scripted:keyless";
@@ -185,5 +187,5 @@ function summarise(messages: ModelMessage[]): string {
     .slice(1)
     .filter((l) => l.startsWith("[") && !l.includes(RUNTIME_CONTEXT_PREFIX))
     .map((l) => `- ${l.length > 100 ? `${l.slice(0, 99)}…` : l}`);
-  return `Summary of the conversation so far:\n${lines.join("\n")}`;
+  return `${SUMMARY_PREFIX}\n${lines.join("\n")}`;
 }

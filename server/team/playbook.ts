@@ -3,6 +3,7 @@ import {
   DIRECTIVE_REPLY,
   readTail,
   RUNTIME_CONTEXT_PREFIX,
+  SUMMARY_PREFIX,
   toolDirectives,
   type Playbook,
   type ScriptedReply,
@@ -15,15 +16,22 @@ import { RESUME_NOTICE } from "../runtime/config";
 // tool results it got and the messages it received. No hidden state.
 //
 //   lead:         spawn researcher + implementer → wait → check the board → … → list agents → answer
-//   researcher:   create task-1 → claim → complete → message the implementer → done
+//   researcher:   create task-1 → claim → complete (+ list agents) → message the implementer → done
 //   implementer:  find the research task → create task-2 blocked by it → claim (blocked) → wait →
 //                 claim once task-1 is completed → complete → message the lead → done
+//
+// It copes with what the runtime does to a real model: a first step cut off by a restart (the
+// history then holds the prompt and a resume notice) still forms the team; a spawn that failed
+// is retried under another name (`implementer-2`, roles go by name prefix); a message whose
+// send_message result is in the history is never sent again.
 
 type Call = { toolName: string; input: unknown };
 type Result = { toolName: string; output: unknown; isError: boolean };
 
 interface Seen {
   role: "lead" | "teammate";
+  /** Every tool call so far with its result (undefined while it has none). */
+  calls: { toolName: string; input: unknown; result: Result | undefined }[];
   name: string;
   /** The human prompt (lead) or the initial task (teammate). */
   goal: string;
@@ -34,6 +42,10 @@ interface Seen {
   last: Result[];
   /** Every user message the member has seen (team mail included). */
   inputsSoFar: string[];
+  /** A send_message succeeded after the newest prompt or team message. */
+  sentSinceInput: boolean;
+  /** Part of the history is only a compaction summary now (its tool calls are gone). */
+  compacted: boolean;
 }
 
 const TOOLS_NEEDED = ["spawn_teammate", "send_message", "wait_agent", "team_task_create", "team_task_update", "team_task_list"];
@@ -49,8 +61,8 @@ export const teamPlaybook: Playbook = (request) => {
     return defaultPlaybook(request);
   }
   if (seen.role === "lead") return lead(seen);
-  if (seen.name === "researcher") return researcher(seen);
-  if (seen.name === "implementer") return implementer(seen);
+  if (roleOf(seen.name) === "researcher") return researcher(seen);
+  if (roleOf(seen.name) === "implementer") return implementer(seen);
   return genericTeammate(seen);
 };
 
@@ -71,13 +83,63 @@ function read(request: ModelRequest): Seen {
   );
   const results: Result[] = [];
   for (const m of messages) if (m.role === "tool") results.push(...m.results);
+  const byId = new Map<string, Result>();
+  for (const m of messages) if (m.role === "tool") for (const r of m.results) byId.set(r.toolCallId, r);
+  const calls = messages.flatMap((m) =>
+    m.role === "assistant" ? m.toolCalls.map((c) => ({ toolName: c.toolName, input: c.input, result: byId.get(c.toolCallId) })) : [],
+  );
   const { inputs, toolResults } = readTail(messages);
   const inputsSoFar = messages.flatMap((m) => (m.role === "user" ? [m.text] : []));
-  return { role, name, goal: humanish.at(-1)?.text ?? "the task", inputs, results, last: toolResults, inputsSoFar };
+  let sentSinceInput = false;
+  for (const m of messages) {
+    if (m.role === "user" && (isPrompt(m.text) || m.text.startsWith("Team message "))) sentSinceInput = false;
+    if (m.role === "tool" && m.results.some((r) => r.toolName === "send_message" && !r.isError)) sentSinceInput = true;
+  }
+  const compacted = inputsSoFar.some((t) => t.startsWith(SUMMARY_PREFIX));
+  return {
+    role,
+    name,
+    goal: humanish.at(-1)?.text ?? "the task",
+    inputs,
+    results,
+    last: toolResults,
+    inputsSoFar,
+    calls,
+    sentSinceInput,
+    compacted,
+  };
 }
 
-/** A person's prompt (or a teammate's initial task), not context, team mail or a notice. */
-const isPrompt = (t: string) => !t.startsWith(RUNTIME_CONTEXT_PREFIX) && !t.startsWith("Team message ") && t !== RESUME_NOTICE;
+const ROLES = ["researcher", "implementer"] as const;
+type Role = (typeof ROLES)[number];
+/** `implementer-2` plays the implementer: a retried spawn keeps its role. */
+const roleOf = (name: string): Role | null => ROLES.find((r) => name === r || name.startsWith(`${r}-`)) ?? null;
+const MAX_SPAWN_TRIES = 3;
+
+const nameOf = (input: unknown) => (typeof input === "object" && input !== null && "name" in input ? String(input.name) : "");
+const statusOf = (r: Result) => (r.output as { status?: string } | null)?.status;
+const isInterrupted = (r: Result) => r.isError && (r.output as { error?: { code?: string } } | null)?.error?.code === "INTERRUPTED";
+
+/**
+ * Who the Lead still has to spawn: each role without a teammate that came up, under the first
+ * name not yet refused (a spawn that never ran, cut off by a restart, may use its name again).
+ */
+function spawnsNeeded(seen: Seen): { role: Role; name: string }[] {
+  const spawns = seen.calls.filter((c) => c.toolName === "spawn_teammate");
+  const out: { role: Role; name: string }[] = [];
+  for (const role of ROLES) {
+    const mine = spawns.filter((c) => roleOf(nameOf(c.input)) === role);
+    if (mine.some((c) => c.result && !c.result.isError && statusOf(c.result) !== "failed")) continue;
+    const refused = new Set(mine.filter((c) => c.result && !isInterrupted(c.result)).map((c) => nameOf(c.input)));
+    const name = [role, ...Array.from({ length: MAX_SPAWN_TRIES - 1 }, (_, i) => `${role}-${i + 2}`)].find((n) => !refused.has(n));
+    if (name) out.push({ role, name });
+  }
+  return out;
+}
+
+/** A person's prompt (or a teammate's initial task), not context, team mail, a notice or a summary. */
+const isPrompt = (t: string) =>
+  !t.startsWith(RUNTIME_CONTEXT_PREFIX) && !t.startsWith("Team message ") && t !== RESUME_NOTICE && !t.startsWith(SUMMARY_PREFIX);
 
 const say = (text: string, ...toolCalls: Call[]): ScriptedReply => ({ text, toolCalls });
 const lastOf = (seen: Seen, tool: string) => [...seen.results].reverse().find((r) => r.toolName === tool && !r.isError);
@@ -101,30 +163,28 @@ function ack(seen: Seen): string {
   return mail.length === 0 ? "" : `Noted ${mail.length === 1 ? "a message" : `${mail.length} messages`}: ${mail.map((m) => short(m, 100)).join(" / ")}. `;
 }
 
+const SPAWN_BRIEF: Record<Role, { description: string; prompt: (goal: string) => string }> = {
+  researcher: { description: "Finds what the implementation needs", prompt: (goal) => `Research what is needed for: ${goal}` },
+  implementer: { description: "Builds the result once research is done", prompt: (goal) => `Implement: ${goal}` },
+};
+
 function lead(seen: Seen): ScriptedReply {
-  const spawned = seen.results.filter((r) => r.toolName === "spawn_teammate" && !r.isError).length;
-  const human = seen.inputs.find(isPrompt);
-  if (human && spawned === 0 && !seen.results.some((r) => r.toolName === "spawn_teammate")) {
+  // The team is formed from the person's prompt, wherever it is in the history: a first step
+  // cut off by a restart leaves the prompt behind the resume notice.
+  const human = seen.inputsSoFar.filter(isPrompt).at(-1);
+  // After a compaction the spawn calls are summarised away: the team exists already.
+  const needed = human && !seen.compacted ? spawnsNeeded(seen) : [];
+  if (human && needed.length > 0) {
+    const retry = seen.calls.some((c) => c.toolName === "spawn_teammate" && c.result && !isInterrupted(c.result));
+    const intro = retry
+      ? `Spawning again: ${needed.map((n) => n.name).join(" and ")}.`
+      : `I'll split "${short(human)}" between a researcher and an implementer, then wait for both.`;
     return say(
-      `I'll split "${short(human)}" between a researcher and an implementer, then wait for both.`,
-      {
+      intro,
+      ...needed.map(({ role, name }) => ({
         toolName: "spawn_teammate",
-        input: {
-          name: "researcher",
-          description: "Finds what the implementation needs",
-          context: "fresh",
-          prompt: `Research what is needed for: ${human}`,
-        },
-      },
-      {
-        toolName: "spawn_teammate",
-        input: {
-          name: "implementer",
-          description: "Builds the result once research is done",
-          context: "fresh",
-          prompt: `Implement: ${human}`,
-        },
-      },
+        input: { name, description: SPAWN_BRIEF[role].description, context: "fresh", prompt: SPAWN_BRIEF[role].prompt(human) },
+      })),
     );
   }
   const board = justGot(seen, "team_task_list");
@@ -136,7 +196,7 @@ function lead(seen: Seen): ScriptedReply {
   if (board) {
     const tasks = tasksIn(board);
     // Done when every task is completed and the implementer has reported back.
-    const reported = seen.inputsSoFar.some((t) => /^Team message \S+ from implementer:/.test(t));
+    const reported = seen.inputsSoFar.some((t) => /^Team message \S+ from implementer(?:-\d+)?:/.test(t));
     if (tasks.length >= 2 && tasks.every((t) => t.status === "completed") && reported) {
       return say("Both tasks are completed. Checking the roster before I answer.", { toolName: "list_agents", input: {} });
     }
@@ -156,10 +216,17 @@ function lead(seen: Seen): ScriptedReply {
   return say(`${ack(seen)}Checking the board.`, { toolName: "team_task_list", input: {} });
 }
 
+/** The newest active implementer on the roster (a retried spawn may have renamed it). */
+function implementerName(seen: Seen): string {
+  const agents = (lastOf(seen, "list_agents")?.output as { agents?: { name: string; status: string }[] } | undefined)?.agents ?? [];
+  return agents.filter((a) => roleOf(a.name) === "implementer" && a.status !== "failed").at(-1)?.name ?? "implementer";
+}
+
 function researcher(seen: Seen): ScriptedReply {
   const created = taskIn(lastOf(seen, "team_task_create"));
   const lastUpdate = taskIn(lastOf(seen, "team_task_update"));
-  if (justGot(seen, "send_message")) return say(`${ack(seen)}Research is done and the implementer has my findings.`);
+  // A message that was sent stays sent (even when a restart came after it): never again.
+  if (lastOf(seen, "send_message")) return say(`${ack(seen)}Research is done and the implementer has my findings.`);
   if (!created) {
     return say("Starting the research: first a task on the board.", {
       toolName: "team_task_create",
@@ -180,12 +247,13 @@ function researcher(seen: Seen): ScriptedReply {
     return say(
       `${ack(seen)}Findings: the goal needs a clear plan, the inputs it depends on, and a check that the result works. Marking ${created.id} complete.`,
       { toolName: "team_task_update", input: { task_id: created.id, expected_revision: lastUpdate.revision, action: "complete" } },
+      { toolName: "list_agents", input: {} },
     );
   }
   return say(`${created.id} is complete; telling the implementer.`, {
     toolName: "send_message",
     input: {
-      target: "implementer",
+      target: implementerName(seen),
       message: `Research for ${created.id} is complete: plan first, list the inputs, verify the result. You can start.`,
     },
   });
@@ -195,7 +263,7 @@ function implementer(seen: Seen): ScriptedReply {
   const mine = taskIn(lastOf(seen, "team_task_create"));
   const update = justGot(seen, "team_task_update");
   const lastGood = taskIn(lastOf(seen, "team_task_update"));
-  if (justGot(seen, "send_message")) return say(`${ack(seen)}Implementation is done and the lead knows.`);
+  if (lastOf(seen, "send_message")) return say(`${ack(seen)}Implementation is done and the lead knows.`);
 
   if (!mine) {
     const research = tasksIn(lastOf(seen, "team_task_list")).find((t) => t.subject.startsWith("Research"));
@@ -242,7 +310,7 @@ function implementer(seen: Seen): ScriptedReply {
 }
 
 function genericTeammate(seen: Seen): ScriptedReply {
-  if (justGot(seen, "send_message")) return say("Reported to the lead; done.");
+  if (seen.sentSinceInput) return say("Reported to the lead; done.");
   return say(`${ack(seen)}Working on: ${short(seen.goal, 120)}. Done; telling the lead.`, {
     toolName: "send_message",
     input: { target: "lead", message: `${seen.name} finished: ${short(seen.goal, 200)}` },
