@@ -1,14 +1,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Db } from "../db/client";
-import type { SessionId } from "../ids";
+import type { SessionId, TurnId } from "../ids";
 import { RUNTIME_CONTEXT_PREFIX } from "../models/scripted";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
+import { teamPlaybook } from "../team/playbook";
+import { membershipOf, spawnTeammate } from "../team/roster";
+import { createTeamLayer } from "../team/team-layer";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { killRuntimeChildren, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
 import { listInbox } from "./inbox";
-import { getSession, promptSession, requestAbort } from "./sessions";
+import { promptSession, requestAbort } from "./sessions";
+import { runTool } from "./tools";
 
 // Input that arrives while an interrupt or Stop is being carried out is waking input (spec
 // section 2): it is never parked with the input that was there before. And a request is
@@ -46,12 +50,24 @@ const lastPrompt = (req: ModelRequest) =>
  */
 class GateModel implements LanguageModel {
   readonly id = "test:gate";
+  holding = deferred();
   aborted = deferred();
   release = deferred();
+  /** "two steps": step 0 holds here, then calls current_time; step 1 answers. */
+  stepHeld = deferred();
+  stepRelease = deferred();
   async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk> {
     yield { type: "text-delta", text: "working " };
+    if (lastPrompt(req) === "two steps" && !req.messages.some((m) => m.role === "tool")) {
+      this.stepHeld.resolve();
+      await this.stepRelease.promise;
+      yield { type: "tool-call", call: { toolCallId: "t1", toolName: "current_time", input: {} } };
+      yield { type: "finish", usage: { inputTokens: 1, outputTokens: 1 } };
+      return;
+    }
     if (lastPrompt(req) === "hold") {
-      await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
+      this.holding.resolve();
+      if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
       this.aborted.resolve();
       await this.release.promise;
       throw Object.assign(new Error("aborted"), { name: "AbortError" });
@@ -84,20 +100,34 @@ describe.each(["interrupt", "stop"] as const)("input that arrives while a %s is 
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: "hold" });
     await promptSession(rt.db, id, { text: "queued before" });
-    await waitFor(async () => (await getSession(rt.db, id)).running, 10_000, "the held turn");
+    await model.holding.promise;
     expect(await requestAbort(rt.db, id, kind)).toEqual({ aborting: true });
     await model.aborted.promise;
     // The driver knows of the abort, and the turn is not closed yet: a prompt arrives now.
     await promptSession(rt.db, id, { text: "after the request" });
     model.release.resolve();
 
-    const events = await waitForTurns(rt.db, id, 2);
-    expect(turnEnds(events).map((t) => t.reason)).toEqual(["aborted", "completed"]);
     // Waking input un-parks: the next turn takes the oldest queued prompt, then the rest follow.
     const all = await waitForTurns(rt.db, id, 3);
+    expect(turnEnds(all).map((t) => t.reason)).toEqual(["aborted", "completed", "completed"]);
     expect(promptsOfTurns(all)).toEqual([["hold"], ["queued before"], ["after the request"]]);
     expect(await listInbox(rt.db, id)).toEqual([]);
   });
+
+  if (kind === "stop") {
+    it("a prompt queued during a turn is never claimed at a later step boundary: it is its own turn", async () => {
+      const id = await newTestSession(rt.db);
+      await promptSession(rt.db, id, { text: "two steps" });
+      await model.stepHeld.promise;
+      await promptSession(rt.db, id, { text: "queued meanwhile" });
+      model.stepRelease.resolve();
+      const events = await waitForTurns(rt.db, id, 2);
+      expect(promptsOfTurns(events)).toEqual([["two steps"], ["queued meanwhile"]]);
+      // The first turn had a later step (after the tool), and it claimed nothing.
+      const firstEnd = events.findIndex((e) => e.payload.kind === "turn_end");
+      expect(events.slice(0, firstEnd).some((e) => e.payload.kind === "step_start" && e.payload.step === 1)).toBe(true);
+    });
+  }
 });
 
 describe("a stop or interrupt request whose notification was missed", () => {
@@ -124,4 +154,36 @@ describe("a stop or interrupt request whose notification was missed", () => {
       expect(promptsOfTurns(events)).toEqual([["/tool current_time {}"], ["after the request"]]);
     },
   );
+});
+
+describe("interrupt_agent on a running teammate", () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime(tdb.url, { team: true, playbook: teamPlaybook, delayMs: 100 });
+  });
+  afterAll(async () => {
+    await rt?.stop();
+  });
+
+  it("cuts its turn: previousStatus running, the turn ends aborted, nothing more is sent", async () => {
+    const lead = await newTestSession(rt.db, "interrupting lead");
+    const mate = await spawnTeammate(rt.db, await membershipOf(rt.db, lead), {
+      name: "talker",
+      description: "Talks",
+      prompt: "Explain the plan at length before reporting back",
+      context: "fresh",
+    });
+    const mateId = mate.sessionId as SessionId;
+    await waitFor(async () => (await eventsOf(rt.db, mateId)).some((e) => e.payload.kind === "assistant_delta"), 10_000, "the teammate streaming");
+    const tools = new Map(createTeamLayer(rt.db, rt.hub).toolsFor(lead).tools.map((t) => [t.name, t]));
+    const scope = { db: rt.db, sessionId: lead, turnId: "turn_test" as TurnId, callKey: "msg_x/interrupt", signal: new AbortController().signal };
+    const out = await runTool(tools, "interrupt_agent", { target: "talker" }, scope);
+    expect(out.output).toEqual({ previousStatus: "running" });
+
+    const events = await waitForTurns(rt.db, mateId, 1);
+    expect(turnEnds(events).map((t) => t.reason)).toEqual(["aborted"]);
+    expect(events.find((e) => e.payload.kind === "assistant_message")?.payload).toMatchObject({ interrupted: true, toolCalls: [] });
+    expect(await rt.db.teamMessage.count({ where: { senderSessionId: mateId } })).toBe(0);
+    expect((await rt.db.session.findUniqueOrThrow({ where: { id: mateId } })).parked).toBe(true);
+  });
 });

@@ -303,12 +303,28 @@ export function initialTaskId(childId: SessionId): MessageId {
   return `msg_task_${childId}` as MessageId;
 }
 
-/** provisioning → active | failed; no other transition. */
+/**
+ * provisioning → active | failed; no other transition. A failed member's session (if one
+ * exists) is marked failed too, so every view shows it and no process ever drives it.
+ */
 async function settleMember(db: DbOrTx, teamId: string, name: string, phase: "active" | "failed", diagnostic: string | null) {
-  const n = await db.$executeRaw`UPDATE team_members SET phase = ${phase}, diagnostic = ${diagnostic}, updated_at = now()
-    WHERE team_id = ${teamId} AND name = ${name} AND phase = 'provisioning'`;
-  if (n === 0) throw new AppError("TEAM_PROVISIONING_CONFLICT", `Teammate "${name}" is no longer provisioning`);
+  const rows = z.array(z.object({ session_id: z.string() })).parse(
+    await db.$queryRaw`UPDATE team_members SET phase = ${phase}, diagnostic = ${diagnostic}, updated_at = now()
+      WHERE team_id = ${teamId} AND name = ${name} AND phase = 'provisioning' RETURNING session_id`,
+  );
+  const row = rows[0];
+  if (!row) throw new AppError("TEAM_PROVISIONING_CONFLICT", `Teammate "${name}" is no longer provisioning`);
+  if (phase === "failed") await db.$executeRaw`UPDATE sessions SET status = 'failed' WHERE id = ${row.session_id}`;
   await notifyActivity(db, teamId, "state");
+}
+
+/** A teammate acts only while its member is active (provisioning or failed ones never run). */
+export async function assertActiveMember(db: DbOrTx, me: Membership): Promise<void> {
+  if (me.isLead) return;
+  const m = await db.teamMember.findUnique({ where: { sessionId: me.sessionId }, select: { phase: true } });
+  if (m?.phase !== "active") {
+    throw new AppError("TEAM_NOT_MEMBER", `${me.name} is ${m?.phase ?? "not a member"}, not active, and cannot act in the team`);
+  }
 }
 
 /**

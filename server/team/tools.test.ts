@@ -3,7 +3,8 @@ import { asSessionId, newMessageId, type SessionId, type TurnId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import { notifyActivity } from "../live/activity";
 import { listInbox } from "../runtime/inbox";
-import { createSession, forkSession, promptSession } from "../runtime/sessions";
+import { findOrphanedSessions } from "../runtime/lease";
+import { createSession, forkSession, getSession, promptSession } from "../runtime/sessions";
 import { runTool, toolSpec, type ToolDefinition, type ToolOutcome } from "../runtime/tools";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { eventsOf, startTestRuntime, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
@@ -33,11 +34,11 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-const signal = new AbortController().signal;
-function call(sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
+function callWith(signal: AbortSignal, sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
   const scope = { db: rt.db, sessionId, turnId: "turn_test" as TurnId, callKey: `${newMessageId()}/test`, signal };
   return runTool(tools, name, input, scope, TEAM_TOOLSET_OPTIONS);
 }
+const call = (sessionId: SessionId, name: string, input: unknown) => callWith(new AbortController().signal, sessionId, name, input);
 const code = (o: ToolOutcome) => (o.isError ? o.errorCode : "ok");
 
 async function newLead(title = "lead") {
@@ -210,5 +211,86 @@ describe("team identity (seed 004)", () => {
     const done = await waitForTurns(rt.db, f, 2);
     const last = done.filter((e) => e.payload.kind === "user_message" && e.payload.source.kind === "runtime_context").at(-1)!;
     expect(last.payload.kind === "user_message" && last.payload.text).toContain("Your name in the team is `forked`");
+  });
+});
+
+describe("members that are not active", () => {
+  it("provisioning and failed members show their status everywhere, are never driven, and cannot be messaged", async () => {
+    const lead = await newLead();
+    const a = await spawn(lead, "sender");
+    // A failed member whose session exists and holds input: it shows failed and nobody drives it.
+    const doomed = asSessionId("ses_failed_member_0001");
+    await rt.db.teamMember.create({ data: { teamId: lead, name: "broken", sessionId: doomed, description: "d", context: "fresh", phase: "provisioning" } });
+    await rt.db.session.create({ data: { id: doomed, teamId: lead, memberName: "broken", title: "broken", model: { provider: "scripted", model: "keyless" } } });
+    await recoverProvisioning(rt.db, 0);
+    await rt.db.teamMember.create({
+      data: { teamId: lead, name: "pending", sessionId: "ses_pending_member_01", description: "d", context: "fresh", phase: "provisioning" },
+    });
+    await rt.db.inboxItem.create({ data: { sessionId: doomed, id: "msg_never_runs", mode: "queue", text: "never", source: { kind: "human" } } });
+
+    const roster = await listMembers(rt.db, lead);
+    expect(roster.find((m) => m.name === "pending")).toMatchObject({ phase: "provisioning", status: "provisioning" });
+    expect(roster.find((m) => m.name === "broken")).toMatchObject({ phase: "failed", status: "failed" });
+    expect((await getSession(rt.db, doomed)).status).toBe("failed");
+    expect(await findOrphanedSessions(rt.db)).not.toContain(doomed);
+    expect(await rt.runtime.wake(doomed)).toBeUndefined();
+    expect(rt.runtime.residentIds()).not.toContain(doomed);
+
+    for (const target of ["pending", "broken"]) {
+      expect(code(await call(a, "send_message", { target, message: "hi" }))).toBe("TEAM_INVALID_TARGET");
+    }
+    expect(code(await call(doomed, "send_message", { target: "lead", message: "let me in" }))).toBe("TEAM_NOT_MEMBER");
+    expect(await rt.db.teamMessage.count({ where: { teamId: lead } })).toBe(0);
+  });
+
+  it("a spawn the database really refuses ends failed with the reason; the name stays reserved", async () => {
+    const lead = await newLead();
+    // A real refusal from Postgres for this one name (not an outage).
+    await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION refuse_doomed() RETURNS trigger AS $$
+      BEGIN IF NEW.member_name = 'doomed' THEN RAISE EXCEPTION 'no sessions for doomed'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await rt.db.$executeRawUnsafe(`CREATE TRIGGER refuse_doomed BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_doomed()`);
+    try {
+      const out = await call(lead, "spawn_teammate", { name: "doomed", description: "d", prompt: "p" });
+      expect(out.isError).toBe(false);
+      expect(out.output).toMatchObject({ name: "doomed", status: "failed", diagnostic: expect.stringContaining("no sessions for doomed") });
+      expect(await rt.db.session.count({ where: { teamId: lead, memberName: "doomed" } })).toBe(0);
+    } finally {
+      await rt.db.$executeRawUnsafe(`DROP TRIGGER refuse_doomed ON sessions`);
+    }
+    expect(code(await call(lead, "spawn_teammate", { name: "doomed", description: "d", prompt: "p" }))).toBe("TEAM_MEMBER_NAME_TAKEN");
+  });
+});
+
+describe("wait_agent ends", () => {
+  it("with timedOut when nothing changes before the timeout", { timeout: 30_000 }, async () => {
+    const lead = await newLead();
+    const a = await spawn(lead, "slowpoke");
+    await waitForTurns(rt.db, a, 1);
+    // The teammate looks busy (an open turn: no noProgress), and nothing announces a change
+    // (written without a notification; its idle driver holds the lease, so no sweep adopts it).
+    await rt.db.$executeRaw`UPDATE sessions SET active_turn_id = 'turn_held_open' WHERE id = ${a}`;
+    try {
+      const started = Date.now();
+      const out = await call(lead, "wait_agent", { timeout_ms: 10_000 });
+      expect(out.output).toEqual({ timedOut: true });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(9_900);
+    } finally {
+      await rt.db.$executeRaw`UPDATE sessions SET active_turn_id = NULL WHERE id = ${a}`;
+    }
+  });
+
+  it("with TEAM_WAIT_ABORTED when the turn is aborted during the wait", async () => {
+    const lead = await newLead();
+    const a = await spawn(lead, "busybody");
+    await waitForTurns(rt.db, a, 1);
+    await rt.db.$executeRaw`UPDATE sessions SET active_turn_id = 'turn_held_open_2' WHERE id = ${a}`;
+    try {
+      const abort = new AbortController();
+      const waiting = callWith(abort.signal, lead, "wait_agent", { timeout_ms: 60_000 });
+      abort.abort();
+      expect(code(await waiting)).toBe("TEAM_WAIT_ABORTED");
+    } finally {
+      await rt.db.$executeRaw`UPDATE sessions SET active_turn_id = NULL WHERE id = ${a}`;
+    }
   });
 });

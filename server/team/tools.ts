@@ -9,6 +9,7 @@ import { defineTool, type ToolDefinition, type ToolsetOptions } from "../runtime
 import { sendMessage, sendResultOfToolCall, type MailboxLimits } from "./mailbox";
 import { LEAD_NAME } from "./names";
 import {
+  assertActiveMember,
   completeProvisioning,
   listMembers,
   memberByToolCall,
@@ -107,6 +108,7 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
     output: z.object({ messageId: z.string(), status: z.enum(["accepted", "queued"]) }),
     async execute({ target, message }, ctx) {
       const me = await membershipOf(ctx.db, ctx.sessionId);
+      await assertActiveMember(ctx.db, me);
       if (target === me.name) throw new AppError("TEAM_SELF_MESSAGE", "You cannot message yourself");
       const to = await resolveTarget(ctx.db, me.teamId, target);
       return sendMessage(
