@@ -90,6 +90,11 @@ export class ActivityHub {
     };
   }
 
+  /** How many in-process listeners one session has (diagnostics; tests wait on it). */
+  listenerCount(sessionId: string): number {
+    return this.emitter.listenerCount(sessionId);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asJson, createDb, type Db } from "../db/client";
 import { AppError, type AppErrorCode } from "../errors";
 import { newSessionId } from "../ids";
-import { ActivityHub, type Activity } from "../live/activity";
+import { ActivityHub, notifyActivity, type Activity } from "../live/activity";
 import { SCRIPTED_CHOICE } from "../models/registry";
 import { createSession } from "../runtime/sessions";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
@@ -712,12 +712,15 @@ describe("live activity", () => {
       const task = await t.create(t.alice);
       await t.update(t.alice, task, { action: "claim" });
       await expectCode(t.update(t.alice, task, { action: "claim" }), "TEAM_TASK_STALE_REVISION");
+      // A marker after the refusal: notifications arrive in commit order, so once the marker
+      // is here, one from the refused update would have been seen before it.
+      await notifyActivity(db, t.teamId, "event");
       const deadline = Date.now() + 5_000;
-      while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 100));
+      while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(seen).toEqual([
         { sessionId: t.teamId, kind: "state" },
         { sessionId: t.teamId, kind: "state" },
+        { sessionId: t.teamId, kind: "event" },
       ]);
     } finally {
       off();

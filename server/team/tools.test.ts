@@ -146,8 +146,10 @@ describe("send_message, wait_agent, interrupt_agent", () => {
     // Input waiting for a teammate counts as progress (written here without waking anyone),
     // so the wait blocks; a message to the waiting Lead after the call started wakes it.
     await rt.db.inboxItem.create({ data: { sessionId: a, id: "msg_pending_work", mode: "queue", text: "later", source: { kind: "human" } } });
+    const listening = rt.hub.listenerCount(lead);
     const waiting = call(lead, "wait_agent", { timeout_ms: 60_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    // Once the wait listens, a later change cannot be missed (it subscribes before checking).
+    await waitFor(() => rt.hub.listenerCount(lead) > listening, 10_000, "the wait to listen");
     await call(a, "send_message", { target: "lead", message: "news" });
     expect((await waiting).output).toEqual({ timedOut: false });
   });
@@ -163,9 +165,13 @@ describe("send_message, wait_agent, interrupt_agent", () => {
     expect(out.output).toMatchObject({ previousStatus: expect.any(String) });
     // Input already waiting when the interrupt parked the inbox: a wake alone does not run it.
     await rt.db.inboxItem.create({ data: { sessionId: a, id: "msg_parked", mode: "queue", text: "parked prompt", source: { kind: "human" } } });
+    // The idle driver reports idle whenever it has looked at its inbox and found nothing to
+    // run: marked running beforehand, its return to idle shows the wake was handled.
+    await rt.db.session.update({ where: { id: a }, data: { status: "running" } });
     await notifyActivity(rt.db, a, "inbox");
-    await new Promise((r) => setTimeout(r, 400));
+    await waitFor(async () => (await rt.db.session.findUniqueOrThrow({ where: { id: a } })).status === "idle", 10_000, "the wake handled");
     expect((await listInbox(rt.db, a)).map((i) => i.text)).toEqual(["parked prompt"]);
+    expect(await rt.db.sessionEvent.count({ where: { sessionId: a, messageId: "msg_parked" } })).toBe(0);
     // The next waking input (a message) un-parks it: the parked prompt and the message both run.
     await call(lead, "send_message", { target: "busy", message: "wake up" });
     await waitFor(async () => (await listInbox(rt.db, a)).length === 0, 10_000, "the parked inbox to drain");
