@@ -171,11 +171,12 @@ const SPAWN_BRIEF: Record<Role, { description: string; prompt: (goal: string) =>
 function lead(seen: Seen): ScriptedReply {
   // The team is formed from the person's prompt, wherever it is in the history: a first step
   // cut off by a restart leaves the prompt behind the resume notice.
-  const human = seen.inputsSoFar.filter(isPrompt).at(-1);
+  // A prompt of "/tool" lines is a person driving tools by hand, not a goal for a team.
+  const human = seen.inputsSoFar.filter((t) => isPrompt(t) && toolDirectives([t]).length === 0).at(-1);
   // After a compaction the spawn calls are summarised away: the team exists already.
   const needed = human && !seen.compacted ? spawnsNeeded(seen) : [];
   if (human && needed.length > 0) {
-    const retry = seen.calls.some((c) => c.toolName === "spawn_teammate" && c.result && !isInterrupted(c.result));
+    const retry = seen.calls.some((c) => c.toolName === "spawn_teammate" && roleOf(nameOf(c.input)) && c.result && !isInterrupted(c.result));
     const intro = retry
       ? `Spawning again: ${needed.map((n) => n.name).join(" and ")}.`
       : `I'll split "${short(human)}" between a researcher and an implementer, then wait for both.`;

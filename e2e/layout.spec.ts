@@ -1,0 +1,64 @@
+import { expect, test, type Page } from "@playwright/test";
+import { createTeam, send, transcript } from "./helpers";
+
+// Long unbroken text (a 200-character title, ids, task subjects, write scopes, team messages)
+// wraps: nothing scrolls sideways, on the home page or in the room, wide or narrow.
+
+/** Elements wider than their box that would scroll or spill sideways (code blocks may scroll). */
+async function sidewaysOverflow(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth + 1) {
+      const wide = Array.from(document.querySelectorAll<HTMLElement>("body *")).filter((c) => c.getBoundingClientRect().right > root.clientWidth + 1).at(-1);
+      out.push(`page: ${root.scrollWidth} > ${root.clientWidth}${wide ? ` (${wide.tagName.toLowerCase()}.${wide.className} "${(wide.textContent ?? "").slice(0, 20)}")` : ""}`);
+    }
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>("body *"))) {
+      if (el.closest("pre") || el.classList.contains("sr-only")) continue;
+      const style = getComputedStyle(el);
+      const clips = style.overflowX !== "visible";
+      if (clips && el.scrollWidth > el.clientWidth + 1) {
+        const right = el.getBoundingClientRect().right;
+        const culprit = Array.from(el.querySelectorAll<HTMLElement>("*")).filter((c) => c.getBoundingClientRect().right > right + 1).at(-1);
+        const what = culprit ? ` (${culprit.tagName.toLowerCase()}.${culprit.className} "${(culprit.textContent ?? "").slice(0, 20)}")` : "";
+        out.push(`${el.tagName.toLowerCase()}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}${what}`);
+      }
+    }
+    return out;
+  });
+}
+
+test("long unbroken text wraps at 1440 and 390 px, on the home page and in the room", async ({ page }, testInfo) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const title = "T".repeat(200);
+  await createTeam(page, title);
+  const room = page.url();
+  const name = "n".repeat(64);
+  await send(page, `/tool team_task_create {"subject":"${"S".repeat(200)}","description":"${"d".repeat(400)}","write_scopes":["${"p".repeat(300)}/x"]}`);
+  await send(page, `/tool spawn_teammate {"name":"${name}","description":"${"e".repeat(400)}","prompt":"${"Q".repeat(600)}"}`);
+  await expect(page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) })).toBeVisible({
+    timeout: 30_000,
+  });
+  await expect(page.getByRole("region", { name: "Mailbox" }).getByRole("listitem", { name: new RegExp(`from ${name} to lead`) })).toBeVisible({
+    timeout: 30_000,
+  });
+  await expect(page.getByRole("listitem", { name: new RegExp(`^task-1 S{200}`) })).toBeVisible();
+  await expect(transcript(page).getByText(/The spawn_teammate tool returned/)).toBeVisible({ timeout: 30_000 });
+
+  for (const width of [1440, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(room);
+    await expect(page.getByRole("heading", { name: title, level: 1 })).toBeVisible();
+    await expect(page.getByRole("listitem", { name: new RegExp(`^task-1 S{200}`) })).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath(`long-text-room-${width}.png`), fullPage: true });
+    expect(await sidewaysOverflow(page), `room at ${width} px`).toEqual([]);
+
+    await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) }).click();
+    await expect(transcript(page).getByText(/^Q{600}$/)).toBeVisible();
+    expect(await sidewaysOverflow(page), `teammate at ${width} px`).toEqual([]);
+
+    await page.goto("/");
+    await expect(page.getByRole("link", { name: title })).toBeVisible();
+    expect(await sidewaysOverflow(page), `home at ${width} px`).toEqual([]);
+  }
+});
