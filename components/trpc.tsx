@@ -5,6 +5,7 @@ import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import superjson from "superjson";
+import { MAX_BATCH_SIZE } from "~/server/trpc/batch";
 import type { AppRouter } from "~/server/trpc/root";
 
 // The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
@@ -22,7 +23,7 @@ export function Providers({ children }: { children: ReactNode }) {
         splitLink({
           condition: (op) => op.type === "subscription",
           true: httpSubscriptionLink({ url: "/api/trpc", transformer: superjson }),
-          false: httpBatchLink({ url: "/api/trpc", transformer: superjson }),
+          false: httpBatchLink({ url: "/api/trpc", transformer: superjson, maxItems: MAX_BATCH_SIZE }),
         }),
       ],
     }),

@@ -11,6 +11,13 @@ export const ERROR_CODES = {
   LEASE_LOST: "CONFLICT",
   TOOL_NOT_FOUND: "BAD_REQUEST",
   TOOL_INVALID_INPUT: "BAD_REQUEST",
+  /** More calls in one HTTP batch than the server takes (MAX_BATCH_SIZE). */
+  BATCH_TOO_LARGE: "BAD_REQUEST",
+  /** A failure that is not the caller's: details stay in the server log. */
+  INTERNAL: "INTERNAL_SERVER_ERROR",
+  /** No procedure at the requested path. */
+  PROCEDURE_NOT_FOUND: "NOT_FOUND",
+  TEAM_NOT_FOUND: "NOT_FOUND",
   // Agent Teams (spec section 12).
   TEAM_LEAD_REQUIRED: "FORBIDDEN",
   TEAM_NOT_MEMBER: "FORBIDDEN",

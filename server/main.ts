@@ -10,6 +10,7 @@ import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
 import { createTeamLayer } from "./team/team-layer";
 import { teamPlaybook } from "./team/playbook";
+import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { appRouter } from "./trpc/root";
 
 // The app server: one Node process hosting the agent runtime, the tRPC API (HTTP + SSE) under
@@ -54,6 +55,10 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: "/api/trpc/",
+    maxBatchSize: MAX_BATCH_SIZE,
+    onError: ({ error, path }) => {
+      if (error.code === "INTERNAL_SERVER_ERROR") log(`[trpc] ${path ?? "?"} failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
+    },
     createContext: () => ({ db, env: opts.env, hub, runtime }),
   });
 

@@ -301,6 +301,9 @@ export class AgentDriver {
   }
 
   private async runTurn(): Promise<void> {
+    // A shutdown that came while the loop was reading the inbox: start nothing. (Checked with
+    // no await before turnAbort is set, so a later shutdown always finds the turn to abort.)
+    if (this.closing) return;
     const turnId = newTurnId();
     const abort = new AbortController();
     this.turnAbort = abort;

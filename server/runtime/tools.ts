@@ -2,6 +2,7 @@ import { z } from "zod";
 import { inTx, type Db, type Tx } from "../db/client";
 import { isAppError } from "../errors";
 import type { SessionId, TurnId } from "../ids";
+import { findUnstorableText } from "../input-guard";
 import type { ToolSpec } from "../models/types";
 import type { SessionEvent } from "./events";
 
@@ -113,6 +114,8 @@ export async function runTool(
       return fail(opts.invalidInputCode, `Arguments for ${name} are not valid JSON: ${rawInput.slice(0, 200)}`);
     }
   }
+  const unstorable = findUnstorableText(input, "arguments");
+  if (unstorable) return fail(opts.invalidInputCode, `Invalid arguments for ${name}: ${unstorable}`);
   const parsed = tool.input.safeParse(input ?? {});
   if (!parsed.success) {
     return fail(opts.invalidInputCode, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);

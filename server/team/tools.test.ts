@@ -74,6 +74,13 @@ describe("the tool set", () => {
     const lead = await newLead();
     expect(code(await call(lead, "send_message", { target: "x" }))).toBe("TEAM_INVALID_ARGUMENT");
     expect(code(await call(lead, "team_task_get", { task_id: "nope" }))).toBe("TEAM_INVALID_ARGUMENT");
+    // Text Postgres cannot store is refused before anything runs: no member row is left behind.
+    expect(code(await call(lead, "spawn_teammate", { name: "nul", description: "d", prompt: "p\u0000" }))).toBe("TEAM_INVALID_ARGUMENT");
+    expect(code(await call(lead, "team_task_create", { subject: "s", description: "\uD800" }))).toBe("TEAM_INVALID_ARGUMENT");
+    expect(code(await call(lead, "team_task_update", { task_id: "task-1", expected_revision: 2 ** 31, action: "claim" }))).toBe(
+      "TEAM_INVALID_ARGUMENT",
+    );
+    expect(await rt.db.teamMember.count({ where: { teamId: lead } })).toBe(0);
     expect(code(await call(lead, "spawn_teammate", { name: "a", description: "d", prompt: "p", extra: 1 }))).toBe(
       "TEAM_INVALID_ARGUMENT",
     );

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { isTransientDbError } from "../db/errors";
 import { AppError } from "../errors";
+import { int4 } from "../input-guard";
 import type { SessionId } from "../ids";
 import type { ActivityHub } from "../live/activity";
 import { requestAbort } from "../runtime/sessions";
@@ -275,7 +276,7 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
     input: z
       .object({
         task_id: TaskId,
-        expected_revision: z.number().int().min(1),
+        expected_revision: int4(1),
         action: z.enum(["claim", "release", "edit", "set_dependencies", "complete", "reopen", "reassign", "delete"]),
         subject: z.string().optional(),
         description: z.string().optional(),

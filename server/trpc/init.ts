@@ -3,7 +3,8 @@ import superjson from "superjson";
 import { ZodError, z } from "zod";
 import type { Db } from "../db/client";
 import type { Env } from "../env";
-import { AppError, ERROR_CODES } from "../errors";
+import { AppError, ERROR_CODES, type AppErrorCode } from "../errors";
+import { findUnstorableText } from "../input-guard";
 import type { ActivityHub } from "../live/activity";
 import type { Runtime } from "../runtime/runtime";
 
@@ -17,21 +18,39 @@ export interface TrpcContext {
   runtime: Runtime;
 }
 
+/** Stack traces and internal messages in error responses only while developing. */
+const isDev = process.env.NODE_ENV === "development";
+
+/** The stable app code of any error response: ours, zod's, or one for tRPC's own refusals. */
+function appCodeOf(error: TRPCError): AppErrorCode {
+  const cause = error.cause;
+  if (cause instanceof AppError) return cause.code;
+  if (cause instanceof ZodError) return "INVALID_INPUT";
+  if (error.code === "INTERNAL_SERVER_ERROR") return "INTERNAL";
+  if (error.code === "BAD_REQUEST" && /^batch call exceeds/i.test(error.message)) return "BATCH_TOO_LARGE";
+  if (error.code === "NOT_FOUND") return "PROCEDURE_NOT_FOUND";
+  return "INVALID_INPUT";
+}
+
 const t = initTRPC.context<TrpcContext>().create({
   // Dates (event times) arrive as Dates in the browser.
   transformer: superjson,
+  isDev,
   sse: {
     ping: { enabled: true, intervalMs: 10_000 },
     client: { reconnectAfterInactivityMs: 25_000 },
   },
   errorFormatter({ shape, error }) {
     const cause = error.cause;
-    const appCode =
-      cause instanceof AppError ? cause.code : cause instanceof ZodError ? "INVALID_INPUT" : undefined;
+    const appCode = appCodeOf(error);
+    // An unexpected failure (a database error, a bug) says nothing of the server's insides.
+    const hidden = appCode === "INTERNAL" && !isDev;
+    const { stack: _stack, ...data } = shape.data;
     return {
       ...shape,
+      message: hidden ? "Internal error; the details are in the server log" : shape.message,
       data: {
-        ...shape.data,
+        ...(isDev ? shape.data : data),
         appCode,
         details: cause instanceof AppError ? (cause.details ?? null) : null,
         zodError: cause instanceof ZodError ? z.flattenError(cause) : null,
@@ -49,6 +68,16 @@ const appErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/**
+ * Text Postgres cannot store (NUL, lone surrogates) is refused for every procedure and feed,
+ * before its own input schema runs, with INVALID_INPUT.
+ */
+const storableText = t.middleware(async ({ getRawInput, next }) => {
+  const problem = findUnstorableText(await getRawInput());
+  if (problem) throw new AppError("INVALID_INPUT", `Invalid input: ${problem}`);
+  return next();
+});
+
 export const router = t.router;
-export const publicProcedure = t.procedure.use(appErrors);
+export const publicProcedure = t.procedure.use(appErrors).use(storableText);
 export const createCallerFactory = t.createCallerFactory;

@@ -16,6 +16,7 @@ import {
   SessionViewSchema,
 } from "../../runtime/sessions";
 import { inTx } from "../../db/client";
+import { int4, int4String } from "../../input-guard";
 import { publicProcedure, router, type TrpcContext } from "../init";
 
 // Thin procedures: validate, call the domain function, return. Schemas sit beside each one.
@@ -73,7 +74,7 @@ export const sessionRouter = router({
 
   /** A transcript page: the newest `limit` events before `beforeSeq`, ascending. */
   transcript: publicProcedure
-    .input(SessionRef.extend({ beforeSeq: z.number().int().positive().optional(), limit: z.number().int().min(1).max(1000).default(200) }))
+    .input(SessionRef.extend({ beforeSeq: int4(1).optional(), limit: z.number().int().min(1).max(1000).default(200) }))
     .output(z.object({ events: z.array(SessionEventSchema), hasMore: z.boolean() }))
     .query(async ({ ctx, input }) => {
       await getSession(ctx.db, input.sessionId);
@@ -122,7 +123,7 @@ export const sessionRouter = router({
     }),
 
   fork: publicProcedure
-    .input(SessionRef.extend({ throughSeq: z.number().int().positive().optional(), title: z.string().trim().min(1).max(200).optional() }))
+    .input(SessionRef.extend({ throughSeq: int4(1).optional(), title: z.string().trim().min(1).max(200).optional() }))
     .output(SessionViewSchema)
     .mutation(({ ctx, input }) => forkSession(ctx.db, input.sessionId, input)),
 
@@ -133,7 +134,7 @@ export const sessionRouter = router({
    * hints; rows are read by seq, with a periodic re-read as a safety net.
    */
   live: publicProcedure
-    .input(SessionRef.extend({ lastEventId: z.string().regex(/^\d+$/).nullish() }))
+    .input(SessionRef.extend({ lastEventId: int4String.nullish() }))
     .subscription(async ({ ctx, input, signal }) => {
       // Checked before the feed starts: an error thrown inside the generator escapes the
       // appErrors mapping and would reach the client as INTERNAL_SERVER_ERROR, not NOT_FOUND.

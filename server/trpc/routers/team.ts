@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { tracked } from "@trpc/server";
 import { z } from "zod";
+import { AppError, isAppError } from "../../errors";
 import { asSessionId, type SessionId } from "../../ids";
+import { int4 } from "../../input-guard";
 import { activityWaiter } from "../../live/activity";
-import { LEAD_NAME } from "../../team/names";
 import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
 import {
   listMembers,
@@ -25,10 +26,17 @@ const teamId = z.string().min(1).max(64).transform(asSessionId);
 const TeamRef = z.object({ teamId });
 const taskId = z.string().regex(/^task-\d+$/);
 
-/** The human acts as the Lead of the team; the id must name a Lead session. */
+/**
+ * The human acts as the Lead of the team. The id must name a team (a Lead's session): a
+ * teammate's session id is no team id, and never lends its team's Lead authority.
+ */
 async function humanAsLead(ctx: TrpcContext, id: SessionId): Promise<Membership> {
-  const me = await membershipOf(ctx.db, id);
-  return me.isLead ? me : { teamId: me.teamId, sessionId: me.teamId, name: LEAD_NAME, isLead: true };
+  const me = await membershipOf(ctx.db, id).catch((e: unknown) => {
+    if (isAppError(e)) return null;
+    throw e;
+  });
+  if (!me?.isLead) throw new AppError("TEAM_NOT_FOUND", `No team ${id}`, { teamId: id });
+  return me;
 }
 
 export interface TeamState {
@@ -114,7 +122,7 @@ export const teamRouter = router({
     .input(
       TeamRef.extend({
         taskId,
-        expectedRevision: z.number().int().min(1),
+        expectedRevision: int4(1),
         action: TaskActionSchema,
         subject: z.string().optional(),
         description: z.string().optional(),
@@ -131,7 +139,7 @@ export const teamRouter = router({
     }),
 
   messages: publicProcedure
-    .input(TeamRef.extend({ afterSeq: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(500).optional() }))
+    .input(TeamRef.extend({ afterSeq: int4().optional(), limit: z.number().int().min(1).max(500).optional() }))
     .output(z.array(TeamMessageViewSchema))
     .query(async ({ ctx, input }) =>
       listMessages(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId, { afterSeq: input.afterSeq, limit: input.limit }),

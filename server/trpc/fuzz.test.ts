@@ -1,0 +1,208 @@
+import superjson from "superjson";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Db } from "../db/client";
+import { parseEnv } from "../env";
+import { asSessionId, type SessionId } from "../ids";
+import { startAppServer, type AppServer } from "../main";
+import { createTask } from "../team/task-board";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { newTestSession } from "../testing/runtime-harness";
+import { MAX_BATCH_SIZE } from "./batch";
+import { appRouter } from "./root";
+
+// Every procedure over real HTTP with hostile input: NUL characters and lone surrogates in
+// every text field, integers past Postgres' range, wrong types, a teammate's session id where
+// a team id belongs, oversized batches. Never a 5xx, always an appCode, no stack trace, and a
+// refusal leaves every table as it was.
+
+let tdb: TestDatabase;
+let server: AppServer;
+let db: Db;
+let lead: SessionId;
+let mate: SessionId;
+
+const TABLES = ["sessions", "session_events", "inbox_items", "teams", "team_members", "team_messages", "team_tasks"] as const;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  db = createDb(tdb.url, 3);
+  server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: tdb.url, pages: false, log: () => undefined });
+  lead = await newTestSession(db, "fuzzed team");
+  // A teammate that nothing drives (no work), so the database stays still between calls.
+  mate = asSessionId("ses_fuzz_teammate_0001");
+  await db.session.create({ data: { id: mate, teamId: lead, memberName: "mate", title: "mate", model: { provider: "scripted", model: "keyless" } } });
+  await db.teamMember.create({ data: { teamId: lead, name: "mate", sessionId: mate, description: "d", context: "fresh", phase: "active" } });
+  await createTask(db, lead, { sessionId: lead, name: "lead", isLead: true }, { subject: "Fuzz me", description: "" });
+});
+afterAll(async () => {
+  await server?.close();
+  await db?.$disconnect();
+  await tdb?.drop();
+});
+
+type Input = Record<string, unknown>;
+
+/** A valid input for every procedure; the fuzzer breaks one field at a time. */
+function baseInputs(): Record<string, Input | undefined> {
+  return {
+    "session.models": undefined,
+    "session.list": { limit: 10 },
+    "session.get": { sessionId: lead },
+    "session.create": { title: "t" },
+    "session.transcript": { sessionId: lead, beforeSeq: 5, limit: 10 },
+    "session.prompt": { sessionId: lead, text: "hi", author: "me" },
+    "session.editQueued": { sessionId: lead, itemId: "msg_x", text: "t" },
+    "session.removeQueued": { sessionId: lead, itemId: "msg_x" },
+    "session.steerNow": { sessionId: lead, itemId: "msg_x" },
+    "session.stop": { sessionId: lead },
+    "session.fork": { sessionId: lead, throughSeq: 1, title: "f" },
+    "session.live": { sessionId: lead, lastEventId: "1" },
+    "team.list": { limit: 10 },
+    "team.roster": { teamId: lead },
+    "team.addTeammate": { teamId: lead, name: "fuzzed", description: "d", prompt: "p" },
+    "team.tasks": { teamId: lead, status: "pending", owner: "lead", cursor: "task-1", limit: 5 },
+    "team.task": { teamId: lead, taskId: "task-1" },
+    "team.updateTask": { teamId: lead, taskId: "task-1", expectedRevision: 1, action: "edit", subject: "s", description: "d", writeScopes: ["src"] },
+    "team.messages": { teamId: lead, afterSeq: 0, limit: 5 },
+    "team.live": { teamId: lead, lastEventId: null },
+  };
+}
+
+const BIG_INTS = [2 ** 31, -(2 ** 31) - 1, 1e300, 1.5];
+
+/** Each field of `base` broken in every way that applies to its value, one at a time. */
+function* mutations(base: Input): Generator<{ what: string; input: Input }> {
+  for (const [key, value] of Object.entries(base)) {
+    const put = (what: string, v: unknown) => ({ what: `${key}: ${what}`, input: { ...base, [key]: v } });
+    if (typeof value === "string") {
+      yield put("NUL", `${value}\u0000`);
+      yield put("lone surrogate", `\uD800${value}`);
+      yield put("lone low surrogate", `${value}\uDFFF`);
+      yield put("object", { a: 1 });
+    }
+    if (typeof value === "number") for (const n of BIG_INTS) yield put(String(n), n);
+    if (Array.isArray(value)) yield put("NUL in array", [...value, "x\u0000"]);
+    if (key === "teamId") yield put("a teammate's session id", mate);
+  }
+  yield { what: "NUL in an unknown field", input: { ...base, extra: "\u0000" } };
+}
+
+async function counts(): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const t of TABLES) {
+    const rows = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${t}`);
+    out[t] = rows[0]!.n;
+  }
+  return out;
+}
+
+interface Reply {
+  status: number;
+  body: string;
+  error?: { message: string; data: { appCode?: string; stack?: unknown; httpStatus?: number } };
+}
+
+const typeOf = (path: string) => (appRouter._def.procedures as unknown as Record<string, { _def: { type: string } }>)[path]!._def.type;
+
+/** One call as the browser's links make it: GET for queries and SSE, POST for mutations. */
+async function callHttp(path: string, input: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const url = new URL(`${server.url}/api/trpc/${path}`);
+  const type = typeOf(path);
+  const encoded = superjson.stringify(input);
+  let res: Response;
+  if (type === "mutation") {
+    res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: encoded });
+  } else {
+    if (input !== undefined) url.searchParams.set("input", encoded);
+    res = await fetch(url, { headers: type === "subscription" ? { accept: "text/event-stream", ...headers } : headers });
+  }
+  if (type === "subscription" && res.ok) {
+    // A feed that started is not a refusal: read its first message, then hang up.
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const err = /event: serialized-error\ndata: (.*)/.exec(first);
+    if (err) return { status: 200, body: first, error: superjson.parse(err[1]!) as Reply["error"] };
+    return { status: res.status, body: first };
+  }
+  const body = await res.text();
+  const parsed = JSON.parse(body) as { error?: { json: Reply["error"] } } | { error?: { json: Reply["error"] } }[];
+  const one = Array.isArray(parsed) ? parsed[0] : parsed;
+  return { status: res.status, body, error: one?.error?.json };
+}
+
+describe("every procedure over HTTP", () => {
+  it("has a fuzz base input (new procedures must be added here)", () => {
+    expect(Object.keys(baseInputs()).sort()).toEqual(Object.keys(appRouter._def.procedures).sort());
+  });
+
+  it("refuses hostile input with a typed 4xx, never a 5xx, and persists nothing", { timeout: 120_000 }, async () => {
+    const failures: string[] = [];
+    for (const [path, base] of Object.entries(baseInputs())) {
+      if (!base) continue;
+      for (const { what, input } of mutations(base)) {
+        const before = await counts();
+        const reply = await callHttp(path, input);
+        const where = `${path} (${what})`;
+        if (reply.status >= 500) failures.push(`${where}: HTTP ${reply.status} ${reply.body.slice(0, 200)}`);
+        if (!reply.error) {
+          failures.push(`${where}: accepted`);
+          continue;
+        }
+        if (!reply.error.data.appCode) failures.push(`${where}: no appCode`);
+        if (reply.error.data.stack !== undefined || /\/work\/|node_modules|at \w+ \(/.test(reply.body)) failures.push(`${where}: leaks a stack`);
+        if (/NUL|surrogate/.test(what) && reply.error.data.appCode !== "INVALID_INPUT") {
+          failures.push(`${where}: ${reply.error.data.appCode} instead of INVALID_INPUT`);
+        }
+        if (what.includes("teammate") && reply.error.data.appCode !== "TEAM_NOT_FOUND") failures.push(`${where}: ${reply.error.data.appCode}`);
+        const after = await counts();
+        if (JSON.stringify(after) !== JSON.stringify(before)) failures.push(`${where}: rows changed ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("refuses a Last-Event-ID header past the int4 range", async () => {
+    for (const path of ["session.live", "team.live"]) {
+      const reply = await callHttp(path, { [path === "session.live" ? "sessionId" : "teamId"]: lead }, { "last-event-id": "99999999999" });
+      if (path === "session.live") {
+        expect(reply.status).toBeLessThan(500);
+        expect(reply.error?.data.appCode).toBe("INVALID_INPUT");
+      } else expect(reply.status).toBeLessThan(500);
+    }
+  });
+
+  it("refuses a batch larger than MAX_BATCH_SIZE with BATCH_TOO_LARGE, and runs none of it", async () => {
+    const before = await counts();
+    const n = MAX_BATCH_SIZE + 1;
+    const paths = Array.from({ length: n }, () => "session.create").join(",");
+    const body = Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i), superjson.serialize({ title: `batch ${i}` })]));
+    const res = await fetch(`${server.url}/api/trpc/${paths}?batch=1`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).toContain("BATCH_TOO_LARGE");
+    expect(await counts()).toEqual(before);
+    // The limit itself is fine.
+    const ok = Array.from({ length: MAX_BATCH_SIZE }, () => "session.models").join(",");
+    const input = Object.fromEntries(Array.from({ length: MAX_BATCH_SIZE }, (_, i) => [String(i), superjson.serialize(undefined)]));
+    expect((await fetch(`${server.url}/api/trpc/${ok}?batch=1&input=${encodeURIComponent(JSON.stringify(input))}`)).status).toBe(200);
+  });
+
+  it("hides internal failures: a generic message, no stack, appCode INTERNAL", async () => {
+    // Break the database under one procedure: the sessions table is renamed for a moment.
+    await db.$executeRawUnsafe(`ALTER TABLE team_tasks RENAME TO team_tasks_away`);
+    try {
+      const reply = await callHttp("team.tasks", { teamId: lead });
+      expect(reply.status).toBe(500);
+      expect(reply.error?.data.appCode).toBe("INTERNAL");
+      expect(reply.error?.message).not.toMatch(/team_tasks|prisma|relation/i);
+      expect(reply.body).not.toMatch(/\/work\/|node_modules/);
+    } finally {
+      await db.$executeRawUnsafe(`ALTER TABLE team_tasks_away RENAME TO team_tasks`);
+    }
+  });
+});
