@@ -4,13 +4,15 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
-import { startEmbeddedPostgres } from "../server/db/embedded";
+import { startDetachedEmbeddedPostgres } from "../server/db/embedded";
 import { applyMigrations } from "../server/db/migrate";
 import { parseEnv } from "../server/env";
 import { startAppServer } from "../server/main";
 
 const root = path.resolve(import.meta.dirname, "..");
 const dev = process.argv.includes("--dev");
+/** Runtime and API only, no pages (headless hosts, the shutdown test). */
+const pages = !process.argv.includes("--no-pages");
 
 async function main() {
   // A local .env (see .env.example) fills in what the shell did not set.
@@ -19,10 +21,10 @@ async function main() {
   const log = (line: string) => console.log(line);
 
   let databaseUrl = env.DATABASE_URL;
-  let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
+  let embedded: Awaited<ReturnType<typeof startDetachedEmbeddedPostgres>> | null = null;
   if (!databaseUrl) {
     log(`DATABASE_URL is not set: starting the embedded PostgreSQL in ${env.EMBEDDED_PG_DIR}`);
-    embedded = await startEmbeddedPostgres({
+    embedded = await startDetachedEmbeddedPostgres({
       dataDir: path.resolve(root, env.EMBEDDED_PG_DIR),
       port: env.EMBEDDED_PG_PORT,
       log,
@@ -33,13 +35,13 @@ async function main() {
   if (applied.length > 0) log(`Applied migrations: ${applied.join(", ")}`);
 
   // A production start needs a build; make the first `npm start` on a fresh checkout work.
-  if (!dev && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
+  if (pages && !dev && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
     log("No production build yet: running `next build` once (later: `npm run build`).");
     const r = spawnSync("npx", ["next", "build"], { cwd: root, stdio: "inherit" });
     if (r.status !== 0) throw new Error("next build failed");
   }
 
-  const server = await startAppServer({ env, databaseUrl, dev, log });
+  const server = await startAppServer({ env, databaseUrl, dev, pages, log });
   log(`Agent Teams is ready on ${server.url}`);
 
   let stopping = false;
@@ -49,8 +51,10 @@ async function main() {
     log(`${signal}: shutting down…`);
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
+    // The database stops last: turns are closed and leases released while it still runs.
     try {
       await server.close();
+      log("Agent Teams stopped.");
       await embedded?.stop();
     } finally {
       process.exit(0);

