@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import superjson from "superjson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../server/testing/net";
 import { waitFor } from "../server/testing/runtime-harness";
 
 // `npm start` with the embedded PostgreSQL, stopped the way a terminal's Ctrl-C stops it: a
@@ -16,16 +16,6 @@ import { waitFor } from "../server/testing/runtime-harness";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 interface App {
   proc: ChildProcess;

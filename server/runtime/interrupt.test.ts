@@ -1,13 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Db } from "../db/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionId, TurnId } from "../ids";
 import { RUNTIME_CONTEXT_PREFIX } from "../models/scripted";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { teamPlaybook } from "../team/playbook";
 import { membershipOf, spawnTeammate } from "../team/roster";
 import { createTeamLayer } from "../team/team-layer";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { killRuntimeChildren, spawnRuntime } from "../testing/runtime-child";
+import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
 import { listInbox } from "./inbox";
@@ -18,20 +16,7 @@ import { runTool } from "./tools";
 // section 2): it is never parked with the input that was there before. And a request is
 // durable: a driver that missed its notification honours it at the next step boundary.
 
-let tdb: TestDatabase;
-let db: Db;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb(tdb.url, 5);
-});
-afterEach(async () => {
-  await killRuntimeChildren();
-});
-afterAll(async () => {
-  await db?.$disconnect();
-  await tdb?.drop();
-});
+const t = childProcessDatabase();
 
 function deferred() {
   let resolve!: () => void;
@@ -90,7 +75,7 @@ describe.each(["interrupt", "stop"] as const)("input that arrives while a %s is 
   let rt: TestRuntime;
   const model = new GateModel();
   beforeAll(async () => {
-    rt = await startTestRuntime(tdb.url, { resolveModel: () => model });
+    rt = await startTestRuntime(t.url, { resolveModel: () => model });
   });
   afterAll(async () => {
     await rt?.stop();
@@ -135,16 +120,16 @@ describe("a stop or interrupt request whose notification was missed", () => {
     "%s: a driver in another process honours it at the next step boundary",
     { timeout: 120_000 },
     async (kind) => {
-      const id: SessionId = await newTestSession(db);
-      await spawnRuntime(tdb.url, { SCRIPTED_MODEL_DELAY_MS: "150", AGENT_LEASE_TTL_MS: "2000" });
+      const id: SessionId = await newTestSession(t.db);
+      await spawnRuntime(t.url, { SCRIPTED_MODEL_DELAY_MS: "150", AGENT_LEASE_TTL_MS: "2000" });
       // Step 0 streams a short reply and calls the tool; step 1 would describe its result.
-      await promptSession(db, id, { text: "/tool current_time {}" });
-      await waitFor(async () => (await eventsOf(db, id)).some((e) => e.payload.kind === "assistant_delta"), 60_000, "step 0");
+      await promptSession(t.db, id, { text: "/tool current_time {}" });
+      await waitFor(async () => (await eventsOf(t.db, id)).some((e) => e.payload.kind === "assistant_delta"), 60_000, "step 0");
       // The request as requestAbort stores it, but without its notification.
-      await db.$executeRaw`UPDATE sessions SET abort_request = ${kind}, parked = parked OR ${kind === "interrupt"} WHERE id = ${id}`;
-      await promptSession(db, id, { text: "after the request" });
+      await t.db.$executeRaw`UPDATE sessions SET abort_request = ${kind}, parked = parked OR ${kind === "interrupt"} WHERE id = ${id}`;
+      await promptSession(t.db, id, { text: "after the request" });
 
-      const events = await waitForTurns(db, id, 2, 60_000);
+      const events = await waitForTurns(t.db, id, 2, 60_000);
       const ends = turnEnds(events);
       expect(ends.map((t) => t.reason)).toEqual(["aborted", "completed"]);
       // The first turn ran its tool and stopped at the boundary: no step 1.
@@ -159,7 +144,7 @@ describe("a stop or interrupt request whose notification was missed", () => {
 describe("interrupt_agent on a running teammate", () => {
   let rt: TestRuntime;
   beforeAll(async () => {
-    rt = await startTestRuntime(tdb.url, { team: true, playbook: teamPlaybook, delayMs: 100 });
+    rt = await startTestRuntime(t.url, { team: true, playbook: teamPlaybook, delayMs: 100 });
   });
   afterAll(async () => {
     await rt?.stop();

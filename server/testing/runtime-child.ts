@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { createDb, type Db } from "../db/client";
+import { createTestDatabase, type TestDatabase } from "./db";
 
 // Runtime hosts as real OS processes (server/testing/runtime-process.ts), for crash and
 // multi-process tests. Every child started here is remembered until it exits, so a test's
@@ -8,6 +11,26 @@ import { fileURLToPath } from "node:url";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const children = new Set<RuntimeChild>();
+
+/**
+ * A test file's database for child-process tests: created before the file's tests, every child
+ * killed after each test, dropped at the end. Read `db` and `url` inside tests and hooks.
+ */
+export function childProcessDatabase(): { db: Db; url: string } {
+  const out = { db: undefined as unknown as Db, url: "" };
+  let tdb: TestDatabase | undefined;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    out.url = tdb.url;
+    out.db = createDb(tdb.url, 5);
+  });
+  afterEach(killRuntimeChildren);
+  afterAll(async () => {
+    await out.db?.$disconnect();
+    await tdb?.drop();
+  });
+  return out;
+}
 
 /** SIGKILLs every child still running (afterEach). */
 export async function killRuntimeChildren(): Promise<void> {
