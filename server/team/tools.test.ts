@@ -274,6 +274,28 @@ describe("members that are not active", () => {
   });
 });
 
+describe("a spawn cut short by the database going away", () => {
+  it("is reported as provisioning, not failed, and recovery finishes it without a model call", async () => {
+    const lead = await newLead();
+    // The child's insert fails the way a server shutting down fails a statement (57P01).
+    await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION cut_short() RETURNS trigger AS $$
+      BEGIN IF NEW.member_name = 'resilient' THEN RAISE EXCEPTION 'simulated outage' USING ERRCODE = 'admin_shutdown'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await rt.db.$executeRawUnsafe(`CREATE TRIGGER cut_short BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION cut_short()`);
+    try {
+      const out = await call(lead, "spawn_teammate", { name: "resilient", description: "d", prompt: "Keep going" });
+      expect(out.isError).toBe(false);
+      expect(out.output).toMatchObject({ name: "resilient", status: "provisioning", diagnostic: expect.stringContaining("finishes automatically") });
+    } finally {
+      await rt.db.$executeRawUnsafe(`DROP TRIGGER cut_short ON sessions`);
+    }
+    expect(await recoverProvisioning(rt.db, 0)).toBeGreaterThanOrEqual(1);
+    const member = (await listMembers(rt.db, lead)).find((m) => m.name === "resilient")!;
+    expect(member.phase).toBe("active");
+    const events = await waitForTurns(rt.db, asSessionId(member.sessionId), 1);
+    expect(events.filter((e) => e.payload.kind === "user_message" && e.payload.text === "Keep going")).toHaveLength(1);
+  });
+});
+
 describe("wait_agent ends", () => {
   it("with timedOut when nothing changes before the timeout", { timeout: 30_000 }, async () => {
     const lead = await newLead();
