@@ -3,10 +3,12 @@
 // retried; anything else is the database refusing the change, and retrying will not help.
 
 const TRANSIENT_SQLSTATE = /^(08|53|57P0[1-3]|40001|40P01|55P03)/;
-const TRANSIENT_PRISMA = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2028", "P2034"]);
+// Not P2028 as such: it also covers a transaction that ran past its timeout, which would fail
+// the same way again; only "unable to start a transaction" (a busy pool) is temporary.
+const TRANSIENT_PRISMA = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2034"]);
 const TRANSIENT_NODE = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND"]);
 const TRANSIENT_TEXT =
-  /connection terminated|connection (?:refused|reset|closed)|terminating connection|database system is (?:shutting down|starting up|in recovery mode)|can't reach database|timed out fetching a new connection|transaction already closed|transaction api error|server closed the connection/i;
+  /connection terminated|connection (?:refused|reset|closed)|terminating connection|database system is (?:shutting down|starting up|in recovery mode)|can't reach database|timed out fetching a new connection|unable to start a transaction|server closed the connection/i;
 
 /** Every code-like string and message on the error and its causes. */
 function* facts(e: unknown, depth = 0): Generator<string> {

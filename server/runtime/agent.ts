@@ -21,7 +21,7 @@ import {
 } from "./history";
 import { claimInbox, enqueue, type ClaimedItem } from "./inbox";
 import { releaseLease } from "./lease";
-import { appendEvents, readEventsAfter, type Lease } from "./session-log";
+import { appendEvents, assertLeaseHeld, readEventsAfter, type Lease } from "./session-log";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolOutcome, type ToolsetOptions } from "./tools";
 
 // One resident agent: the turn and step loop of a session whose lease this process holds.
@@ -241,28 +241,44 @@ export class AgentDriver {
         interrupted: true,
       });
     }
-    payloads.push({ kind: "turn_end", turnId, reason: "interrupted" });
+    // A stop or interrupt asked for before the crash still holds: the turn ends aborted and
+    // does not resume (an interrupt's parked inbox stays parked).
+    const requested = await this.storedAbortRequest();
+    payloads.push({ kind: "turn_end", turnId, reason: requested ? "aborted" : "interrupted" });
     await this.append(payloads, async (tx) => {
       await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
-      await enqueueResumeNotice(tx, this.sessionId);
+      if (!requested) await enqueueResumeNotice(tx, this.sessionId);
     });
     this.svc.log(`agent ${this.sessionId}: closed turn ${turnId} left open by a crash`);
   }
 
-  /** Results for the open turn's tool calls that have none in the log, from their tools' own records. */
+  private async storedAbortRequest(): Promise<"stop" | "interrupt" | null> {
+    const row = await this.svc.db.session.findUniqueOrThrow({ where: { id: this.sessionId }, select: { abortRequest: true } });
+    return AbortRequestRow.parse(row).abortRequest;
+  }
+
+  /**
+   * Results for the turn's tool calls that have none in the log, from their tools' own records.
+   * Results follow their assistant message, so a call id is matched within its own reply (model
+   * call ids are only unique per reply).
+   */
   private async recoverToolResults(turnId: TurnId): Promise<EventPayload[]> {
-    const answered = new Set<string>();
-    const calls: { messageId: string; call: ToolCall }[] = [];
+    const calls: { messageId: string; call: ToolCall; answered: boolean }[] = [];
+    let reply: typeof calls = [];
     for (const { payload: p } of this.events) {
-      if (p.kind === "tool_result" && p.turnId === turnId) answered.add(p.toolCallId);
       if (p.kind === "assistant_message" && p.turnId === turnId) {
-        for (const call of p.toolCalls) calls.push({ messageId: p.messageId, call });
+        reply = p.toolCalls.map((call) => ({ messageId: p.messageId, call, answered: false }));
+        calls.push(...reply);
+      }
+      if (p.kind === "tool_result" && p.turnId === turnId) {
+        const c = reply.find((r) => r.call.toolCallId === p.toolCallId && !r.answered);
+        if (c) c.answered = true;
       }
     }
     const out: EventPayload[] = [];
-    for (const { messageId, call } of calls) {
+    for (const { messageId, call, answered } of calls) {
       const tool = this.tools.get(call.toolName);
-      if (answered.has(call.toolCallId) || !tool?.recover) continue;
+      if (answered || !tool?.recover) continue;
       const callKey = toolCallKey(messageId, call.toolCallId);
       const output = await tool.recover(callKey, {
         db: this.svc.db,
@@ -292,6 +308,7 @@ export class AgentDriver {
         callKey: toolCallKey(assistantMessageId, call.toolCallId),
         signal,
         record: (tx, outcome) => appendEvents(tx, this.sessionId, [toolResultEvent(turnId, call, outcome)], this.lease),
+        fence: (tx) => assertLeaseHeld(tx, this.sessionId, this.lease),
         afterEffect: hook ? (name, key) => hook(this.sessionId, name, key) : undefined,
       },
       this.toolOptions,
@@ -366,7 +383,8 @@ export class AgentDriver {
         if (kind === "lease_lost") throw e;
         // An interrupt parked the inbox when it was requested (sessions.ts requestAbort); the
         // end of the cut turn does not park again, so input that came after the request runs.
-        if (kind === "shutdown") await this.endTurn(turnId, "interrupted", { resume: true });
+        // A shutdown that overtook a stored stop or interrupt ends the turn as that asked.
+        if (kind === "shutdown" && !(await this.storedAbortRequest())) await this.endTurn(turnId, "interrupted", { resume: true });
         else await this.endTurn(turnId, "aborted");
       } else {
         const message = e instanceof Error ? e.message : String(e);
@@ -420,10 +438,15 @@ export class AgentDriver {
     }
   }
 
-  /** `resume`: steer the restart notice in, so the work goes on once a process drives the agent. */
+  /**
+   * Ends the turn, first reporting the real result of any tool call whose effect committed but
+   * whose result never reached the log (a failed append). `resume`: steer the restart notice
+   * in, so the work goes on once a process drives the agent.
+   */
   private async endTurn(turnId: TurnId, reason: TurnEndReason, opts: { error?: string; resume?: boolean } = {}): Promise<void> {
     const { error, resume } = opts;
-    await this.append([{ kind: "turn_end", turnId, reason, ...(error ? { error } : {}) }], async (tx) => {
+    const recovered = await this.recoverToolResults(turnId);
+    await this.append([...recovered, { kind: "turn_end", turnId, reason, ...(error ? { error } : {}) }], async (tx) => {
       await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
       if (resume) await enqueueResumeNotice(tx, this.sessionId);
     });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionId, TurnId } from "../ids";
+import { inTx } from "../db/client";
+import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { RUNTIME_CONTEXT_PREFIX } from "../models/scripted";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { teamPlaybook } from "../team/playbook";
@@ -9,6 +10,7 @@ import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
 import { listInbox } from "./inbox";
+import { appendEvents } from "./session-log";
 import { promptSession, requestAbort } from "./sessions";
 import { runTool } from "./tools";
 
@@ -170,5 +172,36 @@ describe("interrupt_agent on a running teammate", () => {
     expect(events.find((e) => e.payload.kind === "assistant_message")?.payload).toMatchObject({ interrupted: true, toolCalls: [] });
     expect(await rt.db.teamMessage.count({ where: { senderSessionId: mateId } })).toBe(0);
     expect((await rt.db.session.findUniqueOrThrow({ where: { id: mateId } })).parked).toBe(true);
+  });
+});
+
+describe("a stop or interrupt asked of a turn that a crash left open", () => {
+  it.each(["interrupt", "stop"] as const)("%s still holds: the recovered turn ends aborted and does not resume", async (kind) => {
+    const id = await newTestSession(t.db);
+    const turnId = newTurnId();
+    await inTx(t.db, (tx) =>
+      appendEvents(
+        tx,
+        id,
+        [
+          { kind: "turn_start", turnId },
+          { kind: "step_start", turnId, step: 0 },
+          { kind: "user_message", messageId: newMessageId(), text: "cut me", source: { kind: "human" } },
+        ],
+        null,
+      ),
+    );
+    // As requestAbort left it before the driving process died.
+    await t.db.session.update({ where: { id }, data: { activeTurnId: turnId, abortRequest: kind, parked: kind === "interrupt" } });
+    const rt = await startTestRuntime(t.url, {});
+    try {
+      const events = await waitForTurns(rt.db, id, 1);
+      expect(turnEnds(events).map((e) => e.reason)).toEqual(["aborted"]);
+      expect(await listInbox(rt.db, id)).toEqual([]);
+      const row = await rt.db.session.findUniqueOrThrow({ where: { id } });
+      expect(row).toMatchObject({ parked: kind === "interrupt", abortRequest: null, activeTurnId: null });
+    } finally {
+      await rt.stop();
+    }
   });
 });

@@ -55,6 +55,18 @@ export async function appendEvents(
   return events;
 }
 
+/**
+ * Inside a transaction: holds a share lock on the session row while the lease is still ours
+ * (a process taking the lease over waits for this transaction), or throws LEASE_LOST.
+ */
+export async function assertLeaseHeld(tx: Tx, sessionId: SessionId, lease: Lease): Promise<void> {
+  const rows = z.array(z.object({ id: z.string() })).parse(
+    await tx.$queryRaw`SELECT id FROM sessions
+      WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token} FOR SHARE`,
+  );
+  if (rows.length === 0) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
+}
+
 function messageIdOf(p: EventPayload): string | null {
   return p.kind === "user_message" || p.kind === "assistant_message" ? p.messageId : null;
 }

@@ -26,6 +26,12 @@ export interface ToolCallScope {
   signal: AbortSignal;
   /** Appends this call's tool_result inside `tx` (fenced); absent outside a driver (tests). */
   record?: (tx: Tx, outcome: ToolOutcome) => Promise<SessionEvent[]>;
+  /**
+   * Inside a multi-transaction tool's first durable transaction: throws LEASE_LOST unless this
+   * driver still holds the lease, so a driver that lost it cannot create an effect that the new
+   * driver's recovery already judged absent. Absent outside a driver.
+   */
+  fence?: (tx: Tx) => Promise<void>;
   /** Test seam: runs after a tool's first durable commit, before its result is reported. */
   afterEffect?: (toolName: string, callKey: string) => Promise<void>;
 }
@@ -148,6 +154,12 @@ export async function runTool(
     if (isAppError(e, "LEASE_LOST")) throw e;
     if (e instanceof ToolError) return fail(e.code, e.message);
     if (isAppError(e)) return fail(e.code, e.message);
+    // Not a refusal: part of a multi-transaction effect may have committed. Report what did
+    // happen; if that cannot be read either, the turn fails and crash recovery asks again.
+    if (tool.recover) {
+      const real = await tool.recover(scope.callKey, scope);
+      if (real !== null) return { output: tool.output.parse(real), isError: false, recorded: null };
+    }
     if (scope.signal.aborted) throw e;
     return fail("TOOL_FAILED", `${name} failed: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -68,6 +68,8 @@ export interface SendMessageInput {
   content: string;
   /** The send_message call that sends it: stored with the queued row, unique. */
   toolCallKey?: string;
+  /** Runs first in the queued row's transaction (the sending driver's lease fence). */
+  fence?: (tx: Tx) => Promise<void>;
 }
 
 /** accepted: the target's inbox durably holds the message; queued: recovery will deliver it. */
@@ -161,6 +163,9 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
   const { sender, target } = input;
   return inTx(db, async (tx) => {
     await lockTarget(tx, target.sessionId);
+    // After the target's lock, as every writer takes its locks (the effect's, then the sender's
+    // session row), so two members messaging each other cannot deadlock.
+    await input.fence?.(tx);
     // Under the lock (a statement of its own: a snapshot taken after the lock was granted sees
     // every earlier send), so concurrent senders cannot both squeeze into the last free place.
     // Counting and inserting in one statement saves a round trip on the hot path.

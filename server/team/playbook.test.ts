@@ -92,6 +92,12 @@ describe("keyless teammates", () => {
     ];
     // The researcher messages the implementer the roster shows.
     expect(calls(researcher)).toEqual([["send_message", expect.objectContaining({ target: "implementer-2" })]]);
+    // A send that was refused (the implementer failed meanwhile) is not repeated blindly.
+    const refused = [
+      ...researcher,
+      ...step("send", { toolName: "send_message", input: {}, output: { error: { code: "TEAM_INVALID_TARGET", message: "failed" } }, isError: true }),
+    ];
+    expect(calls(refused).map(([t]) => t)).toEqual(["wait_agent", "list_agents"]);
     const sent = [...researcher, ...step("send", { toolName: "send_message", input: {}, output: { messageId: "m1", status: "accepted" } })];
     expect(calls(sent)).toEqual([]);
     expect(calls([...sent, { role: "assistant", text: "", toolCalls: [] }, user(RESUME_NOTICE)])).toEqual([]);

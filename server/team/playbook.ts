@@ -220,7 +220,7 @@ function lead(seen: Seen): ScriptedReply {
 /** The newest active implementer on the roster (a retried spawn may have renamed it). */
 function implementerName(seen: Seen): string {
   const agents = (lastOf(seen, "list_agents")?.output as { agents?: { name: string; status: string }[] } | undefined)?.agents ?? [];
-  return agents.filter((a) => roleOf(a.name) === "implementer" && a.status !== "failed").at(-1)?.name ?? "implementer";
+  return agents.filter((a) => roleOf(a.name) === "implementer" && a.status !== "failed" && a.status !== "provisioning").at(-1)?.name ?? "implementer";
 }
 
 function researcher(seen: Seen): ScriptedReply {
@@ -248,6 +248,15 @@ function researcher(seen: Seen): ScriptedReply {
     return say(
       `${ack(seen)}Findings: the goal needs a clear plan, the inputs it depends on, and a check that the result works. Marking ${created.id} complete.`,
       { toolName: "team_task_update", input: { task_id: created.id, expected_revision: lastUpdate.revision, action: "complete" } },
+      { toolName: "list_agents", input: {} },
+    );
+  }
+  // The implementer the roster showed could not be messaged (failed, or not there yet): wait
+  // for the team to change, look again, then send.
+  if (justGot(seen, "send_message")?.isError) {
+    return say(
+      "The implementer is not reachable yet; waiting for the team to change.",
+      { toolName: "wait_agent", input: { timeout_ms: 60_000 } },
       { toolName: "list_agents", input: {} },
     );
   }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { asJson, inTx, type Db, type DbOrTx } from "../db/client";
+import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { isTransientDbError } from "../db/errors";
 import { AppError, isAppError } from "../errors";
 import { asSessionId, newSessionId, type MessageId, type SessionId } from "../ids";
@@ -160,7 +160,7 @@ export async function reserveTeammate(
   caller: Membership,
   input: SpawnInput,
   limits: RosterLimits = DEFAULT_ROSTER_LIMITS,
-  toolCallKey: string | null = null,
+  tool: { callKey: string; fence?: (tx: Tx) => Promise<void> } | null = null,
 ): Promise<string> {
   if (!caller.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can spawn teammates");
   const parsed = MemberNameSchema.safeParse(input.name);
@@ -170,6 +170,7 @@ export async function reserveTeammate(
   const { teamId } = caller;
   await inTx(db, async (tx) => {
     await tx.$executeRaw`SELECT 1 FROM teams WHERE id = ${teamId} FOR UPDATE`;
+    await tool?.fence?.(tx);
     const taken = await tx.teamMember.findUnique({ where: { teamId_name: { teamId, name: input.name } } });
     if (taken) {
       throw new AppError("TEAM_MEMBER_NAME_TAKEN", `The name "${input.name}" is already used in this team (names are never reused)`);
@@ -190,7 +191,7 @@ export async function reserveTeammate(
         phase: "provisioning",
         prompt: input.prompt,
         forkThroughSeq: cut,
-        toolCallKey,
+        toolCallKey: tool?.callKey ?? null,
       },
     });
     await notifyActivity(tx, teamId, "state");

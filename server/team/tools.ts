@@ -76,7 +76,7 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
     output: CompactMember,
     async execute(input, ctx) {
       const me = await membershipOf(ctx.db, ctx.sessionId);
-      const name = await reserveTeammate(ctx.db, me, input, deps.roster, ctx.callKey);
+      const name = await reserveTeammate(ctx.db, me, input, deps.roster, { callKey: ctx.callKey, fence: ctx.fence });
       await ctx.effectCommitted();
       try {
         // Finishing the spawn and reporting it are one transaction.
@@ -114,7 +114,7 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
       const to = await resolveTarget(ctx.db, me.teamId, target);
       return sendMessage(
         ctx.db,
-        { teamId: me.teamId, sender: { sessionId: me.sessionId, name: me.name }, target: to, content: message, toolCallKey: ctx.callKey },
+        { teamId: me.teamId, sender: { sessionId: me.sessionId, name: me.name }, target: to, content: message, toolCallKey: ctx.callKey, fence: ctx.fence },
         { ...deps.mailbox, afterQueued: () => ctx.effectCommitted() },
       );
     },
