@@ -332,19 +332,29 @@ export async function assertActiveMember(db: DbOrTx, me: Membership): Promise<vo
  * Finishes members a crash (or a database outage) left in provisioning, from the member row
  * and the child's persisted session alone (no model call). Returns how many it settled.
  */
-export async function recoverProvisioning(db: Db, olderThanMs = 0): Promise<number> {
+export async function recoverProvisioning(db: Db, olderThanMs = 0, giveUpAfterMs = PROVISIONING_GIVE_UP_MS): Promise<number> {
   const stuck = await db.teamMember.findMany({
     where: { phase: "provisioning", updatedAt: { lt: new Date(Date.now() - olderThanMs) } },
-    select: { teamId: true, name: true },
+    select: { teamId: true, name: true, createdAt: true },
   });
   let settled = 0;
   for (const m of stuck) {
     const teamId = asSessionId(m.teamId);
-    const view = await provisionOrReport(db, teamId, m.name, (tx) => completeProvisioning(tx, teamId, m.name)).catch(() => null);
+    const view = await provisionOrReport(db, teamId, m.name, (tx) => completeProvisioning(tx, teamId, m.name)).catch(async (e: unknown) => {
+      // Temporary failures are retried on every sweep, but not forever: a member that could
+      // not be finished for this long fails, so nobody waits on it for good.
+      if (Date.now() - m.createdAt.getTime() < giveUpAfterMs) return null;
+      const why = e instanceof Error ? (e.message.split("\n").filter(Boolean).at(-1) ?? e.message) : String(e);
+      await settleMember(db, teamId, m.name, "failed", `Provisioning could not finish: ${why}`).catch(() => undefined);
+      return memberView(db, teamId, m.name).catch(() => null);
+    });
     if (view && view.phase !== "provisioning") settled += 1;
   }
   return settled;
 }
+
+/** How long recovery keeps retrying a spawn that fails for temporary reasons. */
+export const PROVISIONING_GIVE_UP_MS = 10 * 60_000;
 
 export const TeamSummarySchema = z.object({
   id: z.string(),

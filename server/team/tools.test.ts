@@ -285,6 +285,9 @@ describe("a spawn cut short by the database going away", () => {
       const out = await call(lead, "spawn_teammate", { name: "resilient", description: "d", prompt: "Keep going" });
       expect(out.isError).toBe(false);
       expect(out.output).toMatchObject({ name: "resilient", status: "provisioning", diagnostic: expect.stringContaining("finishes automatically") });
+      // While the outage lasts, recovery leaves it provisioning.
+      await recoverProvisioning(rt.db, 0);
+      expect((await listMembers(rt.db, lead)).find((m) => m.name === "resilient")?.phase).toBe("provisioning");
     } finally {
       await rt.db.$executeRawUnsafe(`DROP TRIGGER cut_short ON sessions`);
     }
@@ -293,6 +296,27 @@ describe("a spawn cut short by the database going away", () => {
     expect(member.phase).toBe("active");
     const events = await waitForTurns(rt.db, asSessionId(member.sessionId), 1);
     expect(events.filter((e) => e.payload.kind === "user_message" && e.payload.text === "Keep going")).toHaveLength(1);
+  });
+
+  it("fails with the reason once recovery has tried for longer than the give-up age", async () => {
+    const lead = await newLead();
+    await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION cut_short() RETURNS trigger AS $$
+      BEGIN IF NEW.member_name = 'hopeless' THEN RAISE EXCEPTION 'simulated outage' USING ERRCODE = 'admin_shutdown'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await rt.db.$executeRawUnsafe(`CREATE TRIGGER cut_short BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION cut_short()`);
+    try {
+      await rt.db.teamMember.create({
+        data: { teamId: lead, name: "hopeless", sessionId: "ses_hopeless_member1", description: "d", context: "fresh", phase: "provisioning", prompt: "p" },
+      });
+      await recoverProvisioning(rt.db, 0);
+      expect((await listMembers(rt.db, lead)).find((m) => m.name === "hopeless")?.phase).toBe("provisioning");
+      await recoverProvisioning(rt.db, 0, 0);
+      expect((await listMembers(rt.db, lead)).find((m) => m.name === "hopeless")).toMatchObject({
+        phase: "failed",
+        diagnostic: expect.stringContaining("could not finish"),
+      });
+    } finally {
+      await rt.db.$executeRawUnsafe(`DROP TRIGGER cut_short ON sessions`);
+    }
   });
 });
 
