@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { inTx, type Db, type Tx } from "../db/client";
+import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { isAppError } from "../errors";
 import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity } from "../live/activity";
@@ -252,8 +252,8 @@ export class AgentDriver {
     this.svc.log(`agent ${this.sessionId}: closed turn ${turnId} left open by a crash`);
   }
 
-  private async storedAbortRequest(): Promise<"stop" | "interrupt" | null> {
-    const row = await this.svc.db.session.findUniqueOrThrow({ where: { id: this.sessionId }, select: { abortRequest: true } });
+  private async storedAbortRequest(db: DbOrTx = this.svc.db): Promise<"stop" | "interrupt" | null> {
+    const row = await db.session.findUniqueOrThrow({ where: { id: this.sessionId }, select: { abortRequest: true } });
     return AbortRequestRow.parse(row).abortRequest;
   }
 
@@ -265,7 +265,11 @@ export class AgentDriver {
   private async recoverToolResults(turnId: TurnId): Promise<EventPayload[]> {
     const calls: { messageId: string; call: ToolCall; answered: boolean }[] = [];
     let reply: typeof calls = [];
-    for (const { payload: p } of this.events) {
+    // Only this turn's events: from its start, found from the end of the log.
+    const isStart = ({ payload: p }: SessionEvent) => p.kind === "turn_start" && p.turnId === turnId;
+    let from = this.events.length - 1;
+    while (from > 0 && !isStart(this.events[from]!)) from -= 1;
+    for (const { payload: p } of this.events.slice(Math.max(0, from))) {
       if (p.kind === "assistant_message" && p.turnId === turnId) {
         reply = p.toolCalls.map((call) => ({ messageId: p.messageId, call, answered: false }));
         calls.push(...reply);
@@ -402,10 +406,8 @@ export class AgentDriver {
    */
   private async stepBoundary(turnId: TurnId, step: number): Promise<"stop" | "interrupt" | null> {
     return inTx(this.svc.db, async (tx) => {
-      const { abortRequest } = AbortRequestRow.parse(
-        await tx.session.findUniqueOrThrow({ where: { id: this.sessionId }, select: { abortRequest: true } }),
-      );
-      if (abortRequest) return abortRequest;
+      const requested = await this.storedAbortRequest(tx);
+      if (requested) return requested;
       const items = await claimInbox(tx, this.sessionId, false);
       if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(

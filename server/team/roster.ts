@@ -147,7 +147,7 @@ export async function spawnTeammate(
   limits: RosterLimits = DEFAULT_ROSTER_LIMITS,
 ): Promise<MemberView> {
   const name = await reserveTeammate(db, caller, input, limits);
-  return provisionOrReport(db, caller.teamId, name, (tx) => completeProvisioning(tx, caller.teamId, name));
+  return provisionOrReport(db, caller.teamId, name, () => completeProvisioning(db, caller.teamId, name));
 }
 
 /**
@@ -275,16 +275,21 @@ export async function provisionOrReport(
   db: Db,
   teamId: SessionId,
   name: string,
-  complete: (db: Db) => Promise<MemberView>,
+  complete: () => Promise<MemberView>,
 ): Promise<MemberView> {
   try {
-    return await complete(db);
+    return await complete();
   } catch (e) {
     if (isAppError(e, "LEASE_LOST") || isTransientDbError(e)) throw e;
-    const message = e instanceof Error ? e.message.split("\n").filter(Boolean).at(-1) ?? e.message : String(e);
-    await settleMember(db, teamId, name, "failed", `Provisioning failed: ${message}`).catch(() => undefined);
+    await settleMember(db, teamId, name, "failed", `Provisioning failed: ${lastLine(e)}`).catch(() => undefined);
     return memberView(db, teamId, name);
   }
+}
+
+/** The last line of an error's message (Prisma puts the database's own words there). */
+function lastLine(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  return message.split("\n").filter(Boolean).at(-1) ?? message;
 }
 
 async function memberView(db: DbOrTx, teamId: SessionId, name: string): Promise<MemberView> {
@@ -340,12 +345,11 @@ export async function recoverProvisioning(db: Db, olderThanMs = 0, giveUpAfterMs
   let settled = 0;
   for (const m of stuck) {
     const teamId = asSessionId(m.teamId);
-    const view = await provisionOrReport(db, teamId, m.name, (tx) => completeProvisioning(tx, teamId, m.name)).catch(async (e: unknown) => {
+    const view = await provisionOrReport(db, teamId, m.name, () => completeProvisioning(db, teamId, m.name)).catch(async (e: unknown) => {
       // Temporary failures are retried on every sweep, but not forever: a member that could
       // not be finished for this long fails, so nobody waits on it for good.
       if (Date.now() - m.createdAt.getTime() < giveUpAfterMs) return null;
-      const why = e instanceof Error ? (e.message.split("\n").filter(Boolean).at(-1) ?? e.message) : String(e);
-      await settleMember(db, teamId, m.name, "failed", `Provisioning could not finish: ${why}`).catch(() => undefined);
+      await settleMember(db, teamId, m.name, "failed", `Provisioning could not finish: ${lastLine(e)}`).catch(() => undefined);
       return memberView(db, teamId, m.name).catch(() => null);
     });
     if (view && view.phase !== "provisioning") settled += 1;

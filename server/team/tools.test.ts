@@ -227,6 +227,22 @@ describe("team identity (seed 004)", () => {
   });
 });
 
+/**
+ * Runs `fn` while Postgres refuses to create the session of the member `name` — with a plain
+ * error (a real refusal) or with `errcode` (e.g. admin_shutdown: the database going away).
+ */
+async function whileSessionsRefused(name: string, errcode: string | null, fn: () => Promise<void>): Promise<void> {
+  const using = errcode ? ` USING ERRCODE = '${errcode}'` : "";
+  await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION refuse_session() RETURNS trigger AS $$
+    BEGIN IF NEW.member_name = '${name}' THEN RAISE EXCEPTION 'no sessions for ${name}'${using}; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+  await rt.db.$executeRawUnsafe(`CREATE TRIGGER refuse_session BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()`);
+  try {
+    await fn();
+  } finally {
+    await rt.db.$executeRawUnsafe(`DROP TRIGGER refuse_session ON sessions`);
+  }
+}
+
 describe("members that are not active", () => {
   it("provisioning and failed members show their status everywhere, are never driven, and cannot be messaged", async () => {
     const lead = await newLead();
@@ -259,17 +275,12 @@ describe("members that are not active", () => {
   it("a spawn the database really refuses ends failed with the reason; the name stays reserved", async () => {
     const lead = await newLead();
     // A real refusal from Postgres for this one name (not an outage).
-    await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION refuse_doomed() RETURNS trigger AS $$
-      BEGIN IF NEW.member_name = 'doomed' THEN RAISE EXCEPTION 'no sessions for doomed'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
-    await rt.db.$executeRawUnsafe(`CREATE TRIGGER refuse_doomed BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_doomed()`);
-    try {
+    await whileSessionsRefused("doomed", null, async () => {
       const out = await call(lead, "spawn_teammate", { name: "doomed", description: "d", prompt: "p" });
       expect(out.isError).toBe(false);
       expect(out.output).toMatchObject({ name: "doomed", status: "failed", diagnostic: expect.stringContaining("no sessions for doomed") });
       expect(await rt.db.session.count({ where: { teamId: lead, memberName: "doomed" } })).toBe(0);
-    } finally {
-      await rt.db.$executeRawUnsafe(`DROP TRIGGER refuse_doomed ON sessions`);
-    }
+    });
     expect(code(await call(lead, "spawn_teammate", { name: "doomed", description: "d", prompt: "p" }))).toBe("TEAM_MEMBER_NAME_TAKEN");
   });
 });
@@ -278,19 +289,14 @@ describe("a spawn cut short by the database going away", () => {
   it("is reported as provisioning, not failed, and recovery finishes it without a model call", async () => {
     const lead = await newLead();
     // The child's insert fails the way a server shutting down fails a statement (57P01).
-    await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION cut_short() RETURNS trigger AS $$
-      BEGIN IF NEW.member_name = 'resilient' THEN RAISE EXCEPTION 'simulated outage' USING ERRCODE = 'admin_shutdown'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
-    await rt.db.$executeRawUnsafe(`CREATE TRIGGER cut_short BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION cut_short()`);
-    try {
+    await whileSessionsRefused("resilient", "admin_shutdown", async () => {
       const out = await call(lead, "spawn_teammate", { name: "resilient", description: "d", prompt: "Keep going" });
       expect(out.isError).toBe(false);
       expect(out.output).toMatchObject({ name: "resilient", status: "provisioning", diagnostic: expect.stringContaining("finishes automatically") });
       // While the outage lasts, recovery leaves it provisioning.
       await recoverProvisioning(rt.db, 0);
       expect((await listMembers(rt.db, lead)).find((m) => m.name === "resilient")?.phase).toBe("provisioning");
-    } finally {
-      await rt.db.$executeRawUnsafe(`DROP TRIGGER cut_short ON sessions`);
-    }
+    });
     expect(await recoverProvisioning(rt.db, 0)).toBeGreaterThanOrEqual(1);
     const member = (await listMembers(rt.db, lead)).find((m) => m.name === "resilient")!;
     expect(member.phase).toBe("active");
@@ -300,10 +306,7 @@ describe("a spawn cut short by the database going away", () => {
 
   it("fails with the reason once recovery has tried for longer than the give-up age", async () => {
     const lead = await newLead();
-    await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION cut_short() RETURNS trigger AS $$
-      BEGIN IF NEW.member_name = 'hopeless' THEN RAISE EXCEPTION 'simulated outage' USING ERRCODE = 'admin_shutdown'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
-    await rt.db.$executeRawUnsafe(`CREATE TRIGGER cut_short BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION cut_short()`);
-    try {
+    await whileSessionsRefused("hopeless", "admin_shutdown", async () => {
       await rt.db.teamMember.create({
         data: { teamId: lead, name: "hopeless", sessionId: "ses_hopeless_member1", description: "d", context: "fresh", phase: "provisioning", prompt: "p" },
       });
@@ -314,9 +317,7 @@ describe("a spawn cut short by the database going away", () => {
         phase: "failed",
         diagnostic: expect.stringContaining("could not finish"),
       });
-    } finally {
-      await rt.db.$executeRawUnsafe(`DROP TRIGGER cut_short ON sessions`);
-    }
+    });
   });
 });
 

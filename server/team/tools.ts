@@ -94,8 +94,8 @@ export function createTeamTools(deps: TeamToolDeps): ToolDefinition[] {
     async recover(callKey, scope) {
       const member = await memberByToolCall(scope.db, callKey);
       if (!member) return null;
-      const view = await provisionOrReport(scope.db, member.teamId, member.name, (db) =>
-        completeProvisioning(db, member.teamId, member.name),
+      const view = await provisionOrReport(scope.db, member.teamId, member.name, () =>
+        completeProvisioning(scope.db, member.teamId, member.name),
       );
       return compactMember(view);
     },
