@@ -33,8 +33,9 @@ import { ScriptedModel } from "../server/models/scripted";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
 import { Runtime } from "../server/runtime/runtime";
 import { createSession } from "../server/runtime/sessions";
-import { markConsumed, sendMessage, type MemberRef, type SendStatus } from "../server/team/mailbox";
-import { createTask, getTask, updateTask, type Actor } from "../server/team/task-board";
+import { markConsumed, sendMessage, type SendStatus } from "../server/team/mailbox";
+import { leadOf, type MemberRef } from "../server/team/membership";
+import { createTask, getTask, updateTask } from "../server/team/task-board";
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 400);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
@@ -165,8 +166,8 @@ async function taskCas(url: string, updaters: number, ms: number) {
   const db = createDb(url, DB_POOL);
   try {
     const team = await newTeam(db, 0, `cas ${updaters}`);
-    const lead: Actor = { sessionId: team.teamId, name: "lead", isLead: true };
-    const task = await createTask(db, team.teamId, lead, { subject: "Benchmark task", description: "revision 1" });
+    const lead = leadOf(team.teamId);
+    const task = await createTask(db, lead, { subject: "Benchmark task", description: "revision 1" });
     let updates = 0;
     let stale = 0;
     const start = performance.now();
@@ -175,7 +176,7 @@ async function taskCas(url: string, updaters: number, ms: number) {
         let revision = task.revision;
         while (performance.now() < start + ms) {
           try {
-            const next = await updateTask(db, team.teamId, lead, {
+            const next = await updateTask(db, lead, {
               taskId: task.id,
               expectedRevision: revision,
               action: "edit",

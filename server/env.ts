@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "./limits";
 
 // Validated once at start-up; every tunable of the runtime is here with its default.
 const intMs = (def: number) => z.coerce.number().int().nonnegative().default(def);
@@ -18,11 +19,11 @@ const EnvSchema = z.object({
   /** Estimated tokens of model-visible history above which compaction runs. */
   COMPACTION_BUDGET_TOKENS: z.coerce.number().int().positive().default(24_000),
   MAX_STEPS_PER_TURN: z.coerce.number().int().positive().default(256),
-  /** Agent Teams limits (spec sections 4, 7, 8). */
-  TEAM_MAX_MEMBERS: z.coerce.number().int().min(1).max(64).default(8),
-  TEAM_MAX_TASKS: z.coerce.number().int().min(1).max(10_000).default(256),
-  TEAM_MESSAGE_MAX_BYTES: z.coerce.number().int().min(1).max(1_048_576).default(65_536),
-  TEAM_MAILBOX_MAX_PENDING: z.coerce.number().int().min(1).max(10_000).default(64),
+  /** Agent Teams limits (limits.ts; docs/SPEC.md §4, §7, §8). */
+  TEAM_MAX_MEMBERS: z.coerce.number().int().min(1).max(64).default(DEFAULT_TEAM_LIMITS.maxMembers),
+  TEAM_MAX_TASKS: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxTasks),
+  TEAM_MESSAGE_MAX_BYTES: z.coerce.number().int().min(1).max(1_048_576).default(DEFAULT_TEAM_LIMITS.maxMessageBytes),
+  TEAM_MAILBOX_MAX_PENDING: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxPending),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_MODEL: z.string().optional(),
@@ -42,4 +43,14 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     throw new Error(`Invalid environment:\n${lines.join("\n")}`);
   }
   return parsed.data;
+}
+
+/** The team limits the environment sets. */
+export function teamLimitsOf(env: Env): TeamLimits {
+  return {
+    maxMembers: env.TEAM_MAX_MEMBERS,
+    maxTasks: env.TEAM_MAX_TASKS,
+    maxMessageBytes: env.TEAM_MESSAGE_MAX_BYTES,
+    maxPending: env.TEAM_MAILBOX_MAX_PENDING,
+  };
 }

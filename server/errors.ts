@@ -1,53 +1,102 @@
 // One error type with stable codes. tRPC maps it to a typed error (see server/trpc/init.ts);
 // tools turn it into a tool error the model can read (see server/runtime/tools.ts).
 
+/**
+ * Every stable code, with the tRPC code it maps to. Beside each: when it is thrown and how a
+ * caller reacts. Codes reach people as `data.appCode` on tRPC errors, and models as
+ * `{ error: { code, message } }` tool results (docs/SPEC.md §12 for the TEAM_* codes).
+ */
 export const ERROR_CODES = {
-  SESSION_NOT_FOUND: "NOT_FOUND",
-  QUEUE_ITEM_NOT_FOUND: "NOT_FOUND",
-  STEER_UNAVAILABLE: "CONFLICT",
+  // --- Requests (tRPC) ---------------------------------------------------------------
+  /** The input failed its zod schema or the input guard. Fix the input; nothing was persisted. */
   INVALID_INPUT: "BAD_REQUEST",
-  MODEL_UNAVAILABLE: "BAD_REQUEST",
-  FORK_POINT_INVALID: "BAD_REQUEST",
-  LEASE_LOST: "CONFLICT",
-  TOOL_NOT_FOUND: "BAD_REQUEST",
-  TOOL_INVALID_INPUT: "BAD_REQUEST",
-  /** More calls in one HTTP batch than the server takes (MAX_BATCH_SIZE). */
+  /** More calls in one HTTP batch than the server takes (MAX_BATCH_SIZE). Split the batch. */
   BATCH_TOO_LARGE: "BAD_REQUEST",
-  /** A failure that is not the caller's: details stay in the server log. */
-  INTERNAL: "INTERNAL_SERVER_ERROR",
-  /** No procedure at the requested path. */
+  /** No procedure at the requested path. A client bug: do not retry. */
   PROCEDURE_NOT_FOUND: "NOT_FOUND",
+  /** A failure that is not the caller's; details stay in the server log. Retry later. */
+  INTERNAL: "INTERNAL_SERVER_ERROR",
+
+  // --- Sessions and the runtime ------------------------------------------------------
+  /** No session with that id. Re-list sessions. */
+  SESSION_NOT_FOUND: "NOT_FOUND",
+  /** The queued prompt was claimed, edited away or removed meanwhile. Re-read the queue. */
+  QUEUE_ITEM_NOT_FOUND: "NOT_FOUND",
+  /** "Steer now" needs a running turn; the prompt stays queued. Wait for the next turn. */
+  STEER_UNAVAILABLE: "CONFLICT",
+  /** The chosen provider or model is not configured on this server. Pick one it lists. */
+  MODEL_UNAVAILABLE: "BAD_REQUEST",
+  /** A fork point outside the source session's log. Pick an existing seq. */
+  FORK_POINT_INVALID: "BAD_REQUEST",
+  /** This process no longer holds the agent's lease; another driver owns it. Stop driving. */
+  LEASE_LOST: "CONFLICT",
+
+  // --- Tool calls (model-facing) -------------------------------------------------------
+  /** The model named a tool it does not have. The model picks from the listed tools. */
+  TOOL_NOT_FOUND: "BAD_REQUEST",
+  /** The model's arguments are not valid JSON or fail the tool's schema (built-in tools). */
+  TOOL_INVALID_INPUT: "BAD_REQUEST",
+  /** The tool failed for a reason that is not a refusal (and no effect committed). Retry or move on. */
+  TOOL_FAILED: "INTERNAL_SERVER_ERROR",
+  /** The tool never ran: the turn was cut (Stop, interrupt, crash) before it. Call it again if still wanted. */
+  INTERRUPTED: "CLIENT_CLOSED_REQUEST",
+
+  // --- Agent Teams (docs/SPEC.md §12) ------------------------------------------------------
+  /** No team with that id (a teammate's session id is no team id). Re-list teams. */
   TEAM_NOT_FOUND: "NOT_FOUND",
-  // Agent Teams (spec section 12).
+  /** Only the Lead may do this (spawn, interrupt). */
   TEAM_LEAD_REQUIRED: "FORBIDDEN",
+  /** The caller is not an active member of the team it acts in. */
   TEAM_NOT_MEMBER: "FORBIDDEN",
+  /** Teammate names are lowercase kebab-case, 1–64 characters, not `lead`/`unowned`. */
   TEAM_INVALID_MEMBER_NAME: "BAD_REQUEST",
+  /** Names are unique for the team's life (failed members keep theirs). Choose another. */
   TEAM_MEMBER_NAME_TAKEN: "CONFLICT",
+  /** The team holds its maximum number of teammates. */
   TEAM_MEMBER_LIMIT: "CONFLICT",
+  /** No member by that name. list_agents shows the team. */
   TEAM_MEMBER_NOT_FOUND: "NOT_FOUND",
+  /** A member messaged itself. */
   TEAM_SELF_MESSAGE: "BAD_REQUEST",
+  /** The target has too many unread messages. Wait for it to catch up; nothing was queued. */
   TEAM_MAILBOX_FULL: "TOO_MANY_REQUESTS",
+  /** The message exceeds the size limit (UTF-8 bytes). Shorten it. */
   TEAM_MESSAGE_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  /** The target exists but cannot take this (provisioning/failed member, the Lead for interrupt). */
   TEAM_INVALID_TARGET: "BAD_REQUEST",
+  /** wait_agent's timeout_ms is out of range. */
   TEAM_INVALID_TIMEOUT: "BAD_REQUEST",
+  /** wait_agent was cut short by Stop, interrupt or shutdown. */
   TEAM_WAIT_ABORTED: "CLIENT_CLOSED_REQUEST",
+  /** A Team tool's (or board procedure's) arguments are invalid; nothing was persisted. */
   TEAM_INVALID_ARGUMENT: "BAD_REQUEST",
+  /** No such task on the board (ids look like task-<n>). */
   TEAM_TASK_NOT_FOUND: "NOT_FOUND",
+  /** The task moved on since the revision the caller saw. Re-read it and decide again. */
   TEAM_TASK_STALE_REVISION: "CONFLICT",
+  /** The task is deleted: its tombstone never changes, and it cannot be a dependency. */
   TEAM_TASK_DELETED: "CONFLICT",
+  /** The task waits for unfinished blockers. Complete them first. */
   TEAM_TASK_BLOCKED: "PRECONDITION_FAILED",
+  /** Another member owns the task. */
   TEAM_TASK_ALREADY_CLAIMED: "CONFLICT",
+  /** Only the task's owner or the Lead may do this (reassign: the Lead only). */
   TEAM_TASK_UNAUTHORIZED: "FORBIDDEN",
+  /** The action does not apply in the task's current status. */
   TEAM_TASK_INVALID_TRANSITION: "PRECONDITION_FAILED",
+  /** Other live tasks list this one as a blocker; change them first. */
   TEAM_TASK_HAS_DEPENDENTS: "PRECONDITION_FAILED",
+  /** The new dependencies would form a cycle (the message shows it). */
   TEAM_TASK_DEPENDENCY_CYCLE: "BAD_REQUEST",
+  /** The board holds its maximum number of live tasks. Delete some first. */
   TEAM_TASK_LIMIT: "CONFLICT",
+  /** A write scope is not a valid relative path prefix. */
   TEAM_INVALID_WRITE_SCOPE: "BAD_REQUEST",
+  /** A member's provisioning changed under the caller (another process settled it). Re-read the roster. */
   TEAM_PROVISIONING_CONFLICT: "CONFLICT",
 } as const;
 
 export type AppErrorCode = keyof typeof ERROR_CODES;
-export type HttpishCode = (typeof ERROR_CODES)[AppErrorCode];
 
 export class AppError extends Error {
   override readonly name = "AppError";

@@ -3,7 +3,7 @@ import path from "node:path";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import next from "next";
 import { createDb } from "./db/client";
-import type { Env } from "./env";
+import { teamLimitsOf, type Env } from "./env";
 import { ActivityHub } from "./live/activity";
 import { createModelResolver } from "./models/registry";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
@@ -44,11 +44,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     config: { ...runtimeConfigFromEnv(opts.env), ...opts.config },
     // Every session is a team member; the keyless model plays the team scenario.
     resolveModel: createModelResolver(opts.env, { playbook: teamPlaybook }),
-    ...createTeamLayer(db, hub, {
-      roster: { maxMembers: opts.env.TEAM_MAX_MEMBERS },
-      maxTasks: opts.env.TEAM_MAX_TASKS,
-      mailbox: { maxMessageBytes: opts.env.TEAM_MESSAGE_MAX_BYTES, maxPending: opts.env.TEAM_MAILBOX_MAX_PENDING },
-    }),
+    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env) }),
     log: (line) => log(`[runtime] ${line}`),
   });
 

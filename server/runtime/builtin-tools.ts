@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { defineTool, ToolError, type ToolDefinition } from "./tools";
+import { AppError } from "../errors";
+import { defineTool, type ToolDefinition } from "./tools";
 
 // Tools every plain session has before teams exist: small, deterministic, and enough to
 // exercise tool calls, results and argument errors end to end.
@@ -15,7 +16,7 @@ export const currentTimeTool = defineTool({
     try {
       local = now.toLocaleString("en-GB", { timeZone, dateStyle: "full", timeStyle: "long" });
     } catch {
-      throw new ToolError("TOOL_INVALID_INPUT", `Unknown time zone "${timeZone}"; use an IANA name like Europe/Paris`);
+      throw new AppError("TOOL_INVALID_INPUT", `Unknown time zone "${timeZone}"; use an IANA name like Europe/Paris`);
     }
     return { iso: now.toISOString(), timeZone, local };
   },

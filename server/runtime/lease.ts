@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { DbOrTx } from "../db/client";
 import { Prisma } from "../db/generated/client";
-import type { SessionId } from "../ids";
+import { asSessionId, type SessionId } from "../ids";
 import type { Lease } from "./session-log";
 
 // Exactly one process drives an agent: it holds the lease on the session row. Every
@@ -10,8 +10,11 @@ import type { Lease } from "./session-log";
 const TokenRow = z.array(z.object({ lease_token: z.number().int() }));
 const IdRows = z.array(z.object({ id: z.string() }));
 
-/** The agent needs a driver: an open turn (left by a crash) or runnable input. */
-const NEEDS_DRIVER = Prisma.sql`s.status NOT IN ('provisioning', 'failed')
+/**
+ * The agent (session row `s`) needs a driver: an open turn (left by a crash) or runnable
+ * input. The one definition of "this agent will make progress", also used by wait_agent.
+ */
+export const NEEDS_DRIVER = Prisma.sql`s.status NOT IN ('provisioning', 'failed')
   AND (s.active_turn_id IS NOT NULL
        OR (NOT s.parked AND EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id)))`;
 
@@ -73,5 +76,5 @@ export async function findOrphanedSessions(db: DbOrTx, limit = 100): Promise<Ses
       ORDER BY s.updated_at
       LIMIT ${limit}`,
   );
-  return rows.map((r) => r.id as SessionId);
+  return rows.map((r) => asSessionId(r.id));
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { inTx, type Db, type Tx } from "../db/client";
-import { isAppError } from "../errors";
+import { isAppError, type AppErrorCode } from "../errors";
 import type { SessionId, TurnId } from "../ids";
 import { findUnstorableText } from "../input-guard";
 import type { ToolSpec } from "../models/types";
@@ -66,20 +66,10 @@ export function defineTool<I, O>(tool: ToolDefinition<I, O>): ToolDefinition {
   return tool as unknown as ToolDefinition;
 }
 
-/** A failure the model should read: stable code plus a readable message. */
-export class ToolError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export interface ToolOutcome {
   output: unknown;
   isError: boolean;
-  errorCode?: string;
+  errorCode?: AppErrorCode;
 }
 
 /** What runTool did: the outcome, and the log events if the result was already recorded. */
@@ -93,13 +83,14 @@ export function toolSpec(tool: ToolDefinition): ToolSpec {
   return { name: tool.name, description: tool.description, inputSchema: schema };
 }
 
-function errorOutcome(code: string, message: string): ToolOutcome {
+/** What a model reads for a failed call: `{ error: { code, message } }` (an AppError refusal or a runtime code). */
+export function errorOutcome(code: AppErrorCode, message: string): ToolOutcome {
   return { output: { error: { code, message } }, isError: true, errorCode: code };
 }
 
 export interface ToolsetOptions {
   /** The code used when the model's arguments fail validation (team tools use their own). */
-  invalidInputCode: string;
+  invalidInputCode: AppErrorCode;
 }
 
 export async function runTool(
@@ -109,7 +100,7 @@ export async function runTool(
   scope: ToolCallScope,
   opts: ToolsetOptions = { invalidInputCode: "TOOL_INVALID_INPUT" },
 ): Promise<ToolRun> {
-  const fail = (code: string, message: string): ToolRun => ({ ...errorOutcome(code, message), recorded: null });
+  const fail = (code: AppErrorCode, message: string): ToolRun => ({ ...errorOutcome(code, message), recorded: null });
   const tool = tools.get(name);
   if (!tool) return fail("TOOL_NOT_FOUND", `No tool named "${name}". Available: ${[...tools.keys()].join(", ")}`);
   let input: unknown = rawInput;
@@ -152,7 +143,6 @@ export async function runTool(
     const { recorded } = state;
     if (recorded) return { output: recorded.output, isError: false, recorded: recorded.events };
     if (isAppError(e, "LEASE_LOST")) throw e;
-    if (e instanceof ToolError) return fail(e.code, e.message);
     if (isAppError(e)) return fail(e.code, e.message);
     // Not a refusal: part of a multi-transaction effect may have committed. Report what did
     // happen; if that cannot be read either, the turn fails and crash recovery asks again.

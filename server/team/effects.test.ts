@@ -6,6 +6,7 @@ import { promptSession } from "../runtime/sessions";
 import { childProcessDatabase, spawnRuntime, waitForLine } from "../testing/runtime-child";
 import { eventsOf, newTestSession, waitFor } from "../testing/runtime-harness";
 import { createTask } from "./task-board";
+import { leadOf } from "./membership";
 
 // Every Team tool with a durable effect, with a real runtime process SIGKILLed in the window
 // after the effect committed and before its result was reported (the process stops there on
@@ -92,7 +93,7 @@ describe("a tool's effect and its result are one fact across a crash", () => {
 
   it("team_task_update: a claim that committed is reported, never retried into INVALID_TRANSITION", { timeout: TEST_TIMEOUT }, async () => {
     const lead = await newTestSession(t.db, "update");
-    await createTask(t.db, lead, { sessionId: lead, name: "lead", isLead: true }, { subject: "Claim me", description: "" });
+    await createTask(t.db, leadOf(lead), { subject: "Claim me", description: "" });
     const w = await crashInWindow(lead, "team_task_update", { task_id: "task-1", expected_revision: 1, action: "claim" });
     expect(resultIn(w.atKill, w.callKey)).toBe(true);
     const task = await t.db.teamTask.findUniqueOrThrow({ where: { teamId_number: { teamId: lead, number: 1 } } });

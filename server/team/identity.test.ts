@@ -6,7 +6,8 @@ import { createSession, getSession, promptSession } from "../runtime/sessions";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { eventsOf, startTestRuntime, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import { sendMessage } from "./mailbox";
-import { listMembers, membershipOf, spawnTeammate } from "./roster";
+import { membershipOf } from "./membership";
+import { listMembers, spawnTeammate } from "./roster";
 
 // team:identity across cold resume and compaction (seed 004), seen in real model requests.
 

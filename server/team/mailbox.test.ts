@@ -27,10 +27,10 @@ import {
   recoverMailbox,
   sendMessage,
   teamMessageText,
-  type MemberRef,
   type SendOptions,
   type SendResult,
 } from "./mailbox";
+import type { MemberRef } from "./membership";
 
 // The team mailbox against real Postgres: Steer delivery to running, idle and inactive
 // targets, sender attribution, message states, limits, temporary failure and recovery, crash

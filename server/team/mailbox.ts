@@ -2,11 +2,13 @@ import { z } from "zod";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
+import { DEFAULT_TEAM_LIMITS, utf8Bytes, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
 import type { MessageSource } from "../runtime/events";
 import { enqueue, type ClaimedItem } from "../runtime/inbox";
+import type { MemberRef } from "./membership";
 
-// The team mailbox (spec section 7, seed 000). A send is two transactions:
+// The team mailbox (SPEC.md §7, the mailbox decision). A send is two transactions:
 //
 //  1. queue: the `queued` row commits before any delivery is attempted;
 //  2. deliver: the Steer item enters the target's inbox (same message id) and the row is marked
@@ -21,14 +23,7 @@ import { enqueue, type ClaimedItem } from "../runtime/inbox";
 // Target resolution (names, `lead`) and membership checks belong to the caller (the roster):
 // everything here takes resolved session ids.
 
-export interface MailboxLimits {
-  /** UTF-8 bytes of the content. */
-  maxMessageBytes: number;
-  /** Messages to one target that are queued, or delivered but not yet consumed. */
-  maxPending: number;
-}
-
-export const DEFAULT_MAILBOX_LIMITS: Readonly<MailboxLimits> = { maxMessageBytes: 64 * 1024, maxPending: 64 };
+export type MailboxLimits = Pick<TeamLimits, "maxMessageBytes" | "maxPending">;
 
 /**
  * Rows per delivery transaction. The default mailbox limit keeps a target's backlog far below
@@ -53,12 +48,6 @@ export interface SendOptions extends MailboxOptions {
    * stop the process here). Whatever it throws is ignored: the message is already durable.
    */
   afterQueued?: (messageId: MessageId) => Promise<void>;
-}
-
-export interface MemberRef {
-  sessionId: SessionId;
-  /** Teammate name, or `lead`. */
-  name: string;
 }
 
 export interface SendMessageInput {
@@ -106,9 +95,18 @@ export const TeamMessageViewSchema = z.object({
 });
 export type TeamMessageView = z.infer<typeof TeamMessageViewSchema>;
 
-/** The first line of the user message the target sees. */
+const TEAM_MESSAGE_PREFIX = "Team message ";
+const TEAM_MESSAGE_HEADER = /^Team message (\S+) from (\S+):\n/;
+
+/** The user message the target sees: a header line naming the message and its sender, then the content. */
 export function teamMessageText(messageId: string, senderName: string, content: string): string {
-  return `Team message ${messageId} from ${senderName}:\n${content}`;
+  return `${TEAM_MESSAGE_PREFIX}${messageId} from ${senderName}:\n${content}`;
+}
+
+/** The parts of a text teamMessageText wrote, or null for any other text. */
+export function parseTeamMessage(text: string): { messageId: string; senderName: string; content: string } | null {
+  const m = TEAM_MESSAGE_HEADER.exec(text);
+  return m ? { messageId: m[1]!, senderName: m[2]!, content: text.slice(m[0].length) } : null;
 }
 
 // ------------------------------------------------------------------ locking
@@ -138,7 +136,7 @@ function validateSend(input: SendMessageInput, limits: MailboxLimits): void {
   if (input.sender.sessionId === input.target.sessionId) {
     throw new AppError("TEAM_SELF_MESSAGE", "An agent cannot send a message to itself", { target: input.target.name });
   }
-  const bytes = Buffer.byteLength(input.content, "utf8");
+  const bytes = utf8Bytes(input.content);
   if (bytes > limits.maxMessageBytes) {
     throw new AppError(
       "TEAM_MESSAGE_TOO_LARGE",
@@ -155,8 +153,8 @@ function validateSend(input: SendMessageInput, limits: MailboxLimits): void {
  */
 export async function queueMessage(db: Db, input: SendMessageInput, opts: MailboxOptions = {}): Promise<QueuedMessage> {
   const limits: MailboxLimits = {
-    maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAILBOX_LIMITS.maxMessageBytes,
-    maxPending: opts.maxPending ?? DEFAULT_MAILBOX_LIMITS.maxPending,
+    maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_TEAM_LIMITS.maxMessageBytes,
+    maxPending: opts.maxPending ?? DEFAULT_TEAM_LIMITS.maxPending,
   };
   validateSend(input, limits);
   const messageId = newMessageId();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../limits";
 
 // Teammate names: lowercase kebab-case, 1–64 characters, never `lead` (the Lead's address)
 // nor `unowned` (a task-board filter word).
@@ -7,11 +8,8 @@ export const LEAD_NAME = "lead";
 
 export const MemberNameSchema = z
   .string()
-  .max(64, "at most 64 characters")
+  .max(LIMITS.memberNameChars, `at most ${LIMITS.memberNameChars} characters`)
   .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, "lowercase kebab-case: letters, digits and single hyphens, not at either end")
   .refine((n) => n !== LEAD_NAME, "`lead` is reserved for the Lead")
   // The task board's owner filter uses `unowned` for "no owner".
   .refine((n) => n !== "unowned", "`unowned` is reserved");
-
-/** A message target: a teammate name or `lead`. */
-export const TargetNameSchema = z.string().min(1).max(64);

@@ -10,8 +10,10 @@ import {
 } from "../models/scripted";
 import type { ModelMessage, ModelRequest } from "../models/types";
 import { RESUME_NOTICE } from "../runtime/config";
+import { parseIdentity } from "./identity";
+import { parseTeamMessage } from "./mailbox";
 
-// The keyless team scenario (spec section 11), played by the scripted model. Each member
+// The keyless team scenario (SPEC.md §11), played by the scripted model. Each member
 // decides its next step from what any model would see: its runtime-context identity, the
 // tool results it got and the messages it received. No hidden state.
 //
@@ -72,11 +74,8 @@ function read(request: ModelRequest): Seen {
   let name = "lead";
   for (const m of messages) {
     if (m.role !== "user" || !m.text.startsWith(RUNTIME_CONTEXT_PREFIX)) continue;
-    const who = /Role: (lead|teammate)\. Your name in the team is `([^`]+)`/.exec(m.text);
-    if (who) {
-      role = who[1] as Seen["role"];
-      name = who[2]!;
-    }
+    const who = parseIdentity(m.text);
+    if (who) ({ role, name } = who);
   }
   const humanish = messages.filter(
     (m): m is Extract<ModelMessage, { role: "user" }> => m.role === "user" && isPrompt(m.text),
@@ -92,7 +91,7 @@ function read(request: ModelRequest): Seen {
   const inputsSoFar = messages.flatMap((m) => (m.role === "user" ? [m.text] : []));
   let sentSinceInput = false;
   for (const m of messages) {
-    if (m.role === "user" && (isPrompt(m.text) || m.text.startsWith("Team message "))) sentSinceInput = false;
+    if (m.role === "user" && (isPrompt(m.text) || isTeamMessage(m.text))) sentSinceInput = false;
     if (m.role === "tool" && m.results.some((r) => r.toolName === "send_message" && !r.isError)) sentSinceInput = true;
   }
   const compacted = inputsSoFar.some((t) => t.startsWith(SUMMARY_PREFIX));
@@ -139,7 +138,7 @@ function spawnsNeeded(seen: Seen): { role: Role; name: string }[] {
 
 /** A person's prompt (or a teammate's initial task), not context, team mail, a notice or a summary. */
 const isPrompt = (t: string) =>
-  !t.startsWith(RUNTIME_CONTEXT_PREFIX) && !t.startsWith("Team message ") && t !== RESUME_NOTICE && !t.startsWith(SUMMARY_PREFIX);
+  !t.startsWith(RUNTIME_CONTEXT_PREFIX) && !isTeamMessage(t) && t !== RESUME_NOTICE && !t.startsWith(SUMMARY_PREFIX);
 
 const say = (text: string, ...toolCalls: Call[]): ScriptedReply => ({ text, toolCalls });
 const lastOf = (seen: Seen, tool: string) => [...seen.results].reverse().find((r) => r.toolName === tool && !r.isError);
@@ -156,7 +155,8 @@ interface TaskOut {
 }
 const tasksIn = (r: Result | undefined): TaskOut[] => ((r?.output as { tasks?: TaskOut[] } | undefined)?.tasks ?? []);
 const taskIn = (r: Result | undefined): TaskOut | undefined => (r && !r.isError ? (r.output as TaskOut) : undefined);
-const received = (seen: Seen) => seen.inputs.filter((t) => t.startsWith("Team message "));
+const isTeamMessage = (t: string) => parseTeamMessage(t) !== null;
+const received = (seen: Seen) => seen.inputs.filter(isTeamMessage);
 
 function ack(seen: Seen): string {
   const mail = received(seen);
@@ -197,7 +197,7 @@ function lead(seen: Seen): ScriptedReply {
   if (board) {
     const tasks = tasksIn(board);
     // Done when every task is completed and the implementer has reported back.
-    const reported = seen.inputsSoFar.some((t) => /^Team message \S+ from implementer(?:-\d+)?:/.test(t));
+    const reported = seen.inputsSoFar.some((t) => roleOf(parseTeamMessage(t)?.senderName ?? "") === "implementer");
     if (tasks.length >= 2 && tasks.every((t) => t.status === "completed") && reported) {
       return say("Both tasks are completed. Checking the roster before I answer.", { toolName: "list_agents", input: {} });
     }

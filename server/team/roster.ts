@@ -2,12 +2,14 @@ import { z } from "zod";
 import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { isTransientDbError } from "../db/errors";
 import { AppError, isAppError } from "../errors";
-import { asSessionId, newSessionId, type MessageId, type SessionId } from "../ids";
+import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId } from "../ids";
+import { boundedText, DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
 import { ModelChoiceSchema } from "../models/registry";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
 import { AgentStatusSchema, completedTurnsSeed, deriveStatus } from "../runtime/sessions";
+import { lockTeam, type Membership } from "./membership";
 import { LEAD_NAME, MemberNameSchema } from "./names";
 
 // The roster: who is in a team. The Lead is the pseudo-member `lead`; teammates are created
@@ -26,28 +28,6 @@ export const MemberViewSchema = z.object({
   tokensUsed: z.number().int(),
 });
 export type MemberView = z.infer<typeof MemberViewSchema>;
-
-/** Who is calling: resolved from the session, never from model input. */
-export interface Membership {
-  teamId: SessionId;
-  sessionId: SessionId;
-  name: string;
-  isLead: boolean;
-}
-
-export interface RosterLimits {
-  /** Teammates per team, failed ones included (the Lead is not counted). */
-  maxMembers: number;
-}
-export const DEFAULT_ROSTER_LIMITS: RosterLimits = { maxMembers: 8 };
-
-export async function membershipOf(db: DbOrTx, sessionId: SessionId): Promise<Membership> {
-  const s = await db.session.findUnique({ where: { id: sessionId }, select: { teamId: true, memberName: true } });
-  if (!s) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
-  if (!s.teamId) throw new AppError("TEAM_NOT_MEMBER", `Session ${sessionId} is not in a team`);
-  const isLead = s.memberName === null;
-  return { teamId: s.teamId as SessionId, sessionId, name: isLead ? LEAD_NAME : s.memberName!, isLead };
-}
 
 const sessionSelect = {
   id: true,
@@ -115,25 +95,16 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
 }
 
 /**
- * The session a message to `name` goes to: `lead` or an active teammate. Unknown names are
- * TEAM_MEMBER_NOT_FOUND; members still provisioning or failed are TEAM_INVALID_TARGET.
+ * A new teammate, as the spawn_teammate tool and the browser take it. The name's rules are
+ * MemberNameSchema's (checked by reserveTeammate, so a bad name is TEAM_INVALID_MEMBER_NAME).
  */
-export async function resolveTarget(db: DbOrTx, teamId: SessionId, name: string): Promise<{ sessionId: SessionId; name: string }> {
-  if (name === LEAD_NAME) return { sessionId: teamId, name };
-  const m = await db.teamMember.findUnique({ where: { teamId_name: { teamId, name } } });
-  if (!m) throw new AppError("TEAM_MEMBER_NOT_FOUND", `No teammate named "${name}". Use list_agents to see the team.`);
-  if (m.phase !== "active") {
-    throw new AppError("TEAM_INVALID_TARGET", `Teammate "${name}" is ${m.phase} and cannot receive messages`);
-  }
-  return { sessionId: m.sessionId as SessionId, name };
-}
-
-export interface SpawnInput {
-  name: string;
-  description: string;
-  prompt: string;
-  context: "fresh" | "fork";
-}
+export const SpawnInputSchema = z.object({
+  name: z.string(),
+  description: z.string().trim().min(1).max(LIMITS.memberDescriptionChars),
+  prompt: boundedText(LIMITS.promptBytes, "prompt", { trim: true }),
+  context: z.enum(["fresh", "fork"]).default("fresh"),
+});
+export type SpawnInput = z.output<typeof SpawnInputSchema>;
 
 /**
  * Creates a teammate: `reserveTeammate` (the member row, provisioning, name reserved forever),
@@ -144,7 +115,7 @@ export async function spawnTeammate(
   db: Db,
   caller: Membership,
   input: SpawnInput,
-  limits: RosterLimits = DEFAULT_ROSTER_LIMITS,
+  limits: Pick<TeamLimits, "maxMembers"> = DEFAULT_TEAM_LIMITS,
 ): Promise<MemberView> {
   const name = await reserveTeammate(db, caller, input, limits);
   return provisionOrReport(db, caller.teamId, name, () => completeProvisioning(db, caller.teamId, name));
@@ -159,7 +130,7 @@ export async function reserveTeammate(
   db: Db,
   caller: Membership,
   input: SpawnInput,
-  limits: RosterLimits = DEFAULT_ROSTER_LIMITS,
+  limits: Pick<TeamLimits, "maxMembers"> = DEFAULT_TEAM_LIMITS,
   tool: { callKey: string; fence?: (tx: Tx) => Promise<void> } | null = null,
 ): Promise<string> {
   if (!caller.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can spawn teammates");
@@ -169,7 +140,7 @@ export async function reserveTeammate(
   }
   const { teamId } = caller;
   await inTx(db, async (tx) => {
-    await tx.$executeRaw`SELECT 1 FROM teams WHERE id = ${teamId} FOR UPDATE`;
+    await lockTeam(tx, teamId);
     await tool?.fence?.(tx);
     const taken = await tx.teamMember.findUnique({ where: { teamId_name: { teamId, name: input.name } } });
     if (taken) {
@@ -306,7 +277,7 @@ export async function memberByToolCall(db: DbOrTx, toolCallKey: string): Promise
 
 /** The message id of a teammate's initial task: known in advance, so recovery can look for it. */
 export function initialTaskId(childId: SessionId): MessageId {
-  return `msg_task_${childId}` as MessageId;
+  return asMessageId(`msg_task_${childId}`);
 }
 
 /**
@@ -322,15 +293,6 @@ async function settleMember(db: DbOrTx, teamId: string, name: string, phase: "ac
   if (!row) throw new AppError("TEAM_PROVISIONING_CONFLICT", `Teammate "${name}" is no longer provisioning`);
   if (phase === "failed") await db.$executeRaw`UPDATE sessions SET status = 'failed' WHERE id = ${row.session_id}`;
   await notifyActivity(db, teamId, "state");
-}
-
-/** A teammate acts only while its member is active (provisioning or failed ones never run). */
-export async function assertActiveMember(db: DbOrTx, me: Membership): Promise<void> {
-  if (me.isLead) return;
-  const m = await db.teamMember.findUnique({ where: { sessionId: me.sessionId }, select: { phase: true } });
-  if (m?.phase !== "active") {
-    throw new AppError("TEAM_NOT_MEMBER", `${me.name} is ${m?.phase ?? "not a member"}, not active, and cannot act in the team`);
-  }
 }
 
 /**

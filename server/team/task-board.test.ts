@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asJson, createDb, type Db } from "../db/client";
 import { AppError, type AppErrorCode } from "../errors";
-import { newSessionId } from "../ids";
+import { asSessionId, newSessionId } from "../ids";
 import { ActivityHub, notifyActivity, type Activity } from "../live/activity";
 import { SCRIPTED_CHOICE } from "../models/registry";
 import { createSession } from "../runtime/sessions";
+import { LIMITS } from "../limits";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { leadOf, type Membership } from "./membership";
 import {
   createTask,
   getTask,
   listTasks,
-  MAX_DESCRIPTION_BYTES,
   updateTask,
-  type Actor,
   type CreateTaskInput,
   type TaskView,
   type UpdateTaskInput,
@@ -36,24 +36,24 @@ afterAll(async () => {
 
 interface TestTeam {
   teamId: string;
-  lead: Actor;
-  alice: Actor;
-  bob: Actor;
-  create(by: Actor, input?: Partial<CreateTaskInput>, maxTasks?: number): Promise<TaskView>;
-  update(by: Actor, task: TaskView, input: Omit<UpdateTaskInput, "taskId" | "expectedRevision">): Promise<TaskView>;
+  lead: Membership;
+  alice: Membership;
+  bob: Membership;
+  create(by: Membership, input?: Partial<CreateTaskInput>, maxTasks?: number): Promise<TaskView>;
+  update(by: Membership, task: TaskView, input: Omit<UpdateTaskInput, "taskId" | "expectedRevision">): Promise<TaskView>;
 }
 
-async function addMember(teamId: string, name: string, phase = "active"): Promise<Actor> {
+async function addMember(teamId: string, name: string, phase = "active"): Promise<Membership> {
   const id = newSessionId();
   await db.session.create({ data: { id, teamId, memberName: name, title: name, model: asJson(SCRIPTED_CHOICE) } });
   await db.teamMember.create({ data: { teamId, name, sessionId: id, description: `the ${name}`, context: "fresh", phase } });
-  return { sessionId: id, name, isLead: false };
+  return { teamId: asSessionId(teamId), sessionId: id, name, isLead: false };
 }
 
 async function newTeam(): Promise<TestTeam> {
   const s = await createSession(db, { title: "lead", model: { provider: "scripted", model: "keyless" } });
   const teamId = s.id;
-  const lead: Actor = { sessionId: teamId, name: "lead", isLead: true };
+  const lead = leadOf(asSessionId(teamId));
   const alice = await addMember(teamId, "alice");
   const bob = await addMember(teamId, "bob");
   let n = 0;
@@ -63,9 +63,10 @@ async function newTeam(): Promise<TestTeam> {
     alice,
     bob,
     create: (by, input = {}, maxTasks) =>
-      createTask(db, teamId, by, { subject: `task ${++n}`, description: "", ...input }, maxTasks ? { maxTasks } : {}),
+      // Acting on this team's board, whoever `by` is (members of other teams are refused).
+      createTask(db, { ...by, teamId: lead.teamId }, { subject: `task ${++n}`, description: "", ...input }, maxTasks ? { maxTasks } : undefined),
     update: (by, task, input) =>
-      updateTask(db, teamId, by, { taskId: task.id, expectedRevision: task.revision, ...input }),
+      updateTask(db, { ...by, teamId: lead.teamId }, { taskId: task.id, expectedRevision: task.revision, ...input }),
   };
 }
 
@@ -131,13 +132,13 @@ describe("createTask", () => {
     expect((await t.create(t.alice, { subject: "é".repeat(150) + "🙂".repeat(50) })).subject).toHaveLength(250);
     expect(await t.create(t.alice, { subject: "x".repeat(200) })).toMatchObject({ status: "pending" });
 
-    expect(await t.create(t.alice, { description: "d".repeat(MAX_DESCRIPTION_BYTES) })).toMatchObject({ revision: 1 });
-    await expectCode(t.create(t.alice, { description: "d".repeat(MAX_DESCRIPTION_BYTES + 1) }), "TEAM_INVALID_ARGUMENT");
+    expect(await t.create(t.alice, { description: "d".repeat(LIMITS.taskDescriptionBytes) })).toMatchObject({ revision: 1 });
+    await expectCode(t.create(t.alice, { description: "d".repeat(LIMITS.taskDescriptionBytes + 1) }), "TEAM_INVALID_ARGUMENT");
     // 16 KiB counts UTF-8 bytes: 8193 × "é" is 16386 bytes.
     await expectCode(t.create(t.alice, { description: "é".repeat(8193) }), "TEAM_INVALID_ARGUMENT");
     await expectCode(t.create(t.alice, { description: "a\u0000b" }), "TEAM_INVALID_ARGUMENT");
     await expectCode(
-      createTask(db, t.teamId, t.alice, { subject: 42, description: "" } as unknown as CreateTaskInput),
+      createTask(db, t.alice, { subject: 42, description: "" } as unknown as CreateTaskInput),
       "TEAM_INVALID_ARGUMENT",
     );
   });
@@ -195,7 +196,7 @@ describe("createTask", () => {
     await expectCode(t.create({ ...t.alice, isLead: true }), "TEAM_NOT_MEMBER");
     await expectCode(t.create({ ...t.alice, name: "bob" }), "TEAM_NOT_MEMBER");
     await expectCode(t.create({ ...t.lead, isLead: false }), "TEAM_NOT_MEMBER");
-    await expectCode(createTask(db, "ses_nope", t.lead, { subject: "x", description: "" }), "TEAM_NOT_MEMBER");
+    await expectCode(createTask(db, leadOf(asSessionId("ses_nope")), { subject: "x", description: "" }), "TEAM_NOT_MEMBER");
   });
 });
 
@@ -309,15 +310,15 @@ describe("updateTask: revisions", () => {
     }
     await expectCode(t.update(t.lead, gone, { action: "set_dependencies", blockedBy: [] }), "TEAM_TASK_DELETED");
     await expectCode(
-      updateTask(db, t.teamId, t.lead, { taskId: "task-9", expectedRevision: 1, action: "claim" }),
+      updateTask(db, t.lead, { taskId: "task-9", expectedRevision: 1, action: "claim" }),
       "TEAM_TASK_NOT_FOUND",
     );
     await expectCode(
-      updateTask(db, t.teamId, t.lead, { taskId: "task-1", expectedRevision: 0, action: "claim" }),
+      updateTask(db, t.lead, { taskId: "task-1", expectedRevision: 0, action: "claim" }),
       "TEAM_INVALID_ARGUMENT",
     );
     await expectCode(
-      updateTask(db, t.teamId, t.lead, { taskId: "task-1", expectedRevision: 1, action: "frobnicate" } as unknown as UpdateTaskInput),
+      updateTask(db, t.lead, { taskId: "task-1", expectedRevision: 1, action: "frobnicate" } as unknown as UpdateTaskInput),
       "TEAM_INVALID_ARGUMENT",
     );
   });
@@ -414,7 +415,7 @@ describe("updateTask: edit", () => {
     await expectCode(t.update(t.alice, claimed, { action: "edit", subject: "" }), "TEAM_INVALID_ARGUMENT");
     await expectCode(t.update(t.alice, claimed, { action: "edit", subject: "s".repeat(201) }), "TEAM_INVALID_ARGUMENT");
     await expectCode(
-      t.update(t.alice, claimed, { action: "edit", description: "d".repeat(MAX_DESCRIPTION_BYTES + 1) }),
+      t.update(t.alice, claimed, { action: "edit", description: "d".repeat(LIMITS.taskDescriptionBytes + 1) }),
       "TEAM_INVALID_ARGUMENT",
     );
     await expectCode(t.update(t.alice, claimed, { action: "edit", writeScopes: ["../x"] }), "TEAM_INVALID_WRITE_SCOPE");

@@ -4,8 +4,9 @@ import { ContextRegistry, dateContextProvider } from "../runtime/context-registr
 import type { RuntimeOptions } from "../runtime/runtime";
 import { teamIdentityProvider } from "./identity";
 import { TEAM_SYSTEM_PROMPT } from "./policy";
-import { markConsumed, recoverMailbox, type MailboxLimits } from "./mailbox";
-import { recoverProvisioning, type RosterLimits } from "./roster";
+import { teamLimits, type TeamLimits } from "../limits";
+import { markConsumed, recoverMailbox } from "./mailbox";
+import { recoverProvisioning } from "./roster";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
@@ -14,9 +15,7 @@ import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 // and undelivered mail on every sweep.
 
 export interface TeamLayerOptions {
-  roster?: RosterLimits;
-  mailbox?: MailboxLimits;
-  maxTasks?: number;
+  limits?: Partial<TeamLimits>;
   /** Members younger than this are left alone by provisioning recovery (another process may be creating them). */
   provisioningGraceMs?: number;
 }
@@ -24,7 +23,7 @@ export interface TeamLayerOptions {
 export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "onRecover" | "systemPrompt">>;
 
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
-  const tools = createTeamTools({ hub, roster: opts.roster, mailbox: opts.mailbox, maxTasks: opts.maxTasks });
+  const tools = createTeamTools({ hub, limits: teamLimits(opts.limits) });
   const identity = teamIdentityProvider(db);
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,

@@ -23,10 +23,10 @@ beforeAll(async () => {
   tdb = await createTestDatabase();
   // Teammates here just answer (default playbook); tests drive the tools directly.
   rt = await startTestRuntime(tdb.url, {
-    team: { roster: { maxMembers: 3 }, provisioningGraceMs: 60_000 },
+    team: { limits: { maxMembers: 3 }, provisioningGraceMs: 60_000 },
     playbook: defaultPlaybook,
   });
-  const layer = createTeamLayer(rt.db, rt.hub, { roster: { maxMembers: 3 } });
+  const layer = createTeamLayer(rt.db, rt.hub, { limits: { maxMembers: 3 } });
   tools = new Map(layer.toolsFor(asSessionId("x")).tools.map((t) => [t.name, t]));
 });
 afterAll(async () => {

@@ -5,6 +5,7 @@ import { parseEnv } from "../env";
 import { asSessionId, type SessionId } from "../ids";
 import { startAppServer, type AppServer } from "../main";
 import { createTask } from "../team/task-board";
+import { leadOf } from "../team/membership";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { newTestSession } from "../testing/runtime-harness";
 import { MAX_BATCH_SIZE } from "./batch";
@@ -32,7 +33,7 @@ beforeAll(async () => {
   mate = asSessionId("ses_fuzz_teammate_0001");
   await db.session.create({ data: { id: mate, teamId: lead, memberName: "mate", title: "mate", model: { provider: "scripted", model: "keyless" } } });
   await db.teamMember.create({ data: { teamId: lead, name: "mate", sessionId: mate, description: "d", context: "fresh", phase: "active" } });
-  await createTask(db, lead, { sessionId: lead, name: "lead", isLead: true }, { subject: "Fuzz me", description: "" });
+  await createTask(db, leadOf(lead), { subject: "Fuzz me", description: "" });
 });
 afterAll(async () => {
   await server?.close();

@@ -17,6 +17,7 @@ import {
 } from "../../runtime/sessions";
 import { inTx } from "../../db/client";
 import { int4, int4String } from "../../input-guard";
+import { boundedText, LIMITS } from "../../limits";
 import { publicProcedure, router, type TrpcContext } from "../init";
 
 // Thin procedures: validate, call the domain function, return. Schemas sit beside each one.
@@ -24,12 +25,7 @@ import { publicProcedure, router, type TrpcContext } from "../init";
 const sessionId = z.string().min(1).max(64).transform(asSessionId);
 const SessionRef = z.object({ sessionId });
 const itemId = z.string().min(1).max(64);
-/** Prompts up to 64 KiB, like team messages. */
-const promptText = z
-  .string()
-  .trim()
-  .min(1, "Prompt is empty")
-  .refine((t) => Buffer.byteLength(t, "utf8") <= 65_536, "Prompt is larger than 64 KiB");
+const promptText = boundedText(LIMITS.promptBytes, "Prompt", { trim: true });
 
 const StateSchema = z.object({ session: SessionViewSchema, inbox: z.array(InboxItemSchema) });
 export const LiveMessageSchema = z.discriminatedUnion("type", [

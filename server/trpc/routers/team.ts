@@ -6,17 +6,20 @@ import { asSessionId, type SessionId } from "../../ids";
 import { int4 } from "../../input-guard";
 import { activityWaiter } from "../../live/activity";
 import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
+import { teamLimitsOf } from "../../env";
+import { membershipOf, type Membership } from "../../team/membership";
+import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema, type MemberView } from "../../team/roster";
 import {
-  listMembers,
-  listTeams,
-  membershipOf,
-  MemberViewSchema,
-  spawnTeammate,
-  TeamSummarySchema,
-  type MemberView,
-  type Membership,
-} from "../../team/roster";
-import { getTask, listTasks, TaskActionSchema, TaskStatusSchema, TaskViewSchema, updateTask, type TaskView } from "../../team/task-board";
+  getTask,
+  ListTasksInputSchema,
+  listTasks,
+  TaskIdSchema,
+  TaskPageSchema,
+  TaskViewSchema,
+  updateTask,
+  UpdateTaskRequestSchema,
+  type TaskView,
+} from "../../team/task-board";
 import { publicProcedure, router, type TrpcContext } from "../init";
 
 // The team room's API. A human in the browser acts with Lead authority: the tools' rules
@@ -24,7 +27,6 @@ import { publicProcedure, router, type TrpcContext } from "../init";
 
 const teamId = z.string().min(1).max(64).transform(asSessionId);
 const TeamRef = z.object({ teamId });
-const taskId = z.string().regex(/^task-\d+$/);
 
 /**
  * The human acts as the Lead of the team. The id must name a team (a Lead's session): a
@@ -82,60 +84,36 @@ export const teamRouter = router({
 
   addTeammate: publicProcedure
     .input(
-      TeamRef.extend({
-        name: z.string().min(1).max(64),
-        description: z.string().trim().min(1).max(500),
-        prompt: z.string().trim().min(1).max(65_536),
-        context: z.enum(["fresh", "fork"]).default("fresh"),
-      }),
+      TeamRef.extend(SpawnInputSchema.shape),
     )
     .output(MemberViewSchema)
     .mutation(async ({ ctx, input }) => {
       const lead = await humanAsLead(ctx, input.teamId);
-      const member = await spawnTeammate(ctx.db, lead, input, { maxMembers: ctx.env.TEAM_MAX_MEMBERS });
+      const member = await spawnTeammate(ctx.db, lead, input, teamLimitsOf(ctx.env));
       void ctx.runtime.wake(asSessionId(member.sessionId));
       return member;
     }),
 
   tasks: publicProcedure
-    .input(
-      TeamRef.extend({
-        status: TaskStatusSchema.optional(),
-        owner: z.string().min(1).max(64).optional(),
-        ready: z.boolean().optional(),
-        cursor: z.string().optional(),
-        limit: z.number().int().min(1).max(100).optional(),
-      }),
-    )
-    .output(z.object({ tasks: z.array(TaskViewSchema), nextCursor: z.string().optional() }))
+    .input(TeamRef.extend(ListTasksInputSchema.shape))
+    .output(TaskPageSchema)
     .query(async ({ ctx, input }) => {
       const { teamId: id, ...filters } = input;
       return listTasks(ctx.db, (await humanAsLead(ctx, id)).teamId, filters);
     }),
 
   task: publicProcedure
-    .input(TeamRef.extend({ taskId }))
+    .input(TeamRef.extend({ taskId: TaskIdSchema }))
     .output(TaskViewSchema)
     .query(async ({ ctx, input }) => getTask(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId, input.taskId)),
 
   updateTask: publicProcedure
-    .input(
-      TeamRef.extend({
-        taskId,
-        expectedRevision: int4(1),
-        action: TaskActionSchema,
-        subject: z.string().optional(),
-        description: z.string().optional(),
-        writeScopes: z.array(z.string()).optional(),
-        blockedBy: z.array(taskId).optional(),
-        owner: z.string().max(64).nullable().optional(),
-      }),
-    )
+    .input(TeamRef.extend(UpdateTaskRequestSchema.shape))
     .output(TaskViewSchema)
     .mutation(async ({ ctx, input }) => {
       const { teamId: id, ...update } = input;
       const lead = await humanAsLead(ctx, id);
-      return updateTask(ctx.db, lead.teamId, lead, update);
+      return updateTask(ctx.db, lead, update);
     }),
 
   messages: publicProcedure

@@ -1,0 +1,56 @@
+import { z } from "zod";
+
+// Every size and count limit of the product, in one place. Sizes of free text are UTF-8
+// bytes (what Postgres stores and the network carries); short labels count code points.
+// The team limits an operator may change are fed by the environment (env.ts); the others are
+// part of the contract (docs/SPEC.md) and fixed.
+
+const KiB = 1024;
+
+export const LIMITS = {
+  /** A human prompt, a teammate's first task (spawn prompt), and by default a team message. */
+  promptBytes: 64 * KiB,
+  /** A teammate's one-line description. */
+  memberDescriptionChars: 500,
+  /** Teammate names (names.ts) and the names a tool or request may address. */
+  memberNameChars: 64,
+  taskSubjectChars: 200,
+  taskDescriptionBytes: 16 * KiB,
+  writeScopesPerTask: 64,
+  dependenciesPerTask: 1024,
+  taskListDefault: 50,
+  taskListMax: 100,
+} as const;
+
+/** The team limits an operator may tune (TEAM_* variables in env.ts). */
+export interface TeamLimits {
+  /** Teammates per team, failed ones included (the Lead is not counted). */
+  maxMembers: number;
+  /** Live (non-deleted) tasks per board. */
+  maxTasks: number;
+  /** UTF-8 bytes of one team message. */
+  maxMessageBytes: number;
+  /** Messages to one target that are queued, or delivered but not yet consumed. */
+  maxPending: number;
+}
+
+export const DEFAULT_TEAM_LIMITS: Readonly<TeamLimits> = {
+  maxMembers: 8,
+  maxTasks: 256,
+  maxMessageBytes: LIMITS.promptBytes,
+  maxPending: 64,
+};
+
+export function teamLimits(overrides: Partial<TeamLimits> = {}): TeamLimits {
+  return { ...DEFAULT_TEAM_LIMITS, ...overrides };
+}
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8");
+
+/** Non-empty text of at most `maxBytes` UTF-8 bytes (after trimming, when `trim`). */
+export function boundedText(maxBytes: number, label: string, opts: { trim?: boolean } = {}) {
+  const base = opts.trim ? z.string().trim() : z.string();
+  return base
+    .min(1, `${label} is empty`)
+    .refine((t) => utf8Bytes(t) <= maxBytes, `${label} is larger than ${maxBytes / KiB} KiB`);
+}

@@ -1,0 +1,114 @@
+import { z } from "zod";
+import type { DbOrTx, Tx } from "../db/client";
+import { AppError } from "../errors";
+import { asSessionId, type SessionId } from "../ids";
+import { LEAD_NAME } from "./names";
+
+// Who is in a team and who acts. The Lead is the pseudo-member `lead` whose session id is the
+// team id; teammates are rows of team_members. Every caller identity is resolved from a
+// session here, never taken from model input.
+
+/** A member as addressed: its session and its name (`lead` for the Lead). */
+export interface MemberRef {
+  sessionId: SessionId;
+  name: string;
+}
+
+/** Who acts: a member of `teamId`. A person in the browser acts as the team's Lead. */
+export interface Membership extends MemberRef {
+  teamId: SessionId;
+  isLead: boolean;
+}
+
+/** The Lead of a team, as a Membership. */
+export function leadOf(teamId: SessionId): Membership {
+  return { teamId, sessionId: teamId, name: LEAD_NAME, isLead: true };
+}
+
+/** The membership of the agent running in `sessionId`. */
+export async function membershipOf(db: DbOrTx, sessionId: SessionId): Promise<Membership> {
+  const s = await db.session.findUnique({ where: { id: sessionId }, select: { teamId: true, memberName: true } });
+  if (!s) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
+  if (!s.teamId) throw new AppError("TEAM_NOT_MEMBER", `Session ${sessionId} is not in a team`);
+  const teamId = asSessionId(s.teamId);
+  return s.memberName === null ? leadOf(teamId) : { teamId, sessionId, name: s.memberName, isLead: false };
+}
+
+/**
+ * A membership someone else built (the browser's Lead, a test) must match the team:
+ * the Lead's session is the team id, a teammate is a member row with that session.
+ */
+export async function assertMembership(db: DbOrTx, me: Membership): Promise<void> {
+  const notMember = () =>
+    new AppError("TEAM_NOT_MEMBER", `${me.name} (${me.sessionId}) is not a member of team ${me.teamId}`, {
+      teamId: me.teamId,
+      sessionId: me.sessionId,
+      name: me.name,
+    });
+  if (me.isLead) {
+    if (me.sessionId !== me.teamId || me.name !== LEAD_NAME) throw notMember();
+    return;
+  }
+  if (me.sessionId === me.teamId || me.name === LEAD_NAME) throw notMember();
+  const member = await db.teamMember.findUnique({
+    where: { teamId_name: { teamId: me.teamId, name: me.name } },
+    select: { sessionId: true },
+  });
+  if (member?.sessionId !== me.sessionId) throw notMember();
+}
+
+/** A teammate acts only while its member is active (provisioning or failed ones never run). */
+export async function assertActiveMember(db: DbOrTx, me: Membership): Promise<void> {
+  if (me.isLead) return;
+  const m = await db.teamMember.findUnique({ where: { sessionId: me.sessionId }, select: { phase: true } });
+  if (m?.phase !== "active") {
+    throw new AppError("TEAM_NOT_MEMBER", `${me.name} is ${m?.phase ?? "not a member"}, not active, and cannot act in the team`);
+  }
+}
+
+function memberNotFound(name: string): AppError {
+  return new AppError("TEAM_MEMBER_NOT_FOUND", `No member named ${JSON.stringify(name)} in this team. Use list_agents to see the team.`, {
+    name,
+  });
+}
+
+/** The session of the member called `name` (`lead` included), whatever its phase. */
+export async function memberSessionOf(db: DbOrTx, teamId: SessionId, name: string): Promise<SessionId> {
+  if (name === LEAD_NAME) return teamId;
+  const m = await db.teamMember.findUnique({ where: { teamId_name: { teamId, name } }, select: { sessionId: true } });
+  if (!m) throw memberNotFound(name);
+  return asSessionId(m.sessionId);
+}
+
+/**
+ * `lead` or an active teammate: whom a message, an interrupt or a task can go to. Unknown
+ * names are TEAM_MEMBER_NOT_FOUND; members still provisioning or failed TEAM_INVALID_TARGET.
+ */
+export async function resolveActiveMember(db: DbOrTx, teamId: SessionId, name: string): Promise<MemberRef> {
+  if (name === LEAD_NAME) return { sessionId: teamId, name };
+  const m = await db.teamMember.findUnique({
+    where: { teamId_name: { teamId, name } },
+    select: { sessionId: true, phase: true },
+  });
+  if (!m) throw memberNotFound(name);
+  if (m.phase !== "active") {
+    throw new AppError("TEAM_INVALID_TARGET", `${name} is ${m.phase}, not active, and cannot take messages or tasks`, {
+      name,
+      phase: m.phase,
+    });
+  }
+  return { sessionId: asSessionId(m.sessionId), name };
+}
+
+const TeamRow = z.array(z.object({ next_task_number: z.number().int() }));
+
+/**
+ * Locks the team row for the rest of the transaction. Every change of a team's roster or
+ * board takes it first, so limits, name reservations, revisions and the task-id counter
+ * cannot race; other teams are not affected. Returns the next task number.
+ */
+export async function lockTeam(tx: Tx, teamId: SessionId): Promise<number> {
+  const row = TeamRow.parse(await tx.$queryRaw`SELECT next_task_number FROM teams WHERE id = ${teamId} FOR UPDATE`)[0];
+  if (!row) throw new AppError("TEAM_NOT_MEMBER", `Team ${teamId} does not exist`, { teamId });
+  return row.next_task_number;
+}

@@ -1,0 +1,113 @@
+import { inTx, type DbOrTx } from "../../db/client";
+import { AppError } from "../../errors";
+import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../limits";
+import { notifyActivity } from "../../live/activity";
+import { assertMembership, lockTeam, type Membership } from "../membership";
+import { decide } from "./actions";
+import { checkDependenciesExist } from "./dependencies";
+import {
+  checkDependencyList,
+  checkDescription,
+  checkSubject,
+  checkWriteScopes,
+  parseInput,
+  prepareChange,
+  requireTaskNumber,
+  taskNotFound,
+} from "./input";
+import { CreateTaskInputSchema, formatTaskId, UpdateTaskInputSchema, type CreateTaskInput, type TaskView, type UpdateTaskInput } from "./schema";
+import { toView } from "./views";
+
+// Mutations. Each runs in one transaction that first locks the team row (lockTeam), which
+// serialises every board change of a team: the revision compare-and-set, the live-task
+// limit, the id counter and the DAG check cannot race. Check order for an update: unknown
+// task → TEAM_TASK_NOT_FOUND; deleted → TEAM_TASK_DELETED (terminal, re-reading would not
+// help); revision mismatch → TEAM_TASK_STALE_REVISION; then the action's authority and
+// precondition (actions.ts).
+
+/** Any member adds a pending task at revision 1 with the next never-used id. */
+export async function createTask(
+  db: DbOrTx,
+  actor: Membership,
+  input: CreateTaskInput,
+  limits: Pick<TeamLimits, "maxTasks"> = DEFAULT_TEAM_LIMITS,
+): Promise<TaskView> {
+  const { teamId } = actor;
+  const parsed = parseInput(CreateTaskInputSchema, input);
+  const subject = checkSubject(parsed.subject);
+  const description = checkDescription(parsed.description);
+  const blockedBy = checkDependencyList(parsed.blockedBy ?? []);
+  const writeScopes = checkWriteScopes(parsed.writeScopes ?? []);
+  const { maxTasks } = limits;
+
+  return inTx(db, async (tx) => {
+    const number = await lockTeam(tx, teamId);
+    await assertMembership(tx, actor);
+    const live = await tx.teamTask.count({ where: { teamId, status: { not: "deleted" } } });
+    if (live >= maxTasks) {
+      throw new AppError(
+        "TEAM_TASK_LIMIT",
+        `The board already holds ${live} live tasks (at most ${maxTasks}); complete-and-delete or delete tasks first`,
+        { live, maxTasks },
+      );
+    }
+    await checkDependenciesExist(tx, teamId, blockedBy);
+    await tx.team.update({ where: { id: teamId }, data: { nextTaskNumber: number + 1 } });
+    const row = await tx.teamTask.create({
+      data: {
+        teamId,
+        number,
+        revision: 1,
+        subject,
+        description,
+        status: "pending",
+        ownerSessionId: null,
+        blockedBy: blockedBy.map(formatTaskId),
+        writeScopes,
+        createdBy: actor.name,
+      },
+    });
+    await notifyActivity(tx, teamId, "state");
+    return toView(tx, teamId, row);
+  });
+}
+
+/**
+ * One action on one task, compare-and-set on `expectedRevision`. Success bumps the revision
+ * by exactly one and refreshes updated_at.
+ */
+export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTaskInput): Promise<TaskView> {
+  const { teamId } = actor;
+  const parsed = parseInput(UpdateTaskInputSchema, input);
+  const number = requireTaskNumber(parsed.taskId);
+  const change = prepareChange(parsed);
+  const taskId = formatTaskId(number);
+
+  return inTx(db, async (tx) => {
+    await lockTeam(tx, teamId);
+    await assertMembership(tx, actor);
+    const task = await tx.teamTask.findUnique({ where: { teamId_number: { teamId, number } } });
+    if (!task) throw taskNotFound(parsed.taskId);
+    if (task.status === "deleted") {
+      throw new AppError("TEAM_TASK_DELETED", `${taskId} is deleted; its tombstone cannot change`, {
+        taskId,
+        currentRevision: task.revision,
+      });
+    }
+    if (task.revision !== parsed.expectedRevision) {
+      throw new AppError(
+        "TEAM_TASK_STALE_REVISION",
+        `${taskId} is at revision ${task.revision}, not ${parsed.expectedRevision}; re-read it and retry`,
+        { taskId, currentRevision: task.revision, expectedRevision: parsed.expectedRevision },
+      );
+    }
+
+    const data = await decide(tx, actor, task, change);
+    const row = await tx.teamTask.update({
+      where: { teamId_number: { teamId, number }, revision: task.revision },
+      data: { ...data, revision: { increment: 1 }, updatedAt: new Date() },
+    });
+    await notifyActivity(tx, teamId, "state");
+    return toView(tx, teamId, row);
+  });
+}

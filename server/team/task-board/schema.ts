@@ -1,0 +1,137 @@
+import { z } from "zod";
+import { int4, INT4_MAX } from "../../input-guard";
+import { LIMITS } from "../../limits";
+
+// The board's contract: ids, statuses, actions, inputs and views. The one source for the
+// domain functions, the team router (which extends the request schemas with the team id) and
+// the team_task_* tools (which map their snake_case names onto them).
+
+export const TaskStatusSchema = z.enum(["pending", "in_progress", "completed", "deleted"]);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+export const TaskActionSchema = z.enum([
+  "claim",
+  "release",
+  "edit",
+  "set_dependencies",
+  "complete",
+  "reopen",
+  "reassign",
+  "delete",
+]);
+export type TaskAction = z.infer<typeof TaskActionSchema>;
+
+// ---------------------------------------------------------------------------------------
+// Ids: `task-<n>`, n ≥ 1 in canonical form (no leading zeros) and within int4.
+
+const TASK_ID = /^task-([1-9][0-9]{0,9})$/;
+
+export function formatTaskId(n: number): string {
+  return `task-${n}`;
+}
+
+/** The task number of a canonical `task-<n>` id, or null. */
+export function parseTaskId(id: string): number | null {
+  const m = TASK_ID.exec(id);
+  if (!m) return null;
+  const n = Number(m[1]);
+  return n <= INT4_MAX ? n : null;
+}
+
+/**
+ * A task id as the router and the tools take it: the `task-<digits>` shape, so a malformed
+ * one is an argument error. The domain functions take any string: an id that names no task
+ * (`banana`, `task-0`, `task-007`, beyond int4) is TEAM_TASK_NOT_FOUND there.
+ */
+export const TaskIdSchema = z.string().regex(/^task-\d+$/, "a task id like task-1");
+
+/** Whom a task is reassigned to: a member name or `lead`; blank unassigns. */
+export const OwnerNameSchema = z.string().max(LIMITS.memberNameChars);
+
+// ---------------------------------------------------------------------------------------
+// Inputs
+
+export const CreateTaskInputSchema = z.object({
+  subject: z.string(),
+  description: z.string(),
+  blockedBy: z.array(z.string()).optional(),
+  writeScopes: z.array(z.string()).optional(),
+});
+export type CreateTaskInput = z.infer<typeof CreateTaskInputSchema>;
+
+/** Flat on purpose (like the tool input): each action takes only its own fields. */
+export const UpdateTaskInputSchema = z.object({
+  taskId: z.string(),
+  expectedRevision: int4(1),
+  action: TaskActionSchema,
+  /** edit */
+  subject: z.string().optional(),
+  /** edit */
+  description: z.string().optional(),
+  /** edit */
+  writeScopes: z.array(z.string()).optional(),
+  /** set_dependencies (required; replaces the edges) */
+  blockedBy: z.array(z.string()).optional(),
+  /** reassign: a member name or `lead`; blank or null unassigns */
+  owner: OwnerNameSchema.nullable().optional(),
+});
+export type UpdateTaskInput = z.infer<typeof UpdateTaskInputSchema>;
+
+export const ListTasksInputSchema = z.object({
+  status: TaskStatusSchema.optional(),
+  /** A member name, `lead`, or `unowned`. */
+  owner: z.string().min(1).max(LIMITS.memberNameChars).optional(),
+  ready: z.boolean().optional(),
+  /** The id of the last task of the previous page (its `nextCursor`). */
+  cursor: z.string().optional(),
+  limit: z.number().int().min(1).max(LIMITS.taskListMax).optional(),
+});
+export type ListTasksInput = z.infer<typeof ListTasksInputSchema>;
+
+/** The update as the router and the tools take it: ids must have the task-id shape. */
+export const UpdateTaskRequestSchema = UpdateTaskInputSchema.extend({
+  taskId: TaskIdSchema,
+  blockedBy: z.array(TaskIdSchema).optional(),
+});
+
+export const CreateTaskRequestSchema = CreateTaskInputSchema.extend({
+  blockedBy: z.array(TaskIdSchema).optional(),
+});
+
+// ---------------------------------------------------------------------------------------
+// Views
+
+export const TaskWarningSchema = z.object({
+  code: z.literal("WRITE_SCOPE_OVERLAP"),
+  /** The other, in-progress task. */
+  taskId: z.string(),
+  /** This task's scope. */
+  scope: z.string(),
+  /** The other task's overlapping scope. */
+  otherScope: z.string(),
+});
+export type TaskWarning = z.infer<typeof TaskWarningSchema>;
+
+export const TaskViewSchema = z.object({
+  id: z.string(),
+  revision: z.number().int(),
+  subject: z.string(),
+  description: z.string(),
+  status: TaskStatusSchema,
+  /** The owning session id (the team id for the Lead). */
+  owner: z.string().nullable(),
+  /** The owner's member name, or `lead`. */
+  ownerName: z.string().nullable(),
+  blockedBy: z.array(z.string()),
+  writeScopes: z.array(z.string()),
+  /** Pending and every blocker completed. */
+  ready: z.boolean(),
+  warnings: z.array(TaskWarningSchema),
+  createdBy: z.string(),
+  createdAt: z.date(),
+  updatedAt: z.date(),
+});
+export type TaskView = z.infer<typeof TaskViewSchema>;
+
+export const TaskPageSchema = z.object({ tasks: z.array(TaskViewSchema), nextCursor: z.string().optional() });
+export type TaskPage = z.infer<typeof TaskPageSchema>;

@@ -1,0 +1,44 @@
+import { isTransientDbError } from "../../db/errors";
+import { defineTool } from "../../runtime/tools";
+import { membershipOf } from "../membership";
+import { completeProvisioning, listMembers, memberByToolCall, provisionOrReport, reserveTeammate, SpawnInputSchema } from "../roster";
+import type { TeamToolDeps } from "./deps";
+import { CompactMember, compactMember } from "./views";
+
+// Multi-transaction: the reservation (with this call's key) commits first, then the child
+// and `active` commit together with the tool_result. `recover` finishes a reservation a
+// crash left behind and reports the member as it then is.
+
+export const spawnTeammateTool = (deps: TeamToolDeps) =>
+  defineTool({
+    name: "spawn_teammate",
+    description:
+      "Lead only. Creates a teammate with a unique kebab-case name and gives it its first task (prompt). context: fresh (empty history) or fork (starts with your completed turns).",
+    input: SpawnInputSchema.strict(),
+    output: CompactMember,
+    async execute(input, ctx) {
+      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const name = await reserveTeammate(ctx.db, me, input, deps.limits, { callKey: ctx.callKey, fence: ctx.fence });
+      await ctx.effectCommitted();
+      try {
+        // Finishing the spawn and reporting it are one transaction.
+        const complete = () => ctx.commit((tx) => completeProvisioning(tx, me.teamId, name));
+        return compactMember(await provisionOrReport(ctx.db, me.teamId, name, complete));
+      } catch (e) {
+        // The database went away mid-spawn: the member stays provisioning and recovery
+        // finishes it; say so rather than "failed".
+        if (!isTransientDbError(e)) throw e;
+        const view = (await listMembers(ctx.db, me.teamId)).find((m) => m.name === name);
+        if (!view) throw e;
+        return { ...compactMember(view), diagnostic: "Provisioning was cut short; it finishes automatically." };
+      }
+    },
+    async recover(callKey, scope) {
+      const member = await memberByToolCall(scope.db, callKey);
+      if (!member) return null;
+      const view = await provisionOrReport(scope.db, member.teamId, member.name, () =>
+        completeProvisioning(scope.db, member.teamId, member.name),
+      );
+      return compactMember(view);
+    },
+  });

@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { defineTool } from "../../runtime/tools";
+import { membershipOf } from "../membership";
+import { getTask, TaskIdSchema } from "../task-board";
+import { CompactTask, compactTask } from "./views";
+
+export const teamTaskGetTool = () =>
+  defineTool({
+    name: "team_task_get",
+    description: "Reads one task (deleted tasks too).",
+    input: z.object({ task_id: TaskIdSchema }).strict(),
+    output: CompactTask,
+    async execute({ task_id }, ctx) {
+      const me = await membershipOf(ctx.db, ctx.sessionId);
+      return compactTask(await getTask(ctx.db, me.teamId, task_id));
+    },
+  });

@@ -1,0 +1,84 @@
+import { z } from "zod";
+import type { Db } from "../../db/client";
+import { AppError } from "../../errors";
+import type { SessionId } from "../../ids";
+import { NEEDS_DRIVER } from "../../runtime/lease";
+import { defineTool } from "../../runtime/tools";
+import { membershipOf } from "../membership";
+import { listMembers } from "../roster";
+import type { TeamToolDeps } from "./deps";
+
+export const MIN_WAIT_MS = 10_000;
+export const MAX_WAIT_MS = 3_600_000;
+
+export const waitAgentTool = (deps: TeamToolDeps) =>
+  defineTool({
+    name: "wait_agent",
+    description:
+      "Waits until something changes in the team after this call (a message, a task update, a member status change) or the timeout passes, then re-read what you need. Returns noProgress at once when no other member is working.",
+    input: z.object({ timeout_ms: z.number().int().optional() }).strict(),
+    output: z.union([z.object({ timedOut: z.boolean() }), z.object({ noProgress: z.literal(true), hint: z.string() })]),
+    async execute({ timeout_ms = 30_000 }, ctx) {
+      if (timeout_ms < MIN_WAIT_MS || timeout_ms > MAX_WAIT_MS) {
+        throw new AppError("TEAM_INVALID_TIMEOUT", `timeout_ms must be between ${MIN_WAIT_MS} and ${MAX_WAIT_MS}`);
+      }
+      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const members = await listMembers(ctx.db, me.teamId);
+      // Subscribe before checking, so a change between the check and the wait is not missed.
+      let fired = false;
+      let wake: () => void = () => undefined;
+      // Status changes and arriving input of any member; task and mailbox changes are
+      // announced on the team id (the Lead's session). Log appends ("event") do not count.
+      const offs = members.map((m) =>
+        deps.hub.on(m.sessionId, (a) => {
+          if (a.kind !== "state" && a.kind !== "inbox") return;
+          fired = true;
+          wake();
+        }),
+      );
+      try {
+        if (!(await othersMakingProgress(ctx.db, me.teamId, me.sessionId))) {
+          return {
+            noProgress: true as const,
+            hint: "No other member is running. Use list_agents, then send_message to wake an inactive teammate, or finish.",
+          };
+        }
+        const woke = await new Promise<boolean>((resolve, reject) => {
+          const aborted = () => new AppError("TEAM_WAIT_ABORTED", "The wait was aborted");
+          // An abort that came before this point fires no event: check it, or the wait would
+          // run its whole timeout (and hold up a shutdown).
+          if (ctx.signal.aborted) return reject(aborted());
+          if (fired) return resolve(true);
+          const timer = setTimeout(() => {
+            ctx.signal.removeEventListener("abort", onAbort);
+            resolve(false);
+          }, timeout_ms);
+          const onAbort = () => {
+            clearTimeout(timer);
+            reject(aborted());
+          };
+          ctx.signal.addEventListener("abort", onAbort, { once: true });
+          wake = () => {
+            clearTimeout(timer);
+            ctx.signal.removeEventListener("abort", onAbort);
+            resolve(true);
+          };
+        });
+        return { timedOut: !woke };
+      } finally {
+        for (const off of offs) off();
+      }
+    },
+  });
+
+/**
+ * Another member can still change something: it needs a driver (runs a turn, or has input
+ * waiting that will wake or cold-resume it), or is being provisioned.
+ */
+async function othersMakingProgress(db: Db, teamId: SessionId, me: SessionId): Promise<boolean> {
+  const rows = z.array(z.object({ n: z.number() })).parse(
+    await db.$queryRaw`SELECT count(*)::int AS n FROM sessions s WHERE s.team_id = ${teamId} AND s.id <> ${me} AND ${NEEDS_DRIVER}`,
+  );
+  const provisioning = await db.teamMember.count({ where: { teamId, phase: "provisioning" } });
+  return (rows[0]?.n ?? 0) > 0 || provisioning > 0;
+}
