@@ -9,7 +9,7 @@ import { sendMessage } from "./mailbox";
 import { membershipOf } from "./membership";
 import { listMembers, spawnTeammate } from "./roster";
 
-// team:identity across cold resume and compaction (seed 004), seen in real model requests.
+// team:identity across cold resume and compaction (SPEC.md §5), seen in real model requests.
 
 let tdb: TestDatabase;
 let rt: TestRuntime;

@@ -8,7 +8,7 @@ import { startTestRuntime, turnEnds, waitFor, eventsOf, type TestRuntime } from 
 import { teamPlaybook } from "./playbook";
 import { COLLABORATION_POLICY } from "./policy";
 
-// Seed 004: the fixed collaboration policy is in the system prompt, and the system prompt and
+// SPEC.md §5 (identity decision): the fixed collaboration policy is in the system prompt, and the system prompt and
 // tool list are byte-identical for every member; identity is only in runtime context. Checked
 // on the requests the model really receives while the keyless team scenario plays out.
 
@@ -60,7 +60,7 @@ describe("the shared system prompt", () => {
     expect(JSON.stringify(c!.tools)).toBe(JSON.stringify(a!.tools));
     expect(a!.tools).toHaveLength(9);
 
-    // The policy says what spec section 9 asks of it.
+    // The policy says what SPEC.md §9 asks of it.
     expect(a!.system).toContain(COLLABORATION_POLICY);
     for (const rule of [/disjoint write_scopes/, /expected_revision/, /never send the same message again/, /starts an idle one and resumes an inactive one/, /wait_agent/, /waits for every teammate/]) {
       expect(a!.system).toMatch(rule);

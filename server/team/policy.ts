@@ -1,6 +1,6 @@
 import { DEFAULT_SYSTEM_PROMPT } from "../runtime/config";
 
-// The shared collaboration policy (spec section 9, seed 004): fixed text in the system prompt,
+// The shared collaboration policy (SPEC.md §9; identity decision, §5): fixed text in the system prompt,
 // byte for byte the same for every member of every team. Who an agent is (role, name, team)
 // lives only in its required runtime context (identity.ts), never here.
 

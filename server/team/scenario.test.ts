@@ -9,7 +9,7 @@ import { teamPlaybook } from "./playbook";
 import { listMembers } from "./roster";
 import { listTasks } from "./task-board";
 
-// The keyless team scenario of spec section 11, end to end on Postgres: one prompt to a
+// The keyless team scenario of SPEC.md §11, end to end on Postgres: one prompt to a
 // keyless Lead, and the whole team plays out.
 
 let tdb: TestDatabase;

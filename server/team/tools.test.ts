@@ -13,7 +13,7 @@ import { createTeamLayer } from "./team-layer";
 import { TEAM_TOOLSET_OPTIONS } from "./tools";
 
 // The nine Team tools called the way the runtime calls them (runTool), plus the identity rules
-// of seed 004 observed in real model requests.
+// of SPEC.md §5 (identity decision) observed in real model requests.
 
 let tdb: TestDatabase;
 let rt: TestRuntime;
@@ -185,7 +185,7 @@ describe("send_message, wait_agent, interrupt_agent", () => {
   });
 });
 
-describe("team identity (seed 004)", () => {
+describe("team identity (SPEC.md §5)", () => {
   it("gives a fresh teammate its identity in its first request, and nothing new while unchanged", async () => {
     const lead = await newLead("Identity team");
     const a = await spawn(lead, "scribe");

@@ -1,9 +1,9 @@
 import { AppError } from "../errors";
 
-// Write scopes are advisory path prefixes on tasks (spec section 8): never locks, only the
+// Write scopes are advisory path prefixes on tasks (SPEC.md §8): never locks, only the
 // source of overlap warnings. Stored normalised, so comparison is plain string work.
 //
-// Rules (where the spec is silent, the choice is written here):
+// Rules (where SPEC.md is silent, the choice is written here):
 // - Surrounding whitespace is trimmed; the scope is otherwise case-sensitive.
 // - Backslashes are path separators (`src\app` → `src/app`), so Windows-style input works and
 //   every stored scope uses `/` only.

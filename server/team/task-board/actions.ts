@@ -8,8 +8,8 @@ import { formatTaskId, parseTaskId } from "./schema";
 import { ownerNameOf } from "./views";
 
 // The per-action policy (docs/SPEC.md §8): who may do what, and when, against the current
-// (locked) task. Authority is exactly the spec's table: the task's creator has no special
-// rights. Choices where the spec is silent:
+// (locked) task. Authority is exactly SPEC.md's table: the task's creator has no special
+// rights. Choices where SPEC.md is silent:
 // - `claim` of a task already in progress and owned by the caller is
 //   TEAM_TASK_INVALID_TRANSITION (no silent no-op: every success bumps the revision).
 // - `complete` keeps the owner (the view shows who did it); `release` / `reopen` clear it;

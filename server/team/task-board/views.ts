@@ -113,7 +113,9 @@ const NumberRows = z.array(z.object({ number: z.number().int() }));
 
 /**
  * Tasks in id order, a page at a time. Deleted tasks appear only with `status: "deleted"`.
- * `owner` is a member name, `lead` or `unowned`; `ready` keeps only (non-)ready tasks.
+ * `owner` is a member name, `lead` or `unowned` (a name that is no member of the team is
+ * TEAM_MEMBER_NOT_FOUND); `ready` keeps only (non-)ready tasks; the cursor is the id of the
+ * last task of the previous page.
  */
 export async function listTasks(db: DbOrTx, teamId: string, input: ListTasksInput = {}): Promise<TaskPage> {
   const q = parseInput(ListTasksInputSchema, input);
