@@ -20,6 +20,9 @@ export const LIMITS = {
   dependenciesPerTask: 1024,
   taskListDefault: 50,
   taskListMax: 100,
+  /** Sessions or teams listed in one request. */
+  listDefault: 100,
+  listMax: 500,
 } as const;
 
 /** The team limits an operator may tune (TEAM_* variables in env.ts). */

@@ -19,6 +19,7 @@ import { inTx } from "../../db/client";
 import { int4, int4String } from "../../input-guard";
 import { boundedText, LIMITS } from "../../limits";
 import { publicProcedure, router, type TrpcContext } from "../init";
+import { ListInput } from "../schemas";
 
 // Thin procedures: validate, call the domain function, return. Schemas sit beside each one.
 
@@ -51,7 +52,7 @@ export const sessionRouter = router({
     .query(({ ctx }) => availableModels(ctx.env)),
 
   list: publicProcedure
-    .input(z.object({ limit: z.number().int().min(1).max(500).default(100) }).optional())
+    .input(ListInput)
     .output(z.array(SessionViewSchema))
     .query(({ ctx, input }) => listSessions(ctx.db, input?.limit)),
 

@@ -21,6 +21,7 @@ import {
   type TaskView,
 } from "../../team/task-board";
 import { publicProcedure, router, type TrpcContext } from "../init";
+import { ListInput } from "../schemas";
 
 // The team room's API. A human in the browser acts with Lead authority: the tools' rules
 // apply, and task updates carry the revision the person saw (a stale one is a CONFLICT).
@@ -73,7 +74,7 @@ async function readTeamState(ctx: TrpcContext, id: SessionId): Promise<TeamState
 
 export const teamRouter = router({
   list: publicProcedure
-    .input(z.object({ limit: z.number().int().min(1).max(500).default(100) }).optional())
+    .input(ListInput)
     .output(z.array(TeamSummarySchema))
     .query(({ ctx, input }) => listTeams(ctx.db, input?.limit)),
 
