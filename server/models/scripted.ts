@@ -1,3 +1,4 @@
+import { abortableWait } from "../abortable";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
 
 // The keyless scripted model: the default model of the product. Deterministic, no network,
@@ -59,20 +60,8 @@ function abortError(): Error {
   return e;
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(abortError());
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortError());
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if ((await abortableWait({ ms, signal })) === "aborted") throw abortError();
 }
 
 /** Word-sized chunks (whitespace kept with the word), like a real token stream. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { abortableWait } from "../abortable";
 import { inTx } from "../db/client";
 import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { RUNTIME_CONTEXT_PREFIX } from "../models/scripted";
@@ -54,7 +55,7 @@ class GateModel implements LanguageModel {
     }
     if (lastPrompt(req) === "hold") {
       this.holding.resolve();
-      if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
+      await abortableWait({ signal });
       this.aborted.resolve();
       await this.release.promise;
       throw Object.assign(new Error("aborted"), { name: "AbortError" });
