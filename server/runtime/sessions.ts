@@ -3,7 +3,7 @@ import { asJson, inTx, type Db, type DbOrTx } from "../db/client";
 import { AppError } from "../errors";
 import { newSessionId, type SessionId } from "../ids";
 import { notifyActivity } from "../live/activity";
-import { ModelChoiceSchema, type ModelChoice } from "../models/registry";
+import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import type { EventPayload } from "./events";
 import { enqueue, type InboxItemView } from "./inbox";
 import { appendEvents, readEventsAfter } from "./session-log";

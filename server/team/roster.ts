@@ -4,7 +4,7 @@ import { isTransientDbError } from "../db/errors";
 import { AppError, isAppError } from "../errors";
 import { asSessionId, newSessionId, type MessageId, type SessionId } from "../ids";
 import { notifyActivity } from "../live/activity";
-import { ModelChoiceSchema } from "../models/registry";
+import { ModelChoiceSchema } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
 import { AgentStatusSchema, completedTurnsSeed, deriveStatus } from "../runtime/sessions";
