@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { abortableWait } from "../abortable";
 import { inTx } from "../db/client";
 import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
-import { RUNTIME_CONTEXT_PREFIX } from "../models/scripted";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { teamPlaybook } from "../team/playbook";
 import { membershipOf, spawnTeammate } from "../team/roster";
 import { createTeamLayer } from "../team/team-layer";
 import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { isRuntimeContext } from "./context-registry";
 import type { SessionEvent } from "./events";
 import { listInbox } from "./inbox";
 import { appendEvents } from "./session-log";
@@ -29,7 +29,7 @@ function deferred() {
 
 /** The newest prompt the model sees (runtime-context snapshots follow the claimed input). */
 const lastPrompt = (req: ModelRequest) =>
-  req.messages.flatMap((m) => (m.role === "user" && !m.text.startsWith(RUNTIME_CONTEXT_PREFIX) ? [m.text] : [])).at(-1) ?? "";
+  req.messages.flatMap((m) => (m.role === "user" && !isRuntimeContext(m.text) ? [m.text] : [])).at(-1) ?? "";
 
 /**
  * Replies "done: <input>"; for the input "hold", streams once and then holds the turn open
