@@ -66,7 +66,7 @@ describe("abortableWait", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("elapses at once for a zero delay, without a timer", async () => {
+  it("elapses at once for a zero delay and no `until`, without a timer", async () => {
     await expect(abortableWait({ ms: 0 })).resolves.toBe("elapsed");
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -81,10 +81,20 @@ describe("abortableWait", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("is woken ahead of a timer due at once when `until` has already settled", async () => {
-    const wait = abortableWait({ ms: 1, until: Promise.resolve() });
-    await vi.advanceTimersByTimeAsync(1);
-    await expect(wait).resolves.toBe("woken");
+  it("is woken, even with a zero delay, when `until` has already settled", async () => {
+    for (const ms of [0, 1]) {
+      const wait = abortableWait({ ms, until: Promise.resolve() });
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(wait).resolves.toBe("woken");
+    }
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("elapses after a zero delay when `until` has not settled", async () => {
+    const wait = abortableWait({ ms: 0, until: deferred().promise });
+    await vi.advanceTimersByTimeAsync(0);
+    await expect(wait).resolves.toBe("elapsed");
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it("waits for `until` or the abort only when no delay is given", async () => {

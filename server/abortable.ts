@@ -4,7 +4,7 @@
 export type WaitOutcome = "elapsed" | "woken" | "aborted";
 
 export interface WaitOptions {
-  /** Delay after which the wait is "elapsed"; none: wait for `until` or the abort only. ≤ 0: elapsed at once. */
+  /** Delay after which the wait is "elapsed"; none: wait for `until` or the abort only. */
   ms?: number;
   /** Settling wakes the wait ("woken"); a rejection rejects the wait with its reason. */
   until?: PromiseLike<unknown>;
@@ -13,12 +13,13 @@ export interface WaitOptions {
 
 /**
  * Waits for the first of: the delay, `until`, or the abort. A signal already aborted at call
- * time (which fires no event) is "aborted" at once, ahead of everything else; a zero delay is
- * "elapsed" at once. Whatever wins, the timer is cleared and the abort listener removed.
+ * time (which fires no event) is "aborted" at once, ahead of everything else; an `until` that
+ * has already settled wins over any delay; with no `until`, a delay ≤ 0 is "elapsed" at once
+ * (no timer). Whatever wins, the timer is cleared and the abort listener removed.
  */
 export function abortableWait({ ms, until, signal }: WaitOptions): Promise<WaitOutcome> {
   if (signal?.aborted) return Promise.resolve("aborted");
-  if (ms !== undefined && ms <= 0) return Promise.resolve("elapsed");
+  if (ms !== undefined && ms <= 0 && !until) return Promise.resolve("elapsed");
   return new Promise<WaitOutcome>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
