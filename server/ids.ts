@@ -20,3 +20,4 @@ export const newTurnId = () => newId("turn") as TurnId;
 export const newToolCallId = () => newId("call") as ToolCallId;
 export const asSessionId = (s: string) => s as SessionId;
 export const asMessageId = (s: string) => s as MessageId;
+export const asTurnId = (s: string) => s as TurnId;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { abortableWait } from "../abortable";
 import { inTx } from "../db/client";
-import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
+import { asSessionId, asTurnId, newMessageId, newTurnId, type SessionId } from "../ids";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { teamPlaybook } from "../team/playbook";
 import { membershipOf, spawnTeammate } from "../team/roster";
@@ -161,10 +161,10 @@ describe("interrupt_agent on a running teammate", () => {
       prompt: "Explain the plan at length before reporting back",
       context: "fresh",
     });
-    const mateId = mate.sessionId as SessionId;
+    const mateId = asSessionId(mate.sessionId);
     await waitFor(async () => (await eventsOf(rt.db, mateId)).some((e) => e.payload.kind === "assistant_delta"), 10_000, "the teammate streaming");
     const tools = new Map(createTeamLayer(rt.db, rt.hub).toolsFor(lead).tools.map((t) => [t.name, t]));
-    const scope = { db: rt.db, sessionId: lead, turnId: "turn_test" as TurnId, callKey: "msg_x/interrupt", signal: new AbortController().signal };
+    const scope = { db: rt.db, sessionId: lead, turnId: asTurnId("turn_test"), callKey: "msg_x/interrupt", signal: new AbortController().signal };
     const out = await runTool(tools, "interrupt_agent", { target: "talker" }, scope);
     expect(out.output).toEqual({ previousStatus: "running" });
 
