@@ -115,7 +115,3 @@ export async function claimInbox(tx: Tx, sessionId: SessionId, firstStep: boolea
   const seen = await existingMessageIds(tx, sessionId, items.map((i) => i.id));
   return items.filter((i) => !seen.has(i.id));
 }
-
-export async function hasPendingSteer(db: DbOrTx, sessionId: SessionId): Promise<boolean> {
-  return (await db.inboxItem.count({ where: { sessionId, mode: "steer" } })) > 0;
-}
