@@ -33,13 +33,13 @@ describe("runtime-context text", () => {
       { name: "a:empty", required: true, render: () => "   " },
       { name: "c:optional", required: false, render: () => "two" },
     ]);
-    const text = await registry.renderSnapshot(scope, true);
+    const text = await registry.renderSnapshot(scope, { includeOptional: true });
     expect(text).toBe(`${RUNTIME_CONTEXT_HEADER}\n<b:first>\none\n</b:first>\n<c:optional>\ntwo\n</c:optional>`);
     expect(parseRuntimeContext(text!)).toEqual([
       { name: "b:first", text: "one" },
       { name: "c:optional", text: "two" },
     ]);
-    expect(parseRuntimeContext((await registry.renderSnapshot(scope, false))!)).toEqual([{ name: "b:first", text: "one" }]);
+    expect(parseRuntimeContext((await registry.renderSnapshot(scope, { includeOptional: false }))!)).toEqual([{ name: "b:first", text: "one" }]);
   });
 
   it("reads nothing from other text or a malformed snapshot", () => {

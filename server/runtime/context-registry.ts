@@ -37,10 +37,10 @@ export class ContextRegistry {
   }
 
   /** The full snapshot text, or null when no section renders. Sections keep registration order. */
-  async renderSnapshot(scope: ContextScope, optionalEnabled: boolean): Promise<string | null> {
+  async renderSnapshot(scope: ContextScope, opts: { includeOptional: boolean }): Promise<string | null> {
     const sections: ContextSection[] = [];
     for (const p of this.providers.values()) {
-      if (!p.required && !optionalEnabled) continue;
+      if (!p.required && !opts.includeOptional) continue;
       const text = await p.render(scope);
       if (text !== null && text.trim() !== "") sections.push({ name: p.name, text: text.trim() });
     }

@@ -103,8 +103,8 @@ export type ClaimedItem = z.infer<typeof ClaimedRow>;
  * steer items, plus one queued item at the first step of a turn. Items whose id is already in
  * history (a redelivery) are dropped here, so nothing enters twice.
  */
-export async function claimInbox(tx: Tx, sessionId: SessionId, firstStep: boolean): Promise<ClaimedItem[]> {
-  const queueLimit = firstStep ? 1 : 0;
+export async function claimInbox(tx: Tx, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
+  const queueLimit = at.firstStep ? 1 : 0;
   const rows = await tx.$queryRaw`DELETE FROM inbox_items WHERE session_id = ${sessionId} AND id IN (
       SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'
       UNION ALL

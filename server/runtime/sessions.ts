@@ -119,6 +119,14 @@ export async function requestAbort(
   return { aborting: row.activeTurnId !== null };
 }
 
+const AbortRequestRow = z.object({ abortRequest: z.enum(["stop", "interrupt"]).nullable() });
+
+/** The stop or interrupt requested for the session's current turn and not yet carried out. */
+export async function storedAbortRequest(db: DbOrTx, sessionId: SessionId): Promise<"stop" | "interrupt" | null> {
+  const row = await db.session.findUniqueOrThrow({ where: { id: sessionId }, select: { abortRequest: true } });
+  return AbortRequestRow.parse(row).abortRequest;
+}
+
 /**
  * A new independent session seeded with the source's completed turns: through the end of the
  * turn containing `throughSeq` (or all completed turns). Streamed deltas are not copied; the
