@@ -7,7 +7,6 @@ export type Brand<T, B extends string> = T & { readonly [brand]: B };
 export type SessionId = Brand<string, "SessionId">;
 export type MessageId = Brand<string, "MessageId">;
 export type TurnId = Brand<string, "TurnId">;
-export type ToolCallId = Brand<string, "ToolCallId">;
 
 /** Time-ordered, URL-safe id: 12 hex chars of milliseconds + 10 random hex chars. */
 function newId(prefix: string): string {
@@ -17,7 +16,6 @@ function newId(prefix: string): string {
 export const newSessionId = () => newId("ses") as SessionId;
 export const newMessageId = () => newId("msg") as MessageId;
 export const newTurnId = () => newId("turn") as TurnId;
-export const newToolCallId = () => newId("call") as ToolCallId;
 export const asSessionId = (s: string) => s as SessionId;
 export const asMessageId = (s: string) => s as MessageId;
 export const asTurnId = (s: string) => s as TurnId;
