@@ -28,7 +28,7 @@ import { parseEnv } from "../server/env";
 import { isAppError } from "../server/errors";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
 import { ActivityHub } from "../server/live/activity";
-import { ModelChoiceSchema } from "../server/models/registry";
+import { ModelChoiceSchema } from "../server/models/choice";
 import { ScriptedModel } from "../server/models/scripted";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
 import { Runtime } from "../server/runtime/runtime";

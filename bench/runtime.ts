@@ -22,7 +22,7 @@ import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, w
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
 import { ActivityHub } from "../server/live/activity";
-import { ModelChoiceSchema } from "../server/models/registry";
+import { ModelChoiceSchema } from "../server/models/choice";
 import { readTail, ScriptedModel, type Playbook } from "../server/models/scripted";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
 import { enqueue } from "../server/runtime/inbox";

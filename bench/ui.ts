@@ -34,7 +34,7 @@ import { chromiumLaunchOptions } from "../e2e/chromium";
 import { createDb, inTx, type Db } from "../server/db/client";
 import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
 import { asSessionId, type SessionId } from "../server/ids";
-import { ModelChoiceSchema } from "../server/models/registry";
+import { ModelChoiceSchema } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
 import { appendEvents } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";

@@ -18,3 +18,4 @@ export const newMessageId = () => newId("msg") as MessageId;
 export const newTurnId = () => newId("turn") as TurnId;
 export const asSessionId = (s: string) => s as SessionId;
 export const asMessageId = (s: string) => s as MessageId;
+export const asTurnId = (s: string) => s as TurnId;

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import pg from "pg";
 import { z } from "zod";
+import { abortableWait } from "../abortable";
 import type { DbOrTx } from "../db/client";
 
 // Postgres LISTEN/NOTIFY fan-out. A notification is only a hint that a session changed:
@@ -113,32 +114,20 @@ export class ActivityHub {
  * Subscribe *before* reading state, then await: nothing between the read and the wait is missed.
  */
 export function activityWaiter(hub: ActivityHub, sessionId: string, kinds?: readonly ActivityKind[]) {
-  let fired = false;
-  let resolve: (() => void) | null = null;
+  let fire!: () => void;
+  const fired = new Promise<void>((resolve) => (fire = resolve));
   const off = hub.on(sessionId, (a) => {
     if (kinds && a.sessionId !== "*" && !kinds.includes(a.kind)) return;
-    fired = true;
-    resolve?.();
+    fire();
   });
   return {
-    wait(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-      return new Promise<void>((res) => {
-        if (fired || signal?.aborted) return res();
-        const t = setTimeout(done, timeoutMs);
-        const onAbort = () => done();
-        signal?.addEventListener("abort", onAbort, { once: true });
-        function done() {
-          clearTimeout(t);
-          signal?.removeEventListener("abort", onAbort);
-          res();
-        }
-        resolve = done;
-      });
+    async wait(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+      await abortableWait({ ms: timeoutMs, until: fired, signal });
     },
     /** Stops listening and settles a pending wait (its timer and abort listener go too). */
     dispose() {
       off();
-      resolve?.();
+      fire();
     },
   };
 }

@@ -1,20 +1,12 @@
-import { z } from "zod";
 import type { Env } from "../env";
 import { AppError } from "../errors";
 import { createAnthropicModel, createOpenAICompatibleModel } from "./ai-sdk";
+import { SCRIPTED_CHOICE, type ModelChoice } from "./choice";
 import { ScriptedModel, type Playbook } from "./scripted";
 import type { LanguageModel } from "./types";
 
 // Which models a session may choose, and how a choice becomes a LanguageModel. Keys stay in
 // the server's environment; the browser only ever sees provider and model names.
-
-export const ModelChoiceSchema = z.object({
-  provider: z.enum(["scripted", "openai-compatible", "anthropic"]),
-  model: z.string().min(1).max(200),
-});
-export type ModelChoice = z.infer<typeof ModelChoiceSchema>;
-
-export const SCRIPTED_CHOICE: ModelChoice = { provider: "scripted", model: "keyless" };
 
 export interface ModelOption extends ModelChoice {
   label: string;

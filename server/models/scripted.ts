@@ -1,3 +1,5 @@
+import { abortableWait } from "../abortable";
+import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "../runtime/context-registry";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
 
 // The keyless scripted model: the default model of the product. Deterministic, no network,
@@ -18,9 +20,11 @@ export interface ScriptedModelOptions {
   playbook?: Playbook;
 }
 
+/**
+ * The start of a runtime-context message, for the team playbook until it reads snapshots with
+ * parseRuntimeContext (runtime/context-registry.ts, which writes them); nothing else uses it.
+ */
 export const RUNTIME_CONTEXT_PREFIX = "Runtime context (";
-/** How the keyless model's compaction summaries start. */
-export const SUMMARY_PREFIX = "Summary of the conversation so far:";
 
 export class ScriptedModel implements LanguageModel {
   readonly id = "scripted:keyless";
@@ -59,20 +63,8 @@ function abortError(): Error {
   return e;
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(abortError());
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortError());
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if ((await abortableWait({ ms, signal })) === "aborted") throw abortError();
 }
 
 /** Word-sized chunks (whitespace kept with the word), like a real token stream. */
@@ -87,7 +79,7 @@ export function readTail(messages: ModelMessage[]): { inputs: string[]; toolResu
   for (; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== "user") break;
-    if (!m.text.startsWith(RUNTIME_CONTEXT_PREFIX)) inputs.unshift(m.text);
+    if (!isRuntimeContext(m.text)) inputs.unshift(m.text);
   }
   const before = messages[i];
   return { inputs, toolResults: before?.role === "tool" ? before.results : [] };
@@ -185,7 +177,27 @@ function summarise(messages: ModelMessage[]): string {
   const lines = text
     .split("\n")
     .slice(1)
-    .filter((l) => l.startsWith("[") && !l.includes(RUNTIME_CONTEXT_PREFIX))
-    .map((l) => `- ${l.length > 100 ? `${l.slice(0, 99)}…` : l}`);
-  return `${SUMMARY_PREFIX}\n${lines.join("\n")}`;
+    .filter((l) => l.startsWith("[") && !l.includes(RUNTIME_CONTEXT_HEADER))
+    .map((l) => (l.length > 100 ? `${l.slice(0, 99)}…` : l));
+  return formatScriptedSummary(lines);
+}
+
+// The keyless model's summaries are read back by the team playbook (a compacted history):
+// written and read only here.
+
+/** How the keyless model's compaction summaries start. */
+export const SUMMARY_PREFIX = "Summary of the conversation so far:";
+
+/** The prefix line, then one "- " line per (single-line) entry. */
+export function formatScriptedSummary(lines: readonly string[]): string {
+  return `${SUMMARY_PREFIX}\n${lines.map((l) => `- ${l}`).join("\n")}`;
+}
+
+/** The entries of a summary written by formatScriptedSummary; null for any other text. */
+export function parseScriptedSummary(text: string): string[] | null {
+  if (!text.startsWith(`${SUMMARY_PREFIX}\n`)) return null;
+  const body = text.slice(SUMMARY_PREFIX.length + 1);
+  if (body === "") return [];
+  const lines = body.split("\n");
+  return lines.every((l) => l.startsWith("- ")) ? lines.map((l) => l.slice(2)) : null;
 }

@@ -1,28 +1,25 @@
 import { z } from "zod";
-import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import { abortableWait } from "../abortable";
+import { inTx, type Db, type Tx } from "../db/client";
 import { isAppError } from "../errors";
-import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
+import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity } from "../live/activity";
-import { ModelChoiceSchema, type ModelResolver } from "../models/registry";
+import { ModelChoiceSchema } from "../models/choice";
+import type { ModelResolver } from "../models/registry";
 import type { LanguageModel, ToolCall, ToolSpec, Usage } from "../models/types";
-import { RESUME_NOTICE, type RuntimeConfig } from "./config";
+import { planCompaction, summarise } from "./compaction";
+import type { RuntimeConfig } from "./config";
 import type { ContextRegistry } from "./context-registry";
 import { snapshotToAppend } from "./context-registry";
-import type { EventPayload, SessionEvent, TurnEndReason } from "./events";
-import {
-  estimateTokens,
-  lastCompactedSeq,
-  lastCompletedTurnSeq,
-  retainedContextSnapshot,
-  toModelMessages,
-  transcriptText,
-  unfinishedStreamText,
-  visibleEvents,
-} from "./history";
-import { claimInbox, enqueue, type ClaimedItem } from "./inbox";
+import { DeltaFlusher } from "./delta-flusher";
+import type { EventPayload, SessionEvent } from "./events";
+import { retainedContextSnapshot, toModelMessages, visibleEvents } from "./history";
+import { claimInbox, type ClaimedItem } from "./inbox";
 import { releaseLease } from "./lease";
 import { appendEvents, assertLeaseHeld, readEventsAfter, type Lease } from "./session-log";
-import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolOutcome, type ToolsetOptions } from "./tools";
+import { storedAbortRequest } from "./sessions";
+import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
+import { closeCrashedTurn, endTurn, toolResultEvent, tryCompleteTurn, type TurnCloseScope, type TurnEnding } from "./turn-close";
 
 // One resident agent: the turn and step loop of a session whose lease this process holds.
 // Everything it knows comes from the session log (cold resume is just "start a driver"), and
@@ -41,7 +38,7 @@ export interface AgentServices {
   log(line: string): void;
 }
 
-export type AbortKind = "stop" | "interrupt" | "shutdown" | "lease_lost";
+type AbortKind = "stop" | "interrupt" | "shutdown" | "lease_lost";
 
 const SessionSettings = z.object({
   model: ModelChoiceSchema,
@@ -50,39 +47,11 @@ const SessionSettings = z.object({
   activeTurnId: z.string().nullable(),
 });
 
-const SUMMARY_SYSTEM =
-  "You write compaction summaries. Summarise the conversation so that the agent can continue the work: goals, decisions, facts learned, open tasks. Be concise.";
-const SUMMARY_INSTRUCTION = "Summarise this conversation for your own future reference:";
-
-/**
- * A turn cut short by a crash or a server shutdown should not leave its work abandoned: a
- * system notice (Steer) wakes the agent to continue once a process drives it again.
- */
-function enqueueResumeNotice(tx: Tx, sessionId: SessionId) {
-  return enqueue(tx, sessionId, { mode: "steer", text: RESUME_NOTICE, source: { kind: "system" } });
-}
-
-/** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
-class SteerPending extends Error {}
-
-const AbortRequestRow = z.object({ abortRequest: z.enum(["stop", "interrupt"]).nullable() });
-
-function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOutcome): EventPayload {
-  return {
-    kind: "tool_result",
-    turnId,
-    toolCallId: call.toolCallId,
-    toolName: call.toolName,
-    output: outcome.output,
-    isError: outcome.isError,
-    ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
-  };
-}
-
 export class AgentDriver {
   private events: SessionEvent[] = [];
-  private woken = false;
-  private wakeWaiter: (() => void) | null = null;
+  /** Settles on wake(); renewed each round of the loop, so it means "woken since". */
+  private wokenSince: Promise<void> = Promise.resolve();
+  private wakeUp: () => void = () => undefined;
   private turnAbort: AbortController | null = null;
   private abortKind: AbortKind | null = null;
   private closing: AbortKind | null = null;
@@ -106,8 +75,7 @@ export class AgentDriver {
 
   /** New input may be waiting. */
   wake(): void {
-    this.woken = true;
-    this.wakeWaiter?.();
+    this.wakeUp();
   }
 
   /** A stop or interrupt was requested in the database; abort the turn if it is ours. */
@@ -142,10 +110,10 @@ export class AgentDriver {
       this.toolOptions = options;
       this.events = await readEventsAfter(this.svc.db, this.sessionId, 0);
       const settings = await this.settings();
-      if (settings.activeTurnId) await this.closeCrashedTurn(settings.activeTurnId as TurnId);
+      if (settings.activeTurnId) await closeCrashedTurn(this.closeScope(), asTurnId(settings.activeTurnId));
 
       while (!this.closing) {
-        this.woken = false;
+        this.wokenSince = new Promise((resolve) => (this.wakeUp = resolve));
         const s = await this.settings();
         const pending = s.parked ? 0 : await this.svc.db.inboxItem.count({ where: { sessionId: this.sessionId } });
         if (pending > 0) {
@@ -153,7 +121,7 @@ export class AgentDriver {
           continue;
         }
         await this.setStatus("idle");
-        const woke = await this.waitForWake(this.svc.config.idleEvictMs);
+        const woke = (await abortableWait({ ms: this.svc.config.idleEvictMs, until: this.wokenSince })) === "woken";
         if (this.closing || woke) continue;
         // Idle long enough: evict. The runtime re-checks the inbox after we exit, so input
         // that races with the release still finds a driver.
@@ -174,21 +142,6 @@ export class AgentDriver {
       // Let the recovery sweep adopt it: the next driver closes the open turn as interrupted.
       await releaseLease(this.svc.db, this.sessionId, this.lease).catch(() => undefined);
     }
-  }
-
-  private waitForWake(ms: number): Promise<boolean> {
-    if (this.woken) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.wakeWaiter = null;
-        resolve(false);
-      }, ms);
-      this.wakeWaiter = () => {
-        clearTimeout(t);
-        this.wakeWaiter = null;
-        resolve(true);
-      };
-    });
   }
 
   private async settings() {
@@ -217,85 +170,24 @@ export class AgentDriver {
     return added;
   }
 
+  /** What the turn-closing functions (turn-close.ts) need from this driver. */
+  private closeScope(): TurnCloseScope {
+    return {
+      db: this.svc.db,
+      sessionId: this.sessionId,
+      events: this.events,
+      tools: this.tools,
+      append: (payloads, extra) => this.append(payloads, extra),
+      log: (line) => this.svc.log(line),
+    };
+  }
+
+  private endTurn(turnId: TurnId, ending: TurnEnding): Promise<void> {
+    return endTurn(this.closeScope(), turnId, ending);
+  }
+
   private claimedMessages(items: ClaimedItem[]): EventPayload[] {
     return items.map((i) => ({ kind: "user_message", messageId: i.id, text: i.text, source: i.source }));
-  }
-
-  /**
-   * A crash left this turn open: report the real result of every tool call whose effect
-   * committed without its result, keep what was streamed, close the turn as interrupted.
-   */
-  private async closeCrashedTurn(turnId: TurnId): Promise<void> {
-    const partial = unfinishedStreamText(this.events);
-    const payloads: EventPayload[] = await this.recoverToolResults(turnId);
-    if (partial && partial.turnId === turnId) {
-      payloads.push({
-        kind: "assistant_message",
-        messageId: newMessageId(),
-        turnId,
-        step: partial.step,
-        model: "unknown",
-        text: partial.text,
-        toolCalls: [],
-        usage: { inputTokens: 0, outputTokens: 0 },
-        interrupted: true,
-      });
-    }
-    // A stop or interrupt asked for before the crash still holds: the turn ends aborted and
-    // does not resume (an interrupt's parked inbox stays parked).
-    const requested = await this.storedAbortRequest();
-    payloads.push({ kind: "turn_end", turnId, reason: requested ? "aborted" : "interrupted" });
-    await this.append(payloads, async (tx) => {
-      await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
-      if (!requested) await enqueueResumeNotice(tx, this.sessionId);
-    });
-    this.svc.log(`agent ${this.sessionId}: closed turn ${turnId} left open by a crash`);
-  }
-
-  private async storedAbortRequest(db: DbOrTx = this.svc.db): Promise<"stop" | "interrupt" | null> {
-    const row = await db.session.findUniqueOrThrow({ where: { id: this.sessionId }, select: { abortRequest: true } });
-    return AbortRequestRow.parse(row).abortRequest;
-  }
-
-  /**
-   * Results for the turn's tool calls that have none in the log, from their tools' own records.
-   * Results follow their assistant message, so a call id is matched within its own reply (model
-   * call ids are only unique per reply).
-   */
-  private async recoverToolResults(turnId: TurnId): Promise<EventPayload[]> {
-    const calls: { messageId: string; call: ToolCall; answered: boolean }[] = [];
-    let reply: typeof calls = [];
-    // Only this turn's events: from its start, found from the end of the log.
-    const isStart = ({ payload: p }: SessionEvent) => p.kind === "turn_start" && p.turnId === turnId;
-    let from = this.events.length - 1;
-    while (from > 0 && !isStart(this.events[from]!)) from -= 1;
-    for (const { payload: p } of this.events.slice(Math.max(0, from))) {
-      if (p.kind === "assistant_message" && p.turnId === turnId) {
-        reply = p.toolCalls.map((call) => ({ messageId: p.messageId, call, answered: false }));
-        calls.push(...reply);
-      }
-      if (p.kind === "tool_result" && p.turnId === turnId) {
-        const c = reply.find((r) => r.call.toolCallId === p.toolCallId && !r.answered);
-        if (c) c.answered = true;
-      }
-    }
-    const out: EventPayload[] = [];
-    for (const { messageId, call, answered } of calls) {
-      const tool = this.tools.get(call.toolName);
-      if (answered || !tool?.recover) continue;
-      const callKey = toolCallKey(messageId, call.toolCallId);
-      const output = await tool.recover(callKey, {
-        db: this.svc.db,
-        sessionId: this.sessionId,
-        turnId,
-        callKey,
-        signal: new AbortController().signal,
-      });
-      if (output === null) continue;
-      out.push(toolResultEvent(turnId, call, { output: tool.output.parse(output), isError: false }));
-      this.svc.log(`agent ${this.sessionId}: recovered the result of ${call.toolName} (${callKey})`);
-    }
-    return out;
   }
 
   /** One tool call, executed at most once; its result is in the log when this returns. */
@@ -332,7 +224,7 @@ export class AgentDriver {
     // Turn start, the first claim and step 0 commit together: either the turn owns its input
     // or it never started.
     const started = await inTx(this.svc.db, async (tx) => {
-      const items = await claimInbox(tx, this.sessionId, true);
+      const items = await claimInbox(tx, this.sessionId, { firstStep: true });
       if (items.length === 0) return false;
       await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(
@@ -359,7 +251,7 @@ export class AgentDriver {
       const model = this.svc.resolveModel(settings.model);
       for (;;) {
         await this.maybeCompact(model, abort.signal);
-        await this.admitRuntimeContext(settings.optionalContext);
+        await this.admitRuntimeContext({ includeOptional: settings.optionalContext });
         const result = await this.modelStep(model, turnId, step, abort.signal);
         for (const call of result.toolCalls) {
           if (abort.signal.aborted) break;
@@ -367,10 +259,10 @@ export class AgentDriver {
         }
         await this.append([{ kind: "step_end", turnId, step }]);
         if (abort.signal.aborted) throw new Error("aborted");
-        if (result.toolCalls.length === 0 && (await this.tryEndTurn(turnId))) return;
+        if (result.toolCalls.length === 0 && (await tryCompleteTurn(this.closeScope(), turnId))) return;
         step += 1;
         if (step >= this.svc.config.maxStepsPerTurn) {
-          await this.endTurn(turnId, "error", { error: `Stopped after ${step} steps (MAX_STEPS_PER_TURN)` });
+          await this.endTurn(turnId, { reason: "error", error: `Stopped after ${step} steps (MAX_STEPS_PER_TURN)` });
           return;
         }
         const requested = await this.stepBoundary(turnId, step);
@@ -388,12 +280,12 @@ export class AgentDriver {
         // An interrupt parked the inbox when it was requested (sessions.ts requestAbort); the
         // end of the cut turn does not park again, so input that came after the request runs.
         // A shutdown that overtook a stored stop or interrupt ends the turn as that asked.
-        if (kind === "shutdown" && !(await this.storedAbortRequest())) await this.endTurn(turnId, "interrupted", { resume: true });
-        else await this.endTurn(turnId, "aborted");
+        const cutByShutdown = kind === "shutdown" && !(await storedAbortRequest(this.svc.db, this.sessionId));
+        await this.endTurn(turnId, { reason: cutByShutdown ? "interrupted" : "aborted" });
       } else {
         const message = e instanceof Error ? e.message : String(e);
         this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`);
-        await this.endTurn(turnId, "error", { error: message });
+        await this.endTurn(turnId, { reason: "error", error: message });
       }
     } finally {
       this.turnAbort = null;
@@ -406,9 +298,9 @@ export class AgentDriver {
    */
   private async stepBoundary(turnId: TurnId, step: number): Promise<"stop" | "interrupt" | null> {
     return inTx(this.svc.db, async (tx) => {
-      const requested = await this.storedAbortRequest(tx);
+      const requested = await storedAbortRequest(tx, this.sessionId);
       if (requested) return requested;
-      const items = await claimInbox(tx, this.sessionId, false);
+      const items = await claimInbox(tx, this.sessionId, { firstStep: false });
       if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(
         tx,
@@ -421,41 +313,8 @@ export class AgentDriver {
     });
   }
 
-  /**
-   * Ends the turn unless steer input is pending. The session row lock orders this against
-   * "steer now" (inbox.ts): a steer either lands before this check and extends the turn, or
-   * sees no active turn and is refused.
-   */
-  private async tryEndTurn(turnId: TurnId): Promise<boolean> {
-    try {
-      await this.append([{ kind: "turn_end", turnId, reason: "completed" }], async (tx) => {
-        const steer = await tx.inboxItem.count({ where: { sessionId: this.sessionId, mode: "steer" } });
-        if (steer > 0) throw new SteerPending();
-        await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
-      });
-      return true;
-    } catch (e) {
-      if (e instanceof SteerPending) return false;
-      throw e;
-    }
-  }
-
-  /**
-   * Ends the turn, first reporting the real result of any tool call whose effect committed but
-   * whose result never reached the log (a failed append). `resume`: steer the restart notice
-   * in, so the work goes on once a process drives the agent.
-   */
-  private async endTurn(turnId: TurnId, reason: TurnEndReason, opts: { error?: string; resume?: boolean } = {}): Promise<void> {
-    const { error, resume } = opts;
-    const recovered = await this.recoverToolResults(turnId);
-    await this.append([...recovered, { kind: "turn_end", turnId, reason, ...(error ? { error } : {}) }], async (tx) => {
-      await tx.session.update({ where: { id: this.sessionId }, data: { activeTurnId: null, abortRequest: null } });
-      if (resume) await enqueueResumeNotice(tx, this.sessionId);
-    });
-  }
-
-  private async admitRuntimeContext(optionalEnabled: boolean): Promise<void> {
-    const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date() }, optionalEnabled);
+  private async admitRuntimeContext(opts: { includeOptional: boolean }): Promise<void> {
+    const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date() }, opts);
     const text = snapshotToAppend(current, retainedContextSnapshot(visibleEvents(this.events)));
     if (text === null) return;
     await this.append([{ kind: "user_message", messageId: newMessageId(), text, source: { kind: "runtime_context" } }]);
@@ -463,30 +322,10 @@ export class AgentDriver {
 
   /** Summarises the completed part of the history when the visible history is over budget. */
   private async maybeCompact(model: LanguageModel, signal: AbortSignal): Promise<void> {
-    const visible = visibleEvents(this.events);
-    if (estimateTokens(toModelMessages(visible)) <= this.svc.config.compactionBudgetTokens) return;
-    // Only completed turns are summarised, and only what no earlier compaction covered.
-    const throughSeq = lastCompletedTurnSeq(this.events);
-    if (throughSeq <= lastCompactedSeq(this.events)) return;
-    const range = visible.filter((e) => e.seq <= throughSeq);
-    let summary = "";
-    for await (const chunk of model.stream(
-      {
-        system: SUMMARY_SYSTEM,
-        messages: [{ role: "user", text: `${SUMMARY_INSTRUCTION}\n\n${transcriptText(toModelMessages(range))}` }],
-        tools: [],
-        purpose: "summary",
-      },
-      signal,
-    )) {
-      if (chunk.type === "text-delta") summary += chunk.text;
-    }
-    const summaryMessageId = newMessageId();
-    await this.append([
-      { kind: "compaction", throughSeq, summaryMessageId },
-      { kind: "user_message", messageId: summaryMessageId, text: summary, source: { kind: "compaction_summary" } },
-    ]);
-    this.svc.log(`agent ${this.sessionId}: compacted history through seq ${throughSeq} (${model.id})`);
+    const plan = planCompaction(this.events, this.svc.config.compactionBudgetTokens);
+    if (!plan) return;
+    await this.append(await summarise(model, plan, signal));
+    this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`);
   }
 
   /** One model call: streams deltas into the log in small batches, then records the message. */
@@ -510,7 +349,7 @@ export class AgentDriver {
       this.append([{ kind: "assistant_delta", turnId, step, text: chunk }]).then(() => undefined),
     );
     const messageId = newMessageId();
-    const message = (interrupted: boolean): EventPayload => ({
+    const message = ({ interrupted }: { interrupted: boolean }): EventPayload => ({
       kind: "assistant_message",
       messageId,
       turnId,
@@ -533,56 +372,11 @@ export class AgentDriver {
       if (signal.aborted) throw new Error("aborted");
     } catch (e) {
       await flusher.settle();
-      if (text !== "" || signal.aborted) await this.append([message(true)]);
+      if (text !== "" || signal.aborted) await this.append([message({ interrupted: true })]);
       throw e;
     }
     await flusher.settle();
-    await this.append([message(false)]);
+    await this.append([message({ interrupted: false })]);
     return { toolCalls, messageId };
-  }
-}
-
-/**
- * Batches streamed text into at most one log append per interval, one append in flight at a
- * time. The final assistant message carries the whole text, so unflushed pieces can be dropped.
- */
-class DeltaFlusher {
-  private buffer = "";
-  private inFlight: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private failed: unknown = null;
-
-  constructor(
-    private readonly intervalMs: number,
-    private readonly write: (text: string) => Promise<void>,
-  ) {}
-
-  push(text: string): void {
-    this.buffer += text;
-    if (!this.timer && !this.inFlight) this.timer = setTimeout(() => this.flush(), this.intervalMs);
-  }
-
-  private flush(): void {
-    this.timer = null;
-    if (this.buffer === "" || this.failed) return;
-    const text = this.buffer;
-    this.buffer = "";
-    this.inFlight = this.write(text)
-      .catch((e: unknown) => {
-        this.failed = e;
-      })
-      .finally(() => {
-        this.inFlight = null;
-        if (this.buffer !== "" && !this.timer) this.timer = setTimeout(() => this.flush(), this.intervalMs);
-      });
-  }
-
-  /** Stops flushing and waits for the write in flight; rethrows a failed write (lease lost). */
-  async settle(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.buffer = "";
-    while (this.inFlight) await this.inFlight;
-    if (this.failed) throw this.failed;
   }
 }

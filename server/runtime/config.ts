@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { RUNTIME_CONTEXT_LABEL } from "./context-registry";
 
 export interface RuntimeConfig {
   idleEvictMs: number;
@@ -15,7 +16,7 @@ export interface RuntimeConfig {
 export const DEFAULT_SYSTEM_PROMPT = [
   "You are an agent in Agent Teams, working in a durable session that people watch live.",
   "Be direct and concise. Use the tools you are given when they help; when a tool returns an error, read its code and message and adjust.",
-  "Messages that start with \"Runtime context\" describe your current situation and supersede earlier ones.",
+  `Messages that start with "${RUNTIME_CONTEXT_LABEL}" describe your current situation and supersede earlier ones.`,
 ].join("\n");
 
 /** Steered into an agent whose turn a crash or shutdown cut short, so its work goes on. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
-import type { SessionId } from "../ids";
+import { asSessionId, type SessionId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import type { ModelRequest } from "../models/types";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
@@ -102,7 +102,7 @@ describe("runtime context snapshots", () => {
     const id = await newTestSession(r.db);
     await turn(r, id, "as a teammate", 1);
     const fork = await forkSession(r.db, id, {});
-    const forkId = fork.id as SessionId;
+    const forkId = asSessionId(fork.id);
     identity = "role: lead (independent fork)";
     const events = await turn(r, forkId, "continue", 2);
     const snaps = snapshots(events);

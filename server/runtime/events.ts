@@ -5,7 +5,7 @@ import { z } from "zod";
 
 export const MessageSourceSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("human"), author: z.string().optional() }),
-  /** Team mail keeps the real sender (issue 3 fills these in). */
+  /** Team mail keeps its mailbox message id and the real sender (team/mailbox.ts delivers it). */
   z.object({
     kind: z.literal("team"),
     teamId: z.string(),

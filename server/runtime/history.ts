@@ -74,25 +74,8 @@ export function retainedContextSnapshot(visible: SessionEvent[]): string | null 
   return null;
 }
 
-/** Rough token estimate (4 characters a token) of what the model would be sent. */
-export function estimateTokens(messages: ModelMessage[]): number {
-  let chars = 0;
-  for (const m of messages) {
-    if (m.role === "user") chars += m.text.length;
-    else if (m.role === "assistant") chars += m.text.length + JSON.stringify(m.toolCalls).length;
-    else chars += JSON.stringify(m.results).length;
-  }
-  return Math.ceil(chars / 4);
-}
-
-/** Seq of the last turn_end (the end of the completed part of the log), or 0. */
-export function lastCompletedTurnSeq(events: SessionEvent[]): number {
-  for (let i = events.length - 1; i >= 0; i--) if (events[i]!.payload.kind === "turn_end") return events[i]!.seq;
-  return 0;
-}
-
 /** Text streamed in the open step that never became an assistant message (crash recovery). */
-export function unfinishedStreamText(events: SessionEvent[]): { turnId: string; step: number; text: string } | null {
+export function unfinishedStreamText(events: readonly SessionEvent[]): { turnId: string; step: number; text: string } | null {
   let acc: { turnId: string; step: number; text: string } | null = null;
   for (const { payload: p } of events) {
     if (p.kind === "assistant_delta") {
@@ -103,30 +86,4 @@ export function unfinishedStreamText(events: SessionEvent[]): { turnId: string; 
     }
   }
   return acc;
-}
-
-/** throughSeq of the latest compaction, or 0. */
-export function lastCompactedSeq(events: SessionEvent[]): number {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const p = events[i]!.payload;
-    if (p.kind === "compaction") return p.throughSeq;
-  }
-  return 0;
-}
-
-/**
- * Plain-text rendering of messages, for a compaction request: providers reject tool calls in a
- * request that offers no tools, so the summariser reads the conversation as text.
- */
-export function transcriptText(messages: ModelMessage[]): string {
-  return messages
-    .map((m) => {
-      if (m.role === "user") return `[user] ${m.text}`;
-      if (m.role === "assistant") {
-        const calls = m.toolCalls.map((c) => ` [called ${c.toolName} ${JSON.stringify(c.input)}]`).join("");
-        return `[assistant] ${m.text}${calls}`;
-      }
-      return m.results.map((r) => `[${r.isError ? "tool error" : "tool result"} ${r.toolName}] ${JSON.stringify(r.output)}`).join("\n");
-    })
-    .join("\n");
 }

@@ -103,8 +103,8 @@ export type ClaimedItem = z.infer<typeof ClaimedRow>;
  * steer items, plus one queued item at the first step of a turn. Items whose id is already in
  * history (a redelivery) are dropped here, so nothing enters twice.
  */
-export async function claimInbox(tx: Tx, sessionId: SessionId, firstStep: boolean): Promise<ClaimedItem[]> {
-  const queueLimit = firstStep ? 1 : 0;
+export async function claimInbox(tx: Tx, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
+  const queueLimit = at.firstStep ? 1 : 0;
   const rows = await tx.$queryRaw`DELETE FROM inbox_items WHERE session_id = ${sessionId} AND id IN (
       SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'
       UNION ALL
@@ -114,8 +114,4 @@ export async function claimInbox(tx: Tx, sessionId: SessionId, firstStep: boolea
   const items = z.array(ClaimedRow).parse(rows).sort((a, b) => a.position - b.position);
   const seen = await existingMessageIds(tx, sessionId, items.map((i) => i.id));
   return items.filter((i) => !seen.has(i.id));
-}
-
-export async function hasPendingSteer(db: DbOrTx, sessionId: SessionId): Promise<boolean> {
-  return (await db.inboxItem.count({ where: { sessionId, mode: "steer" } })) > 0;
 }

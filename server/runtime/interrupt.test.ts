@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { abortableWait } from "../abortable";
 import { inTx } from "../db/client";
-import { newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
-import { RUNTIME_CONTEXT_PREFIX } from "../models/scripted";
+import { asSessionId, asTurnId, newMessageId, newTurnId, type SessionId } from "../ids";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { teamPlaybook } from "../team/playbook";
 import { membershipOf } from "../team/membership";
@@ -9,6 +9,7 @@ import { spawnTeammate } from "../team/roster";
 import { createTeamLayer } from "../team/team-layer";
 import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { isRuntimeContext } from "./context-registry";
 import type { SessionEvent } from "./events";
 import { listInbox } from "./inbox";
 import { appendEvents } from "./session-log";
@@ -29,7 +30,7 @@ function deferred() {
 
 /** The newest prompt the model sees (runtime-context snapshots follow the claimed input). */
 const lastPrompt = (req: ModelRequest) =>
-  req.messages.flatMap((m) => (m.role === "user" && !m.text.startsWith(RUNTIME_CONTEXT_PREFIX) ? [m.text] : [])).at(-1) ?? "";
+  req.messages.flatMap((m) => (m.role === "user" && !isRuntimeContext(m.text) ? [m.text] : [])).at(-1) ?? "";
 
 /**
  * Replies "done: <input>"; for the input "hold", streams once and then holds the turn open
@@ -55,7 +56,7 @@ class GateModel implements LanguageModel {
     }
     if (lastPrompt(req) === "hold") {
       this.holding.resolve();
-      if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
+      await abortableWait({ signal });
       this.aborted.resolve();
       await this.release.promise;
       throw Object.assign(new Error("aborted"), { name: "AbortError" });
@@ -161,10 +162,10 @@ describe("interrupt_agent on a running teammate", () => {
       prompt: "Explain the plan at length before reporting back",
       context: "fresh",
     });
-    const mateId = mate.sessionId as SessionId;
+    const mateId = asSessionId(mate.sessionId);
     await waitFor(async () => (await eventsOf(rt.db, mateId)).some((e) => e.payload.kind === "assistant_delta"), 10_000, "the teammate streaming");
     const tools = new Map(createTeamLayer(rt.db, rt.hub).toolsFor(lead).tools.map((t) => [t.name, t]));
-    const scope = { db: rt.db, sessionId: lead, turnId: "turn_test" as TurnId, callKey: "msg_x/interrupt", signal: new AbortController().signal };
+    const scope = { db: rt.db, sessionId: lead, turnId: asTurnId("turn_test"), callKey: "msg_x/interrupt", signal: new AbortController().signal };
     const out = await runTool(tools, "interrupt_agent", { target: "talker" }, scope);
     expect(out.output).toEqual({ previousStatus: "running" });
 

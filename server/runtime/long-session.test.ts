@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inTx } from "../db/client";
-import { newMessageId, newTurnId, type SessionId } from "../ids";
+import { asSessionId, newMessageId, newTurnId, type SessionId } from "../ids";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { membershipOf } from "../team/membership";
 import { spawnTeammate } from "../team/roster";
@@ -80,7 +80,7 @@ describe("a session of more than 10,000 events", () => {
     expect((await eventsOf(rt.db, id)).length).toBe(TURNS * 6);
 
     const fork = await forkSession(rt.db, id, {});
-    const forked = texts(await eventsOf(rt.db, fork.id as SessionId));
+    const forked = texts(await eventsOf(rt.db, asSessionId(fork.id)));
     expect(forked[0]).toBe(FIRST);
     expect(forked.at(-1)).toBe(LAST);
     expect(forked).toHaveLength(TURNS);
@@ -91,7 +91,7 @@ describe("a session of more than 10,000 events", () => {
       prompt: "carry on",
       context: "fork",
     });
-    const seeded = texts(await eventsOf(rt.db, mate.sessionId as SessionId));
+    const seeded = texts(await eventsOf(rt.db, asSessionId(mate.sessionId)));
     expect(seeded.slice(0, 1)).toEqual([FIRST]);
     expect(seeded).toContain(LAST);
     expect(seeded.filter((t) => t.startsWith("fact number"))).toHaveLength(TURNS);

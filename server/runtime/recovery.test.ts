@@ -321,7 +321,7 @@ describe("lease fencing", () => {
 
     // The old holder's appends fail and write nothing, even as part of a larger transaction.
     const stale = inTx(db, async (tx) => {
-      const claimed = await claimInbox(tx, id, true);
+      const claimed = await claimInbox(tx, id, { firstStep: true });
       expect(claimed.map((c) => c.id)).toEqual([item.id]);
       return appendEvents(
         tx,

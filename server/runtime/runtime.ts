@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db/client";
-import type { SessionId } from "../ids";
+import { asSessionId, type SessionId } from "../ids";
 import type { ActivityHub } from "../live/activity";
 import type { ModelResolver } from "../models/registry";
 import { AgentDriver, type AgentServices } from "./agent";
@@ -59,7 +59,7 @@ export class Runtime {
   async start(): Promise<void> {
     this.offActivity = this.opts.hub.on("*", (a) => {
       if (a.sessionId === "*") return void this.recover();
-      if (a.kind === "inbox") void this.wake(a.sessionId as SessionId);
+      if (a.kind === "inbox") void this.wake(asSessionId(a.sessionId));
       else if (a.kind === "abort") void this.drivers.get(a.sessionId)?.checkAbortRequest();
     });
     const { leaseTtlMs, recoveryIntervalMs } = this.opts.config;

@@ -3,7 +3,7 @@ import { asJson, inTx, type Db, type DbOrTx } from "../db/client";
 import { AppError } from "../errors";
 import { newSessionId, type SessionId } from "../ids";
 import { notifyActivity } from "../live/activity";
-import { ModelChoiceSchema, type ModelChoice } from "../models/registry";
+import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import type { EventPayload } from "./events";
 import { enqueue, type InboxItemView } from "./inbox";
 import { appendEvents, readEventsAfter } from "./session-log";
@@ -117,6 +117,14 @@ export async function requestAbort(
   const row = await db.session.findUniqueOrThrow({ where: { id: sessionId }, select: { activeTurnId: true } });
   await notifyActivity(db, sessionId, "abort");
   return { aborting: row.activeTurnId !== null };
+}
+
+const AbortRequestRow = z.object({ abortRequest: z.enum(["stop", "interrupt"]).nullable() });
+
+/** The stop or interrupt requested for the session's current turn and not yet carried out. */
+export async function storedAbortRequest(db: DbOrTx, sessionId: SessionId): Promise<"stop" | "interrupt" | null> {
+  const row = await db.session.findUniqueOrThrow({ where: { id: sessionId }, select: { abortRequest: true } });
+  return AbortRequestRow.parse(row).abortRequest;
 }
 
 /**

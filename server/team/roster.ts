@@ -5,7 +5,7 @@ import { AppError, isAppError } from "../errors";
 import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId } from "../ids";
 import { boundedText, DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
-import { ModelChoiceSchema } from "../models/registry";
+import { ModelChoiceSchema } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
 import { AgentStatusSchema, completedTurnsSeed, deriveStatus } from "../runtime/sessions";

@@ -3,7 +3,7 @@ import { asJson, createDb, type Db } from "../db/client";
 import { AppError, type AppErrorCode } from "../errors";
 import { asSessionId, newSessionId } from "../ids";
 import { ActivityHub, notifyActivity, type Activity } from "../live/activity";
-import { SCRIPTED_CHOICE } from "../models/registry";
+import { SCRIPTED_CHOICE } from "../models/choice";
 import { createSession } from "../runtime/sessions";
 import { LIMITS } from "../limits";
 import { createTestDatabase, type TestDatabase } from "../testing/db";

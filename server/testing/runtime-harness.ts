@@ -1,7 +1,8 @@
 import { createDb, type Db } from "../db/client";
 import { asSessionId, type SessionId } from "../ids";
 import { ActivityHub } from "../live/activity";
-import { ModelChoiceSchema, type ModelResolver } from "../models/registry";
+import { ModelChoiceSchema } from "../models/choice";
+import type { ModelResolver } from "../models/registry";
 import { ScriptedModel, type Playbook } from "../models/scripted";
 import { DEFAULT_SYSTEM_PROMPT, type RuntimeConfig } from "../runtime/config";
 import type { ContextRegistry } from "../runtime/context-registry";

@@ -1,0 +1,163 @@
+import type { Db, Tx } from "../db/client";
+import { newMessageId, type SessionId, type TurnId } from "../ids";
+import type { ToolCall } from "../models/types";
+import { RESUME_NOTICE } from "./config";
+import type { EventPayload, SessionEvent } from "./events";
+import { unfinishedStreamText } from "./history";
+import { enqueue } from "./inbox";
+import { storedAbortRequest } from "./sessions";
+import { toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
+
+// How a turn ends: its turn_end and the cleared active turn commit together, after the real
+// results of tool calls whose effects committed without one (tools' `recover`), and a turn cut
+// short by a crash or shutdown steers a resume notice in so its work goes on.
+
+/** What closing a turn needs from the driver that holds the session's lease. */
+export interface TurnCloseScope {
+  db: Db;
+  sessionId: SessionId;
+  /** The driver's exact in-memory copy of the log. */
+  events: readonly SessionEvent[];
+  tools: ReadonlyMap<string, ToolDefinition>;
+  /** Appends under the lease (keeping `events` exact); `extra` runs in the same transaction. */
+  append(payloads: EventPayload[], extra?: (tx: Tx) => Promise<void>): Promise<unknown>;
+  log(line: string): void;
+}
+
+/**
+ * How a turn ended, other than completed (tryCompleteTurn's alone: it must see no steer input).
+ * aborted: a Stop or interrupt; nothing resumes. interrupted: a crash or shutdown cut it short;
+ * the resume notice is steered in. error: the turn failed; `error` says why.
+ */
+export type TurnEnding = { reason: "aborted" } | { reason: "interrupted" } | { reason: "error"; error: string };
+
+export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOutcome): EventPayload {
+  return {
+    kind: "tool_result",
+    turnId,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    output: outcome.output,
+    isError: outcome.isError,
+    ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
+  };
+}
+
+/** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
+class SteerPending extends Error {}
+
+function clearActiveTurn(tx: Tx, sessionId: SessionId) {
+  return tx.session.update({ where: { id: sessionId }, data: { activeTurnId: null, abortRequest: null } });
+}
+
+/**
+ * Ends the turn as completed unless steer input is pending (then false: the turn goes on). The
+ * session row lock orders this against "steer now" (inbox.ts): a steer either lands before this
+ * check and extends the turn, or sees no active turn and is refused.
+ */
+export async function tryCompleteTurn(scope: TurnCloseScope, turnId: TurnId): Promise<boolean> {
+  try {
+    await scope.append([{ kind: "turn_end", turnId, reason: "completed" }], async (tx) => {
+      const steer = await tx.inboxItem.count({ where: { sessionId: scope.sessionId, mode: "steer" } });
+      if (steer > 0) throw new SteerPending();
+      await clearActiveTurn(tx, scope.sessionId);
+    });
+    return true;
+  } catch (e) {
+    if (e instanceof SteerPending) return false;
+    throw e;
+  }
+}
+
+/**
+ * Ends the turn, first reporting the real result of any tool call whose effect committed but
+ * whose result never reached the log (a failed append).
+ */
+export async function endTurn(scope: TurnCloseScope, turnId: TurnId, ending: TurnEnding): Promise<void> {
+  await closeTurn(scope, turnId, ending, await recoverToolResults(scope, turnId));
+}
+
+/**
+ * A crash left this turn open: report the real result of every tool call whose effect
+ * committed without its result, keep what was streamed, close the turn as interrupted — or as
+ * aborted when a stop or interrupt asked for before the crash still holds (an interrupt's
+ * parked inbox stays parked).
+ */
+export async function closeCrashedTurn(scope: TurnCloseScope, turnId: TurnId): Promise<void> {
+  const partial = unfinishedStreamText(scope.events);
+  const payloads = await recoverToolResults(scope, turnId);
+  if (partial && partial.turnId === turnId) {
+    payloads.push({
+      kind: "assistant_message",
+      messageId: newMessageId(),
+      turnId,
+      step: partial.step,
+      model: "unknown",
+      text: partial.text,
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      interrupted: true,
+    });
+  }
+  const requested = await storedAbortRequest(scope.db, scope.sessionId);
+  await closeTurn(scope, turnId, requested ? { reason: "aborted" } : { reason: "interrupted" }, payloads);
+  scope.log(`agent ${scope.sessionId}: closed turn ${turnId} left open by a crash`);
+}
+
+/** Appends `before` and the turn_end, and clears the active turn, in one transaction. */
+async function closeTurn(scope: TurnCloseScope, turnId: TurnId, ending: TurnEnding, before: EventPayload[]): Promise<void> {
+  const error = ending.reason === "error" && ending.error ? { error: ending.error } : {};
+  const turnEnd: EventPayload = { kind: "turn_end", turnId, reason: ending.reason, ...error };
+  await scope.append([...before, turnEnd], async (tx) => {
+    await clearActiveTurn(tx, scope.sessionId);
+    if (ending.reason === "interrupted") {
+      await enqueue(tx, scope.sessionId, { mode: "steer", text: RESUME_NOTICE, source: { kind: "system" } });
+    }
+  });
+}
+
+/**
+ * The turn's tool calls that have no result in the log, each with its assistant message id.
+ * Results follow their assistant message, so a call id is matched within its own reply (model
+ * call ids are only unique per reply).
+ */
+export function unansweredToolCalls(events: readonly SessionEvent[], turnId: TurnId): { messageId: string; call: ToolCall }[] {
+  const calls: { messageId: string; call: ToolCall; answered: boolean }[] = [];
+  let reply: typeof calls = [];
+  // Only this turn's events: from its start, found from the end of the log.
+  const isStart = ({ payload: p }: SessionEvent) => p.kind === "turn_start" && p.turnId === turnId;
+  let from = events.length - 1;
+  while (from > 0 && !isStart(events[from]!)) from -= 1;
+  for (const { payload: p } of events.slice(Math.max(0, from))) {
+    if (p.kind === "assistant_message" && p.turnId === turnId) {
+      reply = p.toolCalls.map((call) => ({ messageId: p.messageId, call, answered: false }));
+      calls.push(...reply);
+    }
+    if (p.kind === "tool_result" && p.turnId === turnId) {
+      const c = reply.find((r) => r.call.toolCallId === p.toolCallId && !r.answered);
+      if (c) c.answered = true;
+    }
+  }
+  return calls.filter((c) => !c.answered).map(({ messageId, call }) => ({ messageId, call }));
+}
+
+/** Results for the turn's unanswered tool calls, from their tools' own records. */
+async function recoverToolResults(scope: TurnCloseScope, turnId: TurnId): Promise<EventPayload[]> {
+  const out: EventPayload[] = [];
+  for (const { messageId, call } of unansweredToolCalls(scope.events, turnId)) {
+    const tool = scope.tools.get(call.toolName);
+    if (!tool?.recover) continue;
+    const callKey = toolCallKey(messageId, call.toolCallId);
+    const output = await tool.recover(callKey, {
+      db: scope.db,
+      sessionId: scope.sessionId,
+      turnId,
+      callKey,
+      signal: new AbortController().signal,
+    });
+    if (output === null) continue;
+    out.push(toolResultEvent(turnId, call, { output: tool.output.parse(output), isError: false }));
+    scope.log(`agent ${scope.sessionId}: recovered the result of ${call.toolName} (${callKey})`);
+  }
+  return out;
+}
