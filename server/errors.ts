@@ -112,3 +112,8 @@ export class AppError extends Error {
 export function isAppError(e: unknown, code?: AppErrorCode): e is AppError {
   return e instanceof AppError && (code === undefined || e.code === code);
 }
+
+/** What a model reads for a failed tool call: the stable code and a readable message. */
+export function toolErrorOutput(code: AppErrorCode, message: string): { error: { code: AppErrorCode; message: string } } {
+  return { error: { code, message } };
+}

@@ -20,12 +20,6 @@ export interface ScriptedModelOptions {
   playbook?: Playbook;
 }
 
-/**
- * The start of a runtime-context message, for the team playbook until it reads snapshots with
- * parseRuntimeContext (runtime/context-registry.ts, which writes them); nothing else uses it.
- */
-export const RUNTIME_CONTEXT_PREFIX = "Runtime context (";
-
 export class ScriptedModel implements LanguageModel {
   readonly id = "scripted:keyless";
   private readonly playbook: Playbook;

@@ -101,7 +101,7 @@ export const dateContextProvider: ContextProvider = {
   render: ({ now }) => `Today is ${now.toISOString().slice(0, 10)} (UTC).`,
 };
 
-/** Snapshot rule (spec section 5): append when different, or when no snapshot is retained. */
+/** Snapshot rule (SPEC.md §5): append when different, or when no snapshot is retained. */
 export function snapshotToAppend(current: string | null, retained: string | null): string | null {
   if (current === null) return null;
   return current === retained ? null : current;

@@ -8,7 +8,7 @@ import { ContextRegistry, type ContextProvider } from "./context-registry";
 import type { SessionEvent } from "./events";
 import { forkSession, promptSession } from "./sessions";
 
-// Runtime context snapshots (spec section 5) and compaction (section 6), with a registry that
+// Runtime context snapshots (SPEC.md §5) and compaction (§6), with a registry that
 // has one required and one optional provider whose text the tests change.
 
 let tdb: TestDatabase;

@@ -1,3 +1,4 @@
+import { toolErrorOutput } from "../errors";
 import type { ModelMessage, ToolCall } from "../models/types";
 import type { SessionEvent } from "./events";
 
@@ -33,7 +34,7 @@ export function toModelMessages(events: SessionEvent[]): ModelMessage[] {
         return {
           toolCallId: c.toolCallId,
           toolName: c.toolName,
-          output: r ? r.output : { error: { code: "INTERRUPTED", message: "The tool did not run: the turn was interrupted." } },
+          output: r ? r.output : toolErrorOutput("INTERRUPTED", "The tool did not run: the turn was interrupted."),
           isError: r ? r.isError : true,
         };
       }),

@@ -16,8 +16,8 @@ import { appendEvents } from "./session-log";
 import { promptSession, requestAbort } from "./sessions";
 import { runTool } from "./tools";
 
-// Input that arrives while an interrupt or Stop is being carried out is waking input (spec
-// section 2): it is never parked with the input that was there before. And a request is
+// Input that arrives while an interrupt or Stop is being carried out is waking input
+// (SPEC.md §2): it is never parked with the input that was there before. And a request is
 // durable: a driver that missed its notification honours it at the next step boundary.
 
 const t = childProcessDatabase();

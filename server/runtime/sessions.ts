@@ -28,16 +28,16 @@ export const SessionViewSchema = z.object({
 });
 export type SessionView = z.infer<typeof SessionViewSchema>;
 
+/** The columns deriveStatus reads: select them wherever a status is shown. */
+export const STATUS_COLUMNS = { status: true, activeTurnId: true, leaseOwner: true, leaseExpiresAt: true } as const;
+
 const sessionSelect = {
+  ...STATUS_COLUMNS,
   id: true,
   title: true,
   model: true,
-  status: true,
   lastSeq: true,
-  activeTurnId: true,
   optionalContext: true,
-  leaseOwner: true,
-  leaseExpiresAt: true,
   forkedFromId: true,
   createdAt: true,
   updatedAt: true,

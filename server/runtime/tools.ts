@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { inTx, type Db, type Tx } from "../db/client";
-import { isAppError, type AppErrorCode } from "../errors";
+import { isAppError, toolErrorOutput, type AppErrorCode } from "../errors";
 import type { SessionId, TurnId } from "../ids";
 import { findUnstorableText } from "../input-guard";
 import type { ToolSpec } from "../models/types";
@@ -83,9 +83,9 @@ export function toolSpec(tool: ToolDefinition): ToolSpec {
   return { name: tool.name, description: tool.description, inputSchema: schema };
 }
 
-/** What a model reads for a failed call: `{ error: { code, message } }` (an AppError refusal or a runtime code). */
+/** A failed call's outcome (an AppError refusal or a runtime code). */
 export function errorOutcome(code: AppErrorCode, message: string): ToolOutcome {
-  return { output: { error: { code, message } }, isError: true, errorCode: code };
+  return { output: toolErrorOutput(code, message), isError: true, errorCode: code };
 }
 
 export interface ToolsetOptions {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ModelMessage, ModelRequest, ToolCall } from "../models/types";
 import { RESUME_NOTICE } from "../runtime/config";
+import { formatRuntimeContext } from "../runtime/context-registry";
+import { formatIdentity, TEAM_IDENTITY } from "./identity";
 import { teamPlaybook } from "./playbook";
 
 // The keyless model copes with what the runtime does to a real model (pure: the playbook
@@ -8,9 +10,10 @@ import { teamPlaybook } from "./playbook";
 
 const TOOLS = ["spawn_teammate", "send_message", "list_agents", "wait_agent", "interrupt_agent", "team_task_create", "team_task_list", "team_task_get", "team_task_update"];
 
+// Written as the runtime writes it, so a change of either format fails here.
 const identity = (role: "lead" | "teammate", name: string): ModelMessage => ({
   role: "user",
-  text: `Runtime context (current):\n## team:identity\nRole: ${role}. Your name in the team is \`${name}\`.`,
+  text: formatRuntimeContext([{ name: TEAM_IDENTITY, text: formatIdentity({ role, name, teamTitle: "Team", teamId: "ses_team" }) }]),
 });
 const user = (text: string): ModelMessage => ({ role: "user", text });
 let n = 0;

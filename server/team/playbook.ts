@@ -2,15 +2,15 @@ import {
   defaultPlaybook,
   DIRECTIVE_REPLY,
   readTail,
-  RUNTIME_CONTEXT_PREFIX,
-  SUMMARY_PREFIX,
+  parseScriptedSummary,
   toolDirectives,
   type Playbook,
   type ScriptedReply,
 } from "../models/scripted";
 import type { ModelMessage, ModelRequest } from "../models/types";
 import { RESUME_NOTICE } from "../runtime/config";
-import { parseIdentity } from "./identity";
+import { isRuntimeContext, parseRuntimeContext } from "../runtime/context-registry";
+import { parseIdentity, TEAM_IDENTITY } from "./identity";
 import { parseTeamMessage } from "./mailbox";
 
 // The keyless team scenario (SPEC.md §11), played by the scripted model. Each member
@@ -73,8 +73,9 @@ function read(request: ModelRequest): Seen {
   let role: Seen["role"] = "lead";
   let name = "lead";
   for (const m of messages) {
-    if (m.role !== "user" || !m.text.startsWith(RUNTIME_CONTEXT_PREFIX)) continue;
-    const who = parseIdentity(m.text);
+    if (m.role !== "user") continue;
+    const identity = parseRuntimeContext(m.text)?.find((section) => section.name === TEAM_IDENTITY);
+    const who = identity ? parseIdentity(identity.text) : null;
     if (who) ({ role, name } = who);
   }
   const humanish = messages.filter(
@@ -94,7 +95,7 @@ function read(request: ModelRequest): Seen {
     if (m.role === "user" && (isPrompt(m.text) || isTeamMessage(m.text))) sentSinceInput = false;
     if (m.role === "tool" && m.results.some((r) => r.toolName === "send_message" && !r.isError)) sentSinceInput = true;
   }
-  const compacted = inputsSoFar.some((t) => t.startsWith(SUMMARY_PREFIX));
+  const compacted = inputsSoFar.some(isSummary);
   return {
     role,
     name,
@@ -138,7 +139,7 @@ function spawnsNeeded(seen: Seen): { role: Role; name: string }[] {
 
 /** A person's prompt (or a teammate's initial task), not context, team mail, a notice or a summary. */
 const isPrompt = (t: string) =>
-  !t.startsWith(RUNTIME_CONTEXT_PREFIX) && !isTeamMessage(t) && t !== RESUME_NOTICE && !t.startsWith(SUMMARY_PREFIX);
+  !isRuntimeContext(t) && !isTeamMessage(t) && t !== RESUME_NOTICE && !isSummary(t);
 
 const say = (text: string, ...toolCalls: Call[]): ScriptedReply => ({ text, toolCalls });
 const lastOf = (seen: Seen, tool: string) => [...seen.results].reverse().find((r) => r.toolName === tool && !r.isError);
@@ -156,6 +157,7 @@ interface TaskOut {
 const tasksIn = (r: Result | undefined): TaskOut[] => ((r?.output as { tasks?: TaskOut[] } | undefined)?.tasks ?? []);
 const taskIn = (r: Result | undefined): TaskOut | undefined => (r && !r.isError ? (r.output as TaskOut) : undefined);
 const isTeamMessage = (t: string) => parseTeamMessage(t) !== null;
+const isSummary = (t: string) => parseScriptedSummary(t) !== null;
 const received = (seen: Seen) => seen.inputs.filter(isTeamMessage);
 
 function ack(seen: Seen): string {

@@ -8,7 +8,7 @@ import { notifyActivity } from "../live/activity";
 import { ModelChoiceSchema } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
-import { AgentStatusSchema, completedTurnsSeed, deriveStatus } from "../runtime/sessions";
+import { AgentStatusSchema, completedTurnsSeed, deriveStatus, STATUS_COLUMNS } from "../runtime/sessions";
 import { lockTeam, type Membership } from "./membership";
 import { LEAD_NAME, MemberNameSchema } from "./names";
 
@@ -29,15 +29,7 @@ export const MemberViewSchema = z.object({
 });
 export type MemberView = z.infer<typeof MemberViewSchema>;
 
-const sessionSelect = {
-  id: true,
-  title: true,
-  model: true,
-  status: true,
-  activeTurnId: true,
-  leaseOwner: true,
-  leaseExpiresAt: true,
-} as const;
+const sessionSelect = { ...STATUS_COLUMNS, id: true, title: true, model: true } as const;
 
 async function tokensBySession(db: DbOrTx, ids: string[]): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Db } from "../../db/client";
+import { abortableWait } from "../../abortable";
 import { AppError } from "../../errors";
 import type { SessionId } from "../../ids";
 import { NEEDS_DRIVER } from "../../runtime/lease";
@@ -25,15 +26,13 @@ export const waitAgentTool = (deps: TeamToolDeps) =>
       const me = await membershipOf(ctx.db, ctx.sessionId);
       const members = await listMembers(ctx.db, me.teamId);
       // Subscribe before checking, so a change between the check and the wait is not missed.
-      let fired = false;
-      let wake: () => void = () => undefined;
       // Status changes and arriving input of any member; task and mailbox changes are
       // announced on the team id (the Lead's session). Log appends ("event") do not count.
+      let wake!: () => void;
+      const woken = new Promise<void>((resolve) => (wake = resolve));
       const offs = members.map((m) =>
         deps.hub.on(m.sessionId, (a) => {
-          if (a.kind !== "state" && a.kind !== "inbox") return;
-          fired = true;
-          wake();
+          if (a.kind === "state" || a.kind === "inbox") wake();
         }),
       );
       try {
@@ -43,28 +42,9 @@ export const waitAgentTool = (deps: TeamToolDeps) =>
             hint: "No other member is running. Use list_agents, then send_message to wake an inactive teammate, or finish.",
           };
         }
-        const woke = await new Promise<boolean>((resolve, reject) => {
-          const aborted = () => new AppError("TEAM_WAIT_ABORTED", "The wait was aborted");
-          // An abort that came before this point fires no event: check it, or the wait would
-          // run its whole timeout (and hold up a shutdown).
-          if (ctx.signal.aborted) return reject(aborted());
-          if (fired) return resolve(true);
-          const timer = setTimeout(() => {
-            ctx.signal.removeEventListener("abort", onAbort);
-            resolve(false);
-          }, timeout_ms);
-          const onAbort = () => {
-            clearTimeout(timer);
-            reject(aborted());
-          };
-          ctx.signal.addEventListener("abort", onAbort, { once: true });
-          wake = () => {
-            clearTimeout(timer);
-            ctx.signal.removeEventListener("abort", onAbort);
-            resolve(true);
-          };
-        });
-        return { timedOut: !woke };
+        const outcome = await abortableWait({ ms: timeout_ms, until: woken, signal: ctx.signal });
+        if (outcome === "aborted") throw new AppError("TEAM_WAIT_ABORTED", "The wait was aborted");
+        return { timedOut: outcome === "elapsed" };
       } finally {
         for (const off of offs) off();
       }
