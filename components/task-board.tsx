@@ -2,11 +2,11 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import type { MemberView } from "~/server/team/roster";
-import type { TaskView } from "~/server/team/task-board";
+import type { MemberView, TaskAction, TaskUpdate, TaskView } from "./api-types";
 import { useTRPC } from "./trpc";
 
-type Action = "claim" | "release" | "complete" | "reopen" | "delete" | "reassign" | "edit";
+/** Fields an action may carry, and the revision the person saw when it is not the task's current one. */
+type ActExtra = Pick<TaskUpdate, "owner" | "subject"> & { seenRevision?: number };
 
 const COLUMNS = [
   { status: "pending", title: "Pending" },
@@ -34,7 +34,7 @@ export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: T
   const deleted = tasks.length - live.length;
   const current = conflict ? tasks.find((t) => t.id === conflict.taskId) : undefined;
 
-  function act(task: TaskView, action: Action, extra: { owner?: string | null; subject?: string; seenRevision?: number } = {}) {
+  function act(task: TaskView, action: TaskAction, extra: ActExtra = {}) {
     const { seenRevision, ...fields } = extra;
     update.mutate({ teamId, taskId: task.id, expectedRevision: seenRevision ?? task.revision, action, ...fields });
   }
@@ -98,7 +98,7 @@ function TaskCard({
 }: {
   task: TaskView;
   members: MemberView[];
-  onAct: (task: TaskView, action: Action, extra?: { owner?: string | null; subject?: string; seenRevision?: number }) => void;
+  onAct: (task: TaskView, action: TaskAction, extra?: ActExtra) => void;
   editing: Editing | null;
   setEditing: (e: Editing | null) => void;
 }) {
