@@ -1,3 +1,4 @@
+import type { TRPCClientErrorLike } from "@trpc/client";
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "~/server/trpc/root";
 
@@ -36,3 +37,7 @@ export type ModelChoice = NonNullable<RouterInputs["session"]["create"]["model"]
 /** The update a person sends from the task board. */
 export type TaskUpdate = RouterInputs["team"]["updateTask"];
 export type TaskAction = TaskUpdate["action"];
+
+/** A failed call as the client sees it; `data.appCode` is the server's stable code. */
+export type ApiError = TRPCClientErrorLike<AppRouter>;
+export type AppErrorCode = NonNullable<ApiError["data"]>["appCode"];
