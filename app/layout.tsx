@@ -1,14 +1,26 @@
-import type { Metadata } from "next";
+import type { Metadata, Viewport } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { Providers } from "~/components/trpc";
 import "./globals.css";
 import "./room.css";
 
+// Icons and the web manifest are static files in public/ (manifest.webmanifest lists the
+// install icons; its colours are --accent and --bg of globals.css).
 export const metadata: Metadata = {
   title: "Agent Teams",
   description: "Prompt a Lead agent and watch its team work live.",
+  icons: {
+    icon: [
+      { url: "/favicon.ico", sizes: "16x16 32x32 48x48" },
+      { url: "/icon.svg", type: "image/svg+xml" },
+    ],
+    apple: { url: "/apple-touch-icon.png", sizes: "180x180" },
+  },
+  manifest: "/manifest.webmanifest",
 };
+
+export const viewport: Viewport = { themeColor: "#2454d6" };
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (

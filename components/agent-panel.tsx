@@ -3,6 +3,8 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type KeyboardEvent } from "react";
+import type { AppErrorCode } from "./api-types";
+import { appCodeOf } from "./app-error";
 import { StatusBadge } from "./status-badge";
 import { Transcript } from "./transcript";
 import { useTRPC } from "./trpc";
@@ -18,6 +20,7 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
   const stop = useMutation(trpc.session.stop.mutationOptions());
   const fork = useMutation(trpc.session.fork.mutationOptions({ onSuccess: (s) => router.push(`/teams/${s.id}`) }));
 
+  const failure = prompt.error ?? stop.error ?? fork.error;
   const session = state?.session;
   const queued = state?.inbox.filter((i) => i.mode === "queue") ?? [];
 
@@ -89,24 +92,29 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
           </button>
         </div>
       </form>
-      {prompt.error && (
+      {failure && (
         <p role="alert" className="error">
-          {prompt.error.message}
+          {failure.message}
         </p>
       )}
     </section>
   );
 }
 
+/**
+ * Lost races, which converge silently: the item was claimed or removed meanwhile (the list
+ * updates live), or the turn ended before "Steer now" (the prompt stays queued).
+ */
+const LOST_RACES: ReadonlySet<AppErrorCode | null> = new Set<AppErrorCode>(["QUEUE_ITEM_NOT_FOUND", "STEER_UNAVAILABLE"]);
+
 /** A queued prompt: edit its text, remove it, or steer it into the running turn. */
 function QueuedPrompt({ sessionId, itemId, text, running }: { sessionId: string; itemId: string; text: string; running: boolean }) {
   const trpc = useTRPC();
   const [editing, setEditing] = useState<string | null>(null);
-  // Losing a race (the item was claimed meanwhile) is silent convergence: the list updates live.
-  const quiet = { onError: () => undefined };
-  const edit = useMutation(trpc.session.editQueued.mutationOptions({ ...quiet, onSuccess: () => setEditing(null) }));
-  const remove = useMutation(trpc.session.removeQueued.mutationOptions(quiet));
-  const steer = useMutation(trpc.session.steerNow.mutationOptions(quiet));
+  const edit = useMutation(trpc.session.editQueued.mutationOptions({ onSuccess: () => setEditing(null) }));
+  const remove = useMutation(trpc.session.removeQueued.mutationOptions());
+  const steer = useMutation(trpc.session.steerNow.mutationOptions());
+  const failure = [edit.error, remove.error, steer.error].find((e) => e && !LOST_RACES.has(appCodeOf(e)));
   return (
     <li className="queued">
       {editing === null ? (
@@ -137,6 +145,11 @@ function QueuedPrompt({ sessionId, itemId, text, running }: { sessionId: string;
       <button type="button" className="secondary" onClick={() => remove.mutate({ sessionId, itemId })}>
         Remove
       </button>
+      {failure && (
+        <p role="alert" className="error">
+          {failure.message}
+        </p>
+      )}
     </li>
   );
 }

@@ -1,4 +1,4 @@
-import type { TeamMessageView } from "~/server/team/mailbox";
+import type { TeamMessageView } from "./api-types";
 
 /** Every team message with sender → target and its state: queued → delivered → consumed. */
 export function Mailbox({ messages }: { messages: TeamMessageView[] }) {

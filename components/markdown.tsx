@@ -1,78 +1,63 @@
-import { useMemo, type ReactNode } from "react";
-import { parseMarkdown, type MdBlock, type MdInline } from "./markdown-parse";
+import { memo } from "react";
+import ReactMarkdown, { type Components } from "react-markdown";
+import remarkBreaks from "remark-breaks";
+import remarkGfm from "remark-gfm";
+import { remarkCapDepth, tooCostlyForMarkdown } from "./markdown-limits";
+import { safeUrl, urlKind } from "./markdown-url";
 
-// Renders Markdown (agent replies) as React elements built from the parsed AST: every piece of
-// user or model text reaches the DOM as a React text node or an attribute React escapes, never
-// as HTML. Links are limited to http:, https: and mailto: by the parser (safeHref).
+// Renders Markdown (agent replies) with react-markdown: CommonMark + GFM (tables, task lists,
+// strikethrough, autolinks), a single newline is a line break (remark-breaks). It builds React
+// elements, never HTML strings: raw HTML in the source is shown as text (no rehype-raw), and
+// every link and image URL passes the policy of markdown-url.ts. Text still streaming renders
+// as CommonMark says: an unclosed fence runs to the end, half a table or a dangling `[link` is
+// text. markdown-limits.ts bounds the cost of hostile replies.
 
-export function Markdown({ text }: { text: string }) {
-  const blocks = useMemo(() => parseMarkdown(text), [text]);
-  return <div className="md">{renderBlocks(blocks)}</div>;
-}
+// remarkCapDepth first: it must see the tree before remark-gfm walks it.
+const PLUGINS = [remarkCapDepth, remarkGfm, remarkBreaks];
 
-const HEADINGS = { 1: "h3", 2: "h4", 3: "h5" } as const;
+/** Replies sit under the page's h1/h2: their headings start at h3. */
+const COMPONENTS: Components = {
+  h1: ({ node: _node, ...props }) => <h3 {...props} />,
+  h2: ({ node: _node, ...props }) => <h4 {...props} />,
+  h3: ({ node: _node, ...props }) => <h5 {...props} />,
+  h4: ({ node: _node, ...props }) => <h6 {...props} />,
+  h5: ({ node: _node, ...props }) => <h6 {...props} />,
+  h6: ({ node: _node, ...props }) => <h6 {...props} />,
+  a: ({ node: _node, href, children, ...props }) => {
+    // safeUrl already dropped a refused href: what is left shows as plain text. An empty
+    // link text shows the URL.
+    const kind = href === undefined ? null : urlKind(href);
+    if (kind === null) return <span className="md-inert-link">{children}</span>;
+    return kind === "external" ? (
+      <a {...props} href={href} rel="noopener noreferrer nofollow" target="_blank">
+        {children ?? href}
+      </a>
+    ) : (
+      <a {...props} href={href}>
+        {children ?? href}
+      </a>
+    );
+  },
+  img: ({ node: _node, src, alt }) => {
+    if (typeof src !== "string" || urlKind(src) === null) return alt ? <span className="md-inert-link">{alt}</span> : null;
+    // eslint-disable-next-line @next/next/no-img-element -- arbitrary images in a reply, not app assets
+    return <img src={src} alt={alt ?? ""} loading="lazy" referrerPolicy="no-referrer" />;
+  },
+  table: ({ node: _node, ...props }) => (
+    <div className="md-table">
+      <table {...props} />
+    </div>
+  ),
+};
 
-function renderBlocks(blocks: MdBlock[]): ReactNode[] {
-  return blocks.map((block, i) => renderBlock(block, i));
-}
-
-function renderBlock(block: MdBlock, key: number): ReactNode {
-  switch (block.type) {
-    case "paragraph":
-      return <p key={key}>{renderInlines(block.children)}</p>;
-    case "heading": {
-      const Tag = HEADINGS[block.level];
-      return <Tag key={key}>{renderInlines(block.children)}</Tag>;
-    }
-    case "list": {
-      const items = block.items.map((item, i) => (
-        <li key={i}>
-          {renderInlines(item.content)}
-          {renderBlocks(item.children)}
-        </li>
-      ));
-      return block.ordered ? (
-        <ol key={key} start={block.start === 1 ? undefined : block.start}>
-          {items}
-        </ol>
-      ) : (
-        <ul key={key}>{items}</ul>
-      );
-    }
-    case "code_block": {
-      const lang = block.lang.replace(/[^\w+#.-]/g, "");
-      return (
-        <pre key={key} data-unclosed={block.closed ? undefined : true}>
-          <code className={lang ? `language-${lang}` : undefined}>{block.text}</code>
-        </pre>
-      );
-    }
-    case "blockquote":
-      return <blockquote key={key}>{renderBlocks(block.children)}</blockquote>;
-  }
-}
-
-function renderInlines(nodes: MdInline[]): ReactNode[] {
-  return nodes.map((node, i) => renderInline(node, i));
-}
-
-function renderInline(node: MdInline, key: number): ReactNode {
-  switch (node.type) {
-    case "text":
-      return node.text;
-    case "break":
-      return <br key={key} />;
-    case "code":
-      return <code key={key}>{node.text}</code>;
-    case "strong":
-      return <strong key={key}>{renderInlines(node.children)}</strong>;
-    case "em":
-      return <em key={key}>{renderInlines(node.children)}</em>;
-    case "link":
-      return (
-        <a key={key} href={node.href} rel="noopener noreferrer nofollow" target="_blank">
-          {renderInlines(node.children)}
-        </a>
-      );
-  }
-}
+// memo: a transcript re-renders on every event; a reply is parsed again only when its text changes.
+export const Markdown = memo(function Markdown({ text }: { text: string }) {
+  if (tooCostlyForMarkdown(text)) return <div className="md md-plain">{text}</div>;
+  return (
+    <div className="md">
+      <ReactMarkdown remarkPlugins={PLUGINS} components={COMPONENTS} urlTransform={safeUrl}>
+        {text}
+      </ReactMarkdown>
+    </div>
+  );
+});

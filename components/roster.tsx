@@ -2,9 +2,11 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import type { MemberView } from "~/server/team/roster";
+import type { MemberView, RouterInputs } from "./api-types";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
+
+type TeammateContext = NonNullable<RouterInputs["team"]["addTeammate"]["context"]>;
 
 /** The Lead and every teammate with live status; selecting one shows its transcript. */
 export function Roster({
@@ -57,7 +59,7 @@ export function Roster({
 function AddTeammate({ teamId }: { teamId: string }) {
   const trpc = useTRPC();
   const [open, setOpen] = useState(false);
-  const [form, setForm] = useState({ name: "", description: "", prompt: "", context: "fresh" as "fresh" | "fork" });
+  const [form, setForm] = useState({ name: "", description: "", prompt: "", context: "fresh" as TeammateContext });
   const add = useMutation(
     trpc.team.addTeammate.mutationOptions({
       onSuccess: () => {

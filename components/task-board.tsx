@@ -2,11 +2,12 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import type { MemberView } from "~/server/team/roster";
-import type { TaskView } from "~/server/team/task-board";
+import type { MemberView, TaskAction, TaskUpdate, TaskView } from "./api-types";
+import { appCodeOf } from "./app-error";
 import { useTRPC } from "./trpc";
 
-type Action = "claim" | "release" | "complete" | "reopen" | "delete" | "reassign" | "edit";
+/** Fields an action may carry, and the revision the person saw when it is not the task's current one. */
+type ActExtra = Pick<TaskUpdate, "owner" | "subject"> & { seenRevision?: number };
 
 const COLUMNS = [
   { status: "pending", title: "Pending" },
@@ -14,27 +15,35 @@ const COLUMNS = [
   { status: "completed", title: "Completed" },
 ] as const;
 
+/** Why the last update was not applied: a stale revision (shown with the current task), or another refusal. */
+type Refusal = { kind: "conflict"; taskId: string; message: string } | { kind: "failed"; message: string };
+
 /**
  * The board, live. A person acts with Lead authority and always sends the revision they saw;
  * when someone changed the task first, the conflict is shown with the current task, and
- * nothing is overwritten.
+ * nothing is overwritten. Any other refusal shows its message.
  */
 export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: TaskView[]; members: MemberView[] }) {
   const trpc = useTRPC();
-  const [conflict, setConflict] = useState<{ taskId: string; message: string } | null>(null);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
   // Kept here, not in the card: a card remounts when its task moves to another column.
   const [editing, setEditing] = useState<Editing | null>(null);
   const update = useMutation(
     trpc.team.updateTask.mutationOptions({
-      onMutate: () => setConflict(null),
-      onError: (e, vars) => setConflict({ taskId: vars.taskId, message: e.message }),
+      onMutate: () => setRefusal(null),
+      onError: (e, vars) =>
+        setRefusal(
+          appCodeOf(e) === "TEAM_TASK_STALE_REVISION"
+            ? { kind: "conflict", taskId: vars.taskId, message: e.message }
+            : { kind: "failed", message: e.message },
+        ),
     }),
   );
   const live = tasks.filter((t) => t.status !== "deleted");
   const deleted = tasks.length - live.length;
-  const current = conflict ? tasks.find((t) => t.id === conflict.taskId) : undefined;
+  const current = refusal?.kind === "conflict" ? tasks.find((t) => t.id === refusal.taskId) : undefined;
 
-  function act(task: TaskView, action: Action, extra: { owner?: string | null; subject?: string; seenRevision?: number } = {}) {
+  function act(task: TaskView, action: TaskAction, extra: ActExtra = {}) {
     const { seenRevision, ...fields } = extra;
     update.mutate({ teamId, taskId: task.id, expectedRevision: seenRevision ?? task.revision, action, ...fields });
   }
@@ -42,16 +51,16 @@ export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: T
   return (
     <section aria-label="Task board" className="board">
       <h2>Tasks</h2>
-      {conflict && (
+      {refusal && (
         <div role="alert" className="conflict">
-          <strong>Not applied:</strong> {conflict.message}
+          <strong>Not applied:</strong> {refusal.message}
           {current && (
             <p>
               Current: {current.id} “{current.subject}” is {current.status.replace("_", " ")} at revision {current.revision}
               {current.ownerName ? `, owned by ${current.ownerName}` : ""}.
             </p>
           )}
-          <button type="button" className="secondary" onClick={() => setConflict(null)}>
+          <button type="button" className="secondary" onClick={() => setRefusal(null)}>
             Dismiss
           </button>
         </div>
@@ -98,7 +107,7 @@ function TaskCard({
 }: {
   task: TaskView;
   members: MemberView[];
-  onAct: (task: TaskView, action: Action, extra?: { owner?: string | null; subject?: string; seenRevision?: number }) => void;
+  onAct: (task: TaskView, action: TaskAction, extra?: ActExtra) => void;
   editing: Editing | null;
   setEditing: (e: Editing | null) => void;
 }) {

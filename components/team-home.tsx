@@ -4,8 +4,12 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
+import type { ModelChoice } from "./api-types";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
+
+/** A model choice as a select value. */
+const modelKey = (m: ModelChoice) => `${m.provider}:${m.model}`;
 
 export function TeamHome() {
   const trpc = useTRPC();
@@ -13,12 +17,16 @@ export function TeamHome() {
   const teams = useQuery({ ...trpc.team.list.queryOptions(), refetchInterval: 3_000 });
   const models = useQuery(trpc.session.models.queryOptions());
   const [title, setTitle] = useState("");
-  const [model, setModel] = useState("scripted:keyless");
+  // null: the first model the server lists (its default). Until the list is there, a team is
+  // created without a model and the server picks its default.
+  const [model, setModel] = useState<string | null>(null);
+  const options = models.data ?? [];
+  const selected = model ?? (options[0] ? modelKey(options[0]) : "");
   const create = useMutation(trpc.session.create.mutationOptions({ onSuccess: (s) => router.push(`/teams/${s.id}`) }));
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    const choice = models.data?.find((m) => `${m.provider}:${m.model}` === model);
+    const choice = options.find((m) => modelKey(m) === selected);
     create.mutate({
       title: title.trim() || "Untitled team",
       ...(choice ? { model: { provider: choice.provider, model: choice.model } } : {}),
@@ -37,9 +45,10 @@ export function TeamHome() {
           </label>
           <label>
             <span className="label">Model</span>
-            <select value={model} onChange={(e) => setModel(e.target.value)}>
-              {(models.data ?? [{ provider: "scripted", model: "keyless", label: "Keyless scripted model (no API key)" }]).map((m) => (
-                <option key={`${m.provider}:${m.model}`} value={`${m.provider}:${m.model}`}>
+            <select value={selected} onChange={(e) => setModel(e.target.value)}>
+              {options.length === 0 && <option value="">Default model</option>}
+              {options.map((m) => (
+                <option key={modelKey(m)} value={modelKey(m)}>
                   {m.label}
                 </option>
               ))}

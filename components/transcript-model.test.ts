@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { EventPayload, SessionEvent } from "~/server/runtime/events";
+import type { TranscriptEvent, TranscriptPayload } from "./api-types";
 import { foldTranscript, mergeEvents } from "./transcript-model";
 
 const at = new Date(0);
-const log = (...payloads: EventPayload[]): SessionEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
+const log = (...payloads: TranscriptPayload[]): TranscriptEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
 const T = "turn_1";
 
 describe("foldTranscript", () => {
@@ -51,7 +51,7 @@ describe("foldTranscript", () => {
 describe("mergeEvents", () => {
   it("appends in order and drops overlaps from a reconnect", () => {
     const a = log({ kind: "turn_start", turnId: T }, { kind: "step_start", turnId: T, step: 0 });
-    const more = [a[1]!, { seq: 3, createdAt: at, payload: { kind: "step_end", turnId: T, step: 0 } } as SessionEvent];
+    const more = [a[1]!, { seq: 3, createdAt: at, payload: { kind: "step_end", turnId: T, step: 0 } } as TranscriptEvent];
     expect(mergeEvents(a, more).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(mergeEvents(a, [])).toBe(a);
   });

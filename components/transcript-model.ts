@@ -1,4 +1,4 @@
-import type { MessageSource, SessionEvent, TurnEndReason } from "~/server/runtime/events";
+import type { MessageSource, TranscriptEvent, TurnEndReason } from "./api-types";
 
 // Folds the session log into what the transcript shows. Pure, so the browser and tests agree:
 // streamed deltas become one growing reply until the final assistant message replaces them.
@@ -18,7 +18,7 @@ export type TranscriptItem =
   | { kind: "compaction"; key: string; seq: number; throughSeq: number }
   | { kind: "turn_end"; key: string; seq: number; reason: TurnEndReason; error?: string };
 
-export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[] {
+export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptItem[] {
   const items: TranscriptItem[] = [];
   // The reply being streamed for (turn, step), if any, as an index into items.
   let streamingAt: { turnId: string; step: number; index: number } | null = null;
@@ -85,11 +85,11 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
 }
 
 /** Merges a batch of events into a seq-ordered list without duplicates (reconnects may overlap). */
-export function mergeEvents(current: readonly SessionEvent[], incoming: readonly SessionEvent[]): SessionEvent[] {
-  if (incoming.length === 0) return current as SessionEvent[];
+export function mergeEvents(current: readonly TranscriptEvent[], incoming: readonly TranscriptEvent[]): TranscriptEvent[] {
+  if (incoming.length === 0) return current as TranscriptEvent[];
   const last = current.at(-1)?.seq ?? 0;
   if (incoming.every((e, i) => e.seq > last && (i === 0 || e.seq > incoming[i - 1]!.seq))) return [...current, ...incoming];
-  const bySeq = new Map<number, SessionEvent>();
+  const bySeq = new Map<number, TranscriptEvent>();
   for (const e of current) bySeq.set(e.seq, e);
   for (const e of incoming) bySeq.set(e.seq, e);
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);

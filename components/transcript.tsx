@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { SessionEvent } from "~/server/runtime/events";
+import type { TranscriptEvent } from "./api-types";
 import { Markdown } from "./markdown";
 import { foldTranscript, type TranscriptItem } from "./transcript-model";
 
@@ -16,7 +16,7 @@ export function Transcript({
   running,
   onFork,
 }: {
-  events: SessionEvent[];
+  events: TranscriptEvent[];
   running: boolean;
   onFork?: (seq: number) => void;
 }) {

@@ -6,7 +6,7 @@ import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import superjson from "superjson";
 import { MAX_BATCH_SIZE } from "~/server/trpc/batch";
-import type { AppRouter } from "~/server/trpc/root";
+import type { AppRouter } from "./api-types";
 
 // The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
 // Server-Sent Events (which resume from the last event id after a reconnect).

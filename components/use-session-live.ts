@@ -2,12 +2,9 @@
 
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
-import type { SessionEvent } from "~/server/runtime/events";
-import type { LiveMessage } from "~/server/trpc/routers/session";
+import type { SessionLiveState, TranscriptEvent } from "./api-types";
 import { mergeEvents } from "./transcript-model";
 import { useTRPC } from "./trpc";
-
-type LiveState = Extract<LiveMessage, { type: "state" }>["state"];
 
 /**
  * The live session feed: every event in seq order plus the latest state. The SSE link resends
@@ -15,8 +12,8 @@ type LiveState = Extract<LiveMessage, { type: "state" }>["state"];
  */
 export function useSessionLive(sessionId: string) {
   const trpc = useTRPC();
-  const [events, setEvents] = useState<SessionEvent[]>([]);
-  const [state, setState] = useState<LiveState | null>(null);
+  const [events, setEvents] = useState<TranscriptEvent[]>([]);
+  const [state, setState] = useState<SessionLiveState | null>(null);
   const sub = useSubscription(
     trpc.session.live.subscriptionOptions(
       { sessionId, lastEventId: null },

@@ -2,7 +2,7 @@
 
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
-import type { TeamState } from "~/server/trpc/routers/team";
+import type { TeamState } from "./api-types";
 import { useTRPC } from "./trpc";
 
 /** The live team state (roster, board, mailbox); the SSE link resumes from the last id. */

@@ -80,6 +80,22 @@ test("a stale task edit shows the conflict and the current task instead of overw
   await expect(b.getByRole("listitem", { name: "task-1 Original subject" })).toBeVisible();
 });
 
+test("a task update refused for another reason shows its message, not a conflict", async ({ page }) => {
+  await createTeam(page, "Refusals");
+  await send(page, "/tool team_task_create {\"subject\":\"Blocker\",\"description\":\"\"}");
+  await expect(page.getByRole("listitem", { name: "task-1 Blocker" })).toBeVisible({ timeout: 20_000 });
+  await send(page, "/tool team_task_create {\"subject\":\"Dependent\",\"description\":\"\",\"blocked_by\":[\"task-1\"]}");
+  await expect(page.getByRole("listitem", { name: "task-2 Dependent" })).toBeVisible({ timeout: 20_000 });
+
+  await page.getByRole("button", { name: "Delete task-1" }).click();
+  const refusal = page.getByRole("region", { name: "Task board" }).getByRole("alert");
+  await expect(refusal).toContainText("Not applied");
+  await expect(refusal).toContainText("task-2 lists it as a blocker");
+  // Not a stale revision: no "current task" view.
+  await expect(refusal).not.toContainText("Current:");
+  await expect(page.getByRole("listitem", { name: "task-1 Blocker" })).toBeVisible();
+});
+
 test("queue controls on the Lead: edit and remove queued prompts, steer one into the running turn", async ({ page }) => {
   await createTeam(page, "Queue controls");
   await send(page, "Build something long");

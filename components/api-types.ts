@@ -1,0 +1,43 @@
+import type { TRPCClientErrorLike } from "@trpc/client";
+import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "~/server/trpc/root";
+
+// The types the UI works with, all derived from the router: this is the UI's one import from
+// server/ (apart from the shared constant MAX_BATCH_SIZE), so what it gets is exactly what the
+// API sends (after superjson: dates stay Dates).
+
+export type { AppRouter };
+export type RouterInputs = inferRouterInputs<AppRouter>;
+export type RouterOutputs = inferRouterOutputs<AppRouter>;
+
+/** What one message of a subscription carries (tracked events arrive as { id, data }). */
+type Yielded<T> = T extends AsyncIterable<infer U> ? U : never;
+
+/** The live team snapshot: roster, board, mailbox. */
+export type TeamState = Yielded<RouterOutputs["team"]["live"]>["data"];
+export type MemberView = TeamState["members"][number];
+export type TaskView = TeamState["tasks"][number];
+export type TeamMessageView = TeamState["messages"][number];
+
+/** One message of a session's live feed: a batch of events, or the session state. */
+export type SessionLiveMessage = Yielded<RouterOutputs["session"]["live"]>["data"];
+export type SessionLiveState = Extract<SessionLiveMessage, { type: "state" }>["state"];
+
+/** One entry of a session's log, as the transcript reads it. */
+export type TranscriptEvent = RouterOutputs["session"]["transcript"]["events"][number];
+export type TranscriptPayload = TranscriptEvent["payload"];
+export type MessageSource = Extract<TranscriptPayload, { kind: "user_message" }>["source"];
+export type TurnEndReason = Extract<TranscriptPayload, { kind: "turn_end" }>["reason"];
+
+/** A model a new team may use, as the server lists them. */
+export type ModelOption = RouterOutputs["session"]["models"][number];
+/** The model choice a new team is created with. */
+export type ModelChoice = NonNullable<RouterInputs["session"]["create"]["model"]>;
+
+/** The update a person sends from the task board. */
+export type TaskUpdate = RouterInputs["team"]["updateTask"];
+export type TaskAction = TaskUpdate["action"];
+
+/** A failed call as the client sees it; `data.appCode` is the server's stable code. */
+export type ApiError = TRPCClientErrorLike<AppRouter>;
+export type AppErrorCode = NonNullable<ApiError["data"]>["appCode"];
