@@ -5,19 +5,10 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../testing/net";
+import { withClient } from "./admin";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "./embedded";
 import { applyMigrations, defaultMigrationsDir, readMigrations } from "./migrate";
 
-
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 const postmasterPid = async (dataDir: string) =>
   Number.parseInt((await readFile(path.join(dataDir, "postmaster.pid"), "utf8")).split("\n")[0] ?? "", 10);

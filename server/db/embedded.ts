@@ -4,8 +4,8 @@ import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
-import pg from "pg";
 import { z } from "zod";
+import { withClient } from "./admin";
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -231,19 +231,14 @@ async function assertReachableByPostgresUser(dataDir: string): Promise<void> {
 }
 
 async function ensureDatabase(port: number, database: string): Promise<void> {
-  const client = new pg.Client({ host: "127.0.0.1", port, user: USER, password: PASSWORD, database: "postgres" });
-  client.on("error", () => {});
-  await client.connect();
-  try {
+  await withClient({ host: "127.0.0.1", port, user: USER, password: PASSWORD, database: "postgres" }, async (client) => {
     const { rowCount } = await client.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database]);
     if (rowCount === 0) {
       await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`).catch((err: unknown) => {
         if ((err as { code?: string }).code !== "42P04") throw err; // created concurrently
       });
     }
-  } finally {
-    await client.end().catch(() => {});
-  }
+  });
 }
 
 async function exists(file: string): Promise<boolean> {
