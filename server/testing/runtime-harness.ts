@@ -32,19 +32,18 @@ export interface TestRuntime {
   stop(): Promise<void>;
 }
 
-export async function startTestRuntime(
-  url: string,
-  opts: {
-    config?: Partial<RuntimeConfig>;
-    delayMs?: number;
-    playbook?: Playbook;
-    resolveModel?: ModelResolver;
-    contextFor?: (id: SessionId) => ContextRegistry;
-    onClaimed?: RuntimeOptions["onClaimed"];
-    /** Wire the Agent Teams layer (nine tools, identity, mailbox hooks) as the app does. */
-    team?: TeamLayerOptions | true;
-  } = {},
-): Promise<TestRuntime> {
+export interface TestRuntimeOptions {
+  config?: Partial<RuntimeConfig>;
+  delayMs?: number;
+  playbook?: Playbook;
+  resolveModel?: ModelResolver;
+  contextFor?: (id: SessionId) => ContextRegistry;
+  onClaimed?: RuntimeOptions["onClaimed"];
+  /** Wire the Agent Teams layer (nine tools, identity, mailbox hooks) as the app does. */
+  team?: TeamLayerOptions | true;
+}
+
+export async function startTestRuntime(url: string, opts: TestRuntimeOptions = {}): Promise<TestRuntime> {
   const db = createDb(url, 5);
   const hub = new ActivityHub(url);
   await hub.start();
