@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { asJson, createDb, type Db } from "../db/client";
+import { describe, expect } from "vitest";
+import { asJson, type Db } from "../db/client";
 import { AppError, type AppErrorCode } from "../errors";
 import { newSessionId } from "../ids";
 import { ActivityHub, notifyActivity, type Activity } from "../live/activity";
 import { SCRIPTED_CHOICE } from "../models/registry";
 import { createSession } from "../runtime/sessions";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import type { TestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
 import {
   createTask,
   getTask,
@@ -22,16 +23,13 @@ import {
 // error code, readiness, the dependency DAG, ids, tombstones, limits, write-scope warnings and
 // concurrent compare-and-set.
 
+const it = databaseTest({ poolSize: 12 });
+// The file's database and client (fixtures), bound once for the helpers below and the tests.
 let tdb: TestDatabase;
 let db: Db;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb(tdb.url, 12);
-});
-afterAll(async () => {
-  await db?.$disconnect();
-  await tdb?.drop();
+it.beforeAll(({ tdb: fileDb, db: fileClient }) => {
+  tdb = fileDb;
+  db = fileClient;
 });
 
 interface TestTeam {
