@@ -713,8 +713,7 @@ describe("live activity", () => {
       // A marker after the refusal: notifications arrive in commit order, so once the marker
       // is here, one from the refused update would have been seen before it.
       await notifyActivity(db, t.teamId, "event");
-      const deadline = Date.now() + 5_000;
-      while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await expect.poll(() => seen.length, { timeout: 5_000, interval: 20 }).toBeGreaterThanOrEqual(3);
       expect(seen).toEqual([
         { sessionId: t.teamId, kind: "state" },
         { sessionId: t.teamId, kind: "state" },
