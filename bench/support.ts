@@ -9,6 +9,15 @@ export const progress = (line: string) => process.stderr.write(`[bench] ${line}\
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Checks every 10 ms until `check` holds; throws after `timeoutMs`. */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
 /** Nearest-rank percentile of an ascending list (NaN when empty). */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
