@@ -9,7 +9,7 @@ import type pg from "pg";
 import { withClient } from "./admin";
 
 /** The key Prisma's schema engine locks on; sharing it serialises us with `prisma migrate`. */
-export const PRISMA_MIGRATE_LOCK_KEY = 72707369;
+const PRISMA_MIGRATE_LOCK_KEY = 72707369;
 
 const TABLE = `"_prisma_migrations"`;
 
@@ -57,7 +57,7 @@ export async function readMigrations(migrationsDir: string): Promise<LocalMigrat
   );
 }
 
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
@@ -65,7 +65,7 @@ export function sha256Hex(text: string): string {
  * Prisma's own comparison: a checkout with other line endings still matches, and rows written by
  * old engines stored the hex without zero padding (prisma-engines#1887).
  */
-export function checksumMatches(script: string, stored: string): boolean {
+function checksumMatches(script: string, stored: string): boolean {
   const variants = [script, script.replace(/\r\n/g, "\n"), script.replace(/\r?\n/g, "\r\n")];
   return variants.some((v) => {
     const digest = createHash("sha256").update(v, "utf8").digest();
