@@ -23,7 +23,7 @@
 //   revision and retries after TEAM_TASK_STALE_REVISION), BENCH_CAS_MS each.
 import os from "node:os";
 import { createDb, type Db } from "../server/db/client";
-import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, withBenchDatabase } from "./support";
+import { commitRate, percentile, progress, round, runBench, serverInfo, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { isAppError } from "../server/errors";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
@@ -117,11 +117,11 @@ async function endToEnd(url: string, config: RuntimeConfig, senders: number, mes
     );
     const sendSeconds = (Date.now() - t0) / 1000;
     const total = senders * perSender;
-    const deadline = Date.now() + 120_000;
-    while ((await db.teamMessage.count({ where: { targetSessionId: team.target.sessionId, consumedAt: { not: null } } })) < total) {
-      if (Date.now() > deadline) throw new Error("bench: timed out waiting for consumption");
-      await sleep(10);
-    }
+    await waitUntil(
+      async () => (await db.teamMessage.count({ where: { targetSessionId: team.target.sessionId, consumedAt: { not: null } } })) >= total,
+      120_000,
+      "consumption",
+    );
     const rows = await db.teamMessage.findMany({
       where: { targetSessionId: team.target.sessionId },
       select: { id: true, deliveredAt: true, consumedAt: true },

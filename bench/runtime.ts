@@ -18,7 +18,7 @@
 //   resolved (both stamped by this process's clock).
 import os from "node:os";
 import { createDb, inTx, type Db } from "../server/db/client";
-import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, withBenchDatabase } from "./support";
+import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
 import { ActivityHub } from "../server/live/activity";
@@ -73,14 +73,6 @@ async function startHost(url: string, config: RuntimeConfig, playbook?: Playbook
 async function newSession(db: Db, title: string): Promise<SessionId> {
   const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }) });
   return asSessionId(s.id);
-}
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 async function modelSteps(url: string, config: RuntimeConfig, agents: number, prompts: number) {

@@ -1,14 +1,22 @@
 import pg from "pg";
-import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { dropDatabase, withClient } from "../server/db/admin";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 
 // What every benchmark shares: its own database (dropped again, also on Ctrl-C), the raw
 // Postgres commit rate every figure is compared with, and small number helpers.
 
-export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-
 export const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Checks every 10 ms until `check` holds; throws after `timeoutMs`. */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
 
 /** Nearest-rank percentile of an ascending list (NaN when empty). */
 export function percentile(sorted: number[], p: number): number {
@@ -50,42 +58,40 @@ export async function commitRate(url: string, connections: number, ms: number): 
 
 /** The server's version and commit durability, printed with the figures. */
 export async function serverInfo(url: string): Promise<{ postgres?: string; synchronousCommit?: string }> {
-  const info = new pg.Client({ connectionString: url });
-  await info.connect();
-  try {
-    const { rows } = await info.query<{ server_version: string; synchronous_commit: string }>(
+  const { rows } = await withClient(url, (c) =>
+    c.query<{ server_version: string; synchronous_commit: string }>(
       "SELECT current_setting('server_version') AS server_version, current_setting('synchronous_commit') AS synchronous_commit",
-    );
-    return { postgres: rows[0]?.server_version, synchronousCommit: rows[0]?.synchronous_commit };
-  } finally {
-    await info.end();
-  }
+    ),
+  );
+  return { postgres: rows[0]?.server_version, synchronousCommit: rows[0]?.synchronous_commit };
 }
 
 /** Runs `fn` against a fresh, migrated database that is dropped afterwards (and on Ctrl-C). */
 export async function withBenchDatabase<T>(prefix: string, fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `${prefix}_${Date.now().toString(36)}_${process.pid}`;
-  const url = databaseUrl(ADMIN_URL, name);
-  progress(`creating database ${name}`);
-  await createDatabase(ADMIN_URL, name);
+  const adminUrl = testServerUrl();
+  const name = temporaryDatabaseName(`${prefix}_`);
   let interrupted = false;
   const onSignal = () => {
     interrupted = true;
     progress("interrupted: dropping the bench database");
-    void dropDatabase(ADMIN_URL, name).finally(() => process.exit(130));
+    void dropDatabase(adminUrl, name).finally(() => process.exit(130));
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    await applyMigrations(url);
-    return await fn(url);
+    progress(`creating database ${name}`);
+    const db = await createTemporaryDatabase(adminUrl, name);
+    try {
+      return await fn(db.url);
+    } finally {
+      if (!interrupted) {
+        progress(`dropping database ${name}`);
+        await db.drop();
+      }
+    }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    if (!interrupted) {
-      progress(`dropping database ${name}`);
-      await dropDatabase(ADMIN_URL, name);
-    }
   }
 }
 

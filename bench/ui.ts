@@ -26,21 +26,22 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "@playwright/test";
 import { chromiumLaunchOptions } from "../e2e/chromium";
 import { createDb, inTx, type Db } from "../server/db/client";
-import { applyMigrations, createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { dropDatabase } from "../server/db/admin";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { asSessionId, type SessionId } from "../server/ids";
 import { ModelChoiceSchema } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
 import { appendEvents } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
+import { freePort } from "../server/testing/net";
+import { percentile as nearestRank, round, runBench, sleep } from "./support";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const SEED_TURNS = Number(process.env.BENCH_SEED_TURNS ?? 333);
 const LOADS = Number(process.env.BENCH_LOADS ?? 3);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 20_000);
@@ -50,16 +51,11 @@ const TYPE_EVERY_MS = 100;
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 50);
 
 const progress = (line: string) => process.stderr.write(`[bench:ui] ${line}\n`);
-const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Rounded nearest-rank percentile of unsorted values; null when there are none. */
 function percentile(values: number[], p: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return round(sorted[i]!);
+  return values.length === 0 ? null : round(nearestRank([...values].sort((a, b) => a - b), p));
 }
-
 
 // ------------------------------------------------------------------ in-page instrumentation
 
@@ -165,18 +161,6 @@ const WORDS = "the quick picnic plan needs bread cheese apples lemonade a blanke
 const chunkText = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]} ${WORDS[(i * 13 + 5) % WORDS.length]} `;
 
 // ------------------------------------------------------------------ app server
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const addr = s.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function startServer(url: string, port: number): Promise<{ child: ChildProcess; baseUrl: string; output: string[] }> {
   const child = spawn("node", ["--import", "tsx", "scripts/e2e-server.ts"], {
@@ -391,8 +375,8 @@ async function measureLatency(db: Db, page: Page, id: SessionId) {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const name = `at_bench_ui_${Date.now().toString(36)}_${process.pid}`;
-  const url = databaseUrl(ADMIN_URL, name);
+  const adminUrl = testServerUrl();
+  const name = temporaryDatabaseName("at_bench_ui_");
   let db: Db | null = null;
   let server: ChildProcess | null = null;
   let browser: Browser | null = null;
@@ -403,7 +387,7 @@ async function main(): Promise<void> {
       if (server) await stopServer(server).catch(() => undefined);
       await db?.$disconnect().catch(() => undefined);
       progress(`dropping database ${name}`);
-      await dropDatabase(ADMIN_URL, name).catch((e: unknown) => progress(`drop failed: ${String(e)}`));
+      await dropDatabase(adminUrl, name).catch((e: unknown) => progress(`drop failed: ${String(e)}`));
     })());
   const onSignal = () => {
     progress("interrupted: cleaning up");
@@ -419,8 +403,7 @@ async function main(): Promise<void> {
       if (r.status !== 0) throw new Error("next build failed");
     }
     progress(`creating database ${name}`);
-    await createDatabase(ADMIN_URL, name);
-    await applyMigrations(url);
+    const { url } = await createTemporaryDatabase(adminUrl, name);
     db = createDb(url, 4);
 
     const lastReply = `Final seeded reply ${randomBytes(4).toString("hex")}: the picnic is planned.`;
@@ -484,7 +467,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
-});
+runBench(main);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
-import { createDatabase, databaseUrl, dropDatabase } from "../server/db/migrate";
+import { createDatabase, databaseUrl, dropDatabase } from "../server/db/admin";
 import { agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
 
 // Kill the server with SIGKILL in the middle of a team run and start it again on the same

@@ -3,21 +3,12 @@ import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../testing/net";
+import { withClient } from "./admin";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "./embedded";
 import { applyMigrations, defaultMigrationsDir, readMigrations } from "./migrate";
 
-
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 const postmasterPid = async (dataDir: string) =>
   Number.parseInt((await readFile(path.join(dataDir, "postmaster.pid"), "utf8")).split("\n")[0] ?? "", 10);
@@ -100,16 +91,17 @@ describe("startEmbeddedPostgres", () => {
     const pid = await postmasterPid(dataDir);
     // Simulate the crash this guards against: the server dies without cleaning up, and its pid
     // is reused by a process of the same user (PostgreSQL then refuses to start on its own).
-    const exited = new Promise((resolve) => {
-      const timer = setInterval(() => {
+    const exited = vi.waitFor(
+      () => {
         try {
           process.kill(pid, 0);
         } catch {
-          clearInterval(timer);
-          resolve(undefined);
+          return;
         }
-      }, 20);
-    });
+        throw new Error(`PostgreSQL (pid ${pid}) still running`);
+      },
+      { timeout: 30_000, interval: 20 },
+    );
     process.kill(pid, "SIGKILL");
     await exited;
     await server.stop(); // the child is gone: must not hang

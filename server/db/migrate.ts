@@ -5,10 +5,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
+import { withClient } from "./admin";
 
 /** The key Prisma's schema engine locks on; sharing it serialises us with `prisma migrate`. */
-export const PRISMA_MIGRATE_LOCK_KEY = 72707369;
+const PRISMA_MIGRATE_LOCK_KEY = 72707369;
 
 const TABLE = `"_prisma_migrations"`;
 
@@ -56,7 +57,7 @@ export async function readMigrations(migrationsDir: string): Promise<LocalMigrat
   );
 }
 
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
@@ -64,7 +65,7 @@ export function sha256Hex(text: string): string {
  * Prisma's own comparison: a checkout with other line endings still matches, and rows written by
  * old engines stored the hex without zero padding (prisma-engines#1887).
  */
-export function checksumMatches(script: string, stored: string): boolean {
+function checksumMatches(script: string, stored: string): boolean {
   const variants = [script, script.replace(/\r\n/g, "\n"), script.replace(/\r?\n/g, "\r\n")];
   return variants.some((v) => {
     const digest = createHash("sha256").update(v, "utf8").digest();
@@ -104,12 +105,8 @@ export async function applyMigrations(
   const local = await readMigrations(opts.migrationsDir ?? defaultMigrationsDir());
   const { connectionString, schema } = splitSchemaParam(databaseUrl);
 
-  const client = new pg.Client({ connectionString });
-  // Without a listener a server-side disconnect would crash the process instead of failing the
-  // pending query.
-  client.on("error", (err) => log(`migrate: connection error: ${err.message}`));
-  await client.connect();
-  try {
+  const onError = (err: Error) => log(`migrate: connection error: ${err.message}`);
+  return withClient(connectionString, async (client) => {
     // Session-level lock, released when the connection closes (also if this process dies).
     const tried = await client.query<{ locked: boolean }>(
       `SELECT pg_try_advisory_lock(${PRISMA_MIGRATE_LOCK_KEY}) AS locked`,
@@ -157,9 +154,7 @@ export async function applyMigrations(
     }
     if (applied.length === 0) log("migrate: database is up to date");
     return { applied };
-  } finally {
-    await client.end().catch(() => {});
-  }
+  }, { onError });
 }
 
 function assertNoFailedMigrations(live: MigrationRow[]): void {
@@ -223,40 +218,4 @@ async function applyOne(client: pg.Client, migration: LocalMigration): Promise<v
     await client.query(`UPDATE ${TABLE} SET logs = $2 WHERE id = $1`, [id, logs]).catch(() => {});
     throw new Error(`Migration ${migration.name} failed and was rolled back: ${logs}`, { cause: err });
   }
-}
-
-/** `adminUrl` with its database replaced by `name`. */
-export function databaseUrl(adminUrl: string, name: string): string {
-  const url = new URL(adminUrl);
-  url.pathname = `/${encodeURIComponent(name)}`;
-  return url.toString();
-}
-
-async function withAdminClient<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  client.on("error", () => {}); // surfaced through the pending query instead
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-export async function createDatabase(
-  adminUrl: string,
-  name: string,
-  opts: { template?: string } = {},
-): Promise<void> {
-  await withAdminClient(adminUrl, async (client) => {
-    const template = opts.template ? ` TEMPLATE ${client.escapeIdentifier(opts.template)}` : "";
-    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}${template}`);
-  });
-}
-
-/** Drops even while clients are still connected (FORCE, PostgreSQL 13+). Missing is fine. */
-export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
-  await withAdminClient(adminUrl, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
-  });
 }

@@ -1,21 +1,17 @@
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { EventSource } from "eventsource";
 import superjson from "superjson";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import { startAppServer, type AppServer } from "../main";
 import type { SessionEvent } from "../runtime/events";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
 import { waitFor } from "../testing/runtime-harness";
 import type { AppRouter } from "../trpc/root";
 import type { LiveMessage } from "../trpc/routers/session";
 
 // Two app server processes' worth of stack (HTTP, SSE, runtime, LISTEN/NOTIFY) on one
 // database: a prompt sent to one server streams live through the other.
-
-let tdb: TestDatabase;
-let a: AppServer;
-let b: AppServer;
 
 const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "5" });
 
@@ -52,19 +48,21 @@ function subscribe(server: AppServer, sessionId: string, lastEventId: string | n
 
 const turnsEnded = (events: SessionEvent[]) => events.filter((e) => e.payload.kind === "turn_end").length;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  a = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
-  b = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
-});
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await tdb?.drop();
-});
+/** Two app servers on the file's database, closed after the file. */
+const it = databaseTest()
+  .extend("a", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+    const a = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+    onCleanup(() => a.close());
+    return a;
+  })
+  .extend("b", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+    const b = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+    onCleanup(() => b.close());
+    return b;
+  });
 
 describe("the live session feed over SSE", () => {
-  it("streams a prompt sent to one server through another, in order, with the last seq of each batch as the event id", async () => {
+  it("streams a prompt sent to one server through another, in order, with the last seq of each batch as the event id", async ({ a, b }) => {
     const session = await client(a).session.create.mutate({ title: "two servers" });
     const live = subscribe(b, session.id, null);
     await client(a).session.prompt.mutate({ sessionId: session.id, text: "hello from server A" });
@@ -78,7 +76,7 @@ describe("the live session feed over SSE", () => {
     expect(live.events[0]!.createdAt).toBeInstanceOf(Date);
   });
 
-  it("resumes after a disconnect from the last event id with no gap and no duplicate", async () => {
+  it("resumes after a disconnect from the last event id with no gap and no duplicate", async ({ a, b }) => {
     const session = await client(a).session.create.mutate({ title: "resume" });
     await client(a).session.prompt.mutate({ sessionId: session.id, text: "first" });
     const first = subscribe(b, session.id, null);
@@ -100,7 +98,7 @@ describe("the live session feed over SSE", () => {
     expect([...first.events, ...resumed.events].map((e) => e.seq)).toEqual(all.events.map((e) => e.seq));
   });
 
-  it("answers bad input with a typed error code", async () => {
+  it("answers bad input with a typed error code", async ({ a }) => {
     await expect(client(a).session.prompt.mutate({ sessionId: "ses_missing", text: "hi" })).rejects.toMatchObject({
       data: { code: "NOT_FOUND", appCode: "SESSION_NOT_FOUND", httpStatus: 404 },
     });

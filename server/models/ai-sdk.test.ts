@@ -1,7 +1,7 @@
 // The real SDK clients against a local fake provider: what we send on the wire and what we make
 // of what comes back, for both the OpenAI-compatible and the Anthropic format.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicModel, createOpenAICompatibleModel, ModelProviderError } from "./ai-sdk";
 import { startFakeProviderServer, type FakeProviderServer } from "./testing/fake-provider-server";
 import type { LanguageModel, ModelChunk, ModelRequest } from "./types";
@@ -77,11 +77,12 @@ const texts = (chunks: ModelChunk[]) =>
 const calls = (chunks: ModelChunk[]) => chunks.flatMap((c) => (c.type === "tool-call" ? [c.call] : []));
 
 async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await vi.waitFor(
+    () => {
+      if (!condition()) throw new Error("condition not met in time");
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }
 
 const PROVIDERS: { wire: string; make: () => LanguageModel; id: string }[] = [

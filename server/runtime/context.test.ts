@@ -1,8 +1,8 @@
-import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { asSessionId, type SessionId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import type { ModelRequest } from "../models/types";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
 import { eventsOf, newTestSession, startTestRuntime, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import { ContextRegistry, type ContextProvider } from "./context-registry";
 import type { SessionEvent } from "./events";
@@ -11,8 +11,6 @@ import { forkSession, promptSession } from "./sessions";
 // Runtime context snapshots (SPEC.md §5) and compaction (§6), with a registry that
 // has one required and one optional provider whose text the tests change.
 
-let tdb: TestDatabase;
-let rt: TestRuntime | null = null;
 const requests: ModelRequest[] = [];
 let identity = "role: lead";
 let weather = "sunny";
@@ -22,30 +20,26 @@ const providers: ContextProvider[] = [
   { name: "test:weather", required: false, render: () => `weather: ${weather}` },
 ];
 
-async function start(config: { compactionBudgetTokens?: number } = {}) {
-  rt = await startTestRuntime(tdb.url, {
-    config,
-    playbook: (req) => {
-      requests.push(req);
-      return defaultPlaybook(req);
-    },
-    contextFor: () => new ContextRegistry(providers),
+/** `start(config)`: a runtime of this test's own, stopped after it (before the state resets). */
+const it = databaseTest().extend("start", async ({ tdb }, { onCleanup }) => {
+  let rt: TestRuntime | null = null;
+  onCleanup(async () => {
+    await rt?.stop();
+    requests.length = 0;
+    identity = "role: lead";
+    weather = "sunny";
   });
-  return rt;
-}
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterEach(async () => {
-  await rt?.stop();
-  rt = null;
-  requests.length = 0;
-  identity = "role: lead";
-  weather = "sunny";
-});
-afterAll(async () => {
-  await tdb?.drop();
+  return async (config: { compactionBudgetTokens?: number } = {}) => {
+    rt = await startTestRuntime(tdb.url, {
+      config,
+      playbook: (req) => {
+        requests.push(req);
+        return defaultPlaybook(req);
+      },
+      contextFor: () => new ContextRegistry(providers),
+    });
+    return rt;
+  };
 });
 
 const snapshots = (events: SessionEvent[]) =>
@@ -57,7 +51,7 @@ async function turn(r: TestRuntime, id: SessionId, text: string, n: number) {
 }
 
 describe("runtime context snapshots", () => {
-  it("appends the full snapshot after the claimed input, and nothing while it is unchanged", async () => {
+  it("appends the full snapshot after the claimed input, and nothing while it is unchanged", async ({ start }) => {
     const r = await start();
     const id = await newTestSession(r.db);
     const first = await turn(r, id, "one", 1);
@@ -73,7 +67,7 @@ describe("runtime context snapshots", () => {
     expect(snapshots(later)).toHaveLength(1);
   });
 
-  it("appends a new full snapshot when a section changes", async () => {
+  it("appends a new full snapshot when a section changes", async ({ start }) => {
     const r = await start();
     const id = await newTestSession(r.db);
     await turn(r, id, "one", 1);
@@ -86,7 +80,7 @@ describe("runtime context snapshots", () => {
     expect(text).toContain("weather: sunny");
   });
 
-  it("keeps required sections when optional context is switched off", async () => {
+  it("keeps required sections when optional context is switched off", async ({ start }) => {
     const r = await start();
     const id = await newTestSession(r.db);
     await turn(r, id, "one", 1);
@@ -97,7 +91,7 @@ describe("runtime context snapshots", () => {
     expect(last.kind === "user_message" && last.text).not.toContain("weather");
   });
 
-  it("gives a fork the inherited history, then a new snapshot when its context differs", async () => {
+  it("gives a fork the inherited history, then a new snapshot when its context differs", async ({ start }) => {
     const r = await start();
     const id = await newTestSession(r.db);
     await turn(r, id, "as a teammate", 1);
@@ -114,7 +108,7 @@ describe("runtime context snapshots", () => {
 });
 
 describe("compaction", () => {
-  it("summarises completed turns over budget, keeps raw events, and re-admits the context", async () => {
+  it("summarises completed turns over budget, keeps raw events, and re-admits the context", async ({ start }) => {
     const r = await start({ compactionBudgetTokens: 120 });
     const id = await newTestSession(r.db);
     await turn(r, id, "first prompt about apples", 1);

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inTx } from "../db/client";
+import { describe, expect } from "vitest";
+import { inTx, type Db } from "../db/client";
 import { asSessionId, newMessageId, newTurnId, type SessionId } from "../ids";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { membershipOf } from "../team/membership";
 import { spawnTeammate } from "../team/roster";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { eventsOf, newTestSession, startTestRuntime, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { runtimeTest } from "../testing/fixtures";
+import { eventsOf, newTestSession, waitFor, waitForTurns } from "../testing/runtime-harness";
 import type { EventPayload } from "./events";
 import { appendEvents } from "./session-log";
 import { forkSession, promptSession } from "./sessions";
@@ -17,8 +17,6 @@ const TURNS = 1_800; // 6 events a turn: 10,800 events
 const FIRST = "fact number 0";
 const LAST = `fact number ${TURNS - 1}`;
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
 const requests: ModelRequest[] = [];
 
 /** Records what it is sent and answers briefly. */
@@ -31,18 +29,11 @@ const recorder: LanguageModel = {
   },
 };
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  rt = await startTestRuntime(tdb.url, { resolveModel: () => recorder, team: true, config: { compactionBudgetTokens: 10_000_000 } });
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
-});
+const it = runtimeTest({ resolveModel: () => recorder, team: true, config: { compactionBudgetTokens: 10_000_000 } });
 
 /** Appends TURNS completed turns straight into the log (as a long past would have left them). */
-async function longSession(): Promise<SessionId> {
-  const id = await newTestSession(rt.db, "long");
+async function longSession(db: Db): Promise<SessionId> {
+  const id = await newTestSession(db, "long");
   const turns: EventPayload[] = [];
   for (let i = 0; i < TURNS; i++) {
     const turnId = newTurnId();
@@ -66,7 +57,7 @@ async function longSession(): Promise<SessionId> {
     );
   }
   for (let i = 0; i < turns.length; i += 1_000) {
-    await inTx(rt.db, (tx) => appendEvents(tx, id, turns.slice(i, i + 1_000), null));
+    await inTx(db, (tx) => appendEvents(tx, id, turns.slice(i, i + 1_000), null));
   }
   return id;
 }
@@ -75,8 +66,8 @@ const texts = (events: { payload: EventPayload }[]) =>
   events.flatMap((e) => (e.payload.kind === "user_message" ? [e.payload.text] : []));
 
 describe("a session of more than 10,000 events", () => {
-  it("is read whole by cold resume, a fork and a fork teammate", { timeout: 120_000 }, async () => {
-    const id = await longSession();
+  it("is read whole by cold resume, a fork and a fork teammate", { timeout: 120_000 }, async ({ rt }) => {
+    const id = await longSession(rt.db);
     expect((await eventsOf(rt.db, id)).length).toBe(TURNS * 6);
 
     const fork = await forkSession(rt.db, id, {});

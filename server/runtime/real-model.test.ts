@@ -1,43 +1,42 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import { asSessionId } from "../ids";
 import { createModelResolver } from "../models/registry";
-import { startFakeProviderServer, type FakeProviderServer } from "../models/testing/fake-provider-server";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { startTestRuntime, turnEnds, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { startFakeProviderServer } from "../models/testing/fake-provider-server";
+import { createTestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
+import { startTestRuntime, turnEnds, waitForTurns } from "../testing/runtime-harness";
 import { createSession, promptSession } from "./sessions";
 
 // Whole turns through the real AI SDK code path: the runtime, the model registry and the SDK
 // providers against a local server speaking each provider's wire format.
 
-let tdb: TestDatabase;
-let fake: FakeProviderServer;
-let rt: TestRuntime;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  fake = await startFakeProviderServer();
-  const env = parseEnv({
-    OPENAI_BASE_URL: fake.baseURL,
-    OPENAI_API_KEY: "sk-test-openai",
-    OPENAI_MODEL: "fake-gpt",
-    ANTHROPIC_BASE_URL: fake.baseURL,
-    ANTHROPIC_API_KEY: "sk-test-anthropic",
-    ANTHROPIC_MODEL: "fake-claude",
+const it = databaseTest()
+  // `{}`, not `_`: vitest reads which fixtures a fixture uses from this pattern.
+  .extend("fake", { scope: "file" }, async ({}, { onCleanup }) => {
+    const fake = await startFakeProviderServer();
+    onCleanup(() => fake.close());
+    return fake;
+  })
+  .extend("rt", { scope: "file" }, async ({ tdb, fake }, { onCleanup }) => {
+    const env = parseEnv({
+      OPENAI_BASE_URL: fake.baseURL,
+      OPENAI_API_KEY: "sk-test-openai",
+      OPENAI_MODEL: "fake-gpt",
+      ANTHROPIC_BASE_URL: fake.baseURL,
+      ANTHROPIC_API_KEY: "sk-test-anthropic",
+      ANTHROPIC_MODEL: "fake-claude",
+    });
+    const rt = await startTestRuntime(tdb.url, { resolveModel: createModelResolver(env) });
+    onCleanup(() => rt.stop());
+    return rt;
   });
-  rt = await startTestRuntime(tdb.url, { resolveModel: createModelResolver(env) });
-});
-afterAll(async () => {
-  await rt?.stop();
-  await fake?.close();
-  await tdb?.drop();
-});
 
 describe.each([
   { provider: "openai-compatible" as const, model: "fake-gpt", path: "/v1/chat/completions" },
   { provider: "anthropic" as const, model: "fake-claude", path: "/v1/messages" },
 ])("a turn on $provider", ({ provider, model, path }) => {
-  it("streams text, runs the requested tool, and sends the result back in the next step", async () => {
+  it("streams text, runs the requested tool, and sends the result back in the next step", async ({ rt, fake }) => {
     fake.reset();
     fake.enqueue(
       {
@@ -70,7 +69,7 @@ describe.each([
     expect(second).toContain("What time is it?");
   });
 
-  it("ends the turn with reason error when the provider fails, and keeps serving the next prompt", async () => {
+  it("ends the turn with reason error when the provider fails, and keeps serving the next prompt", async ({ rt, fake }) => {
     fake.reset();
     fake.enqueue({ status: 500, message: "upstream exploded" }, { text: ["Recovered."] });
     const s = await createSession(rt.db, { title: `${provider} errors`, model: { provider, model } });
@@ -88,7 +87,7 @@ describe.each([
   { provider: "openai-compatible" as const, model: "fake-gpt", key: "sk-test-openai", message: "Incorrect API key provided: {key}." },
   { provider: "anthropic" as const, model: "fake-claude", key: "sk-test-anthropic", message: "invalid x-api-key {key}" },
 ])("a $provider error that echoes the API key", ({ provider, model, key, message }) => {
-  it("reaches the transcript, the turn end and the log with the key redacted", async () => {
+  it("reaches the transcript, the turn end and the log with the key redacted", async ({ rt, fake }) => {
     fake.reset();
     fake.enqueue({ status: 401, message });
     const s = await createSession(rt.db, { title: `${provider} leaks`, model: { provider, model } });

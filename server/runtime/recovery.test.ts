@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect } from "vitest";
 import { createDb, inTx, type Db } from "../db/client";
 import { isAppError } from "../errors";
 import { newMessageId, newTurnId, type SessionId } from "../ids";
@@ -7,7 +7,8 @@ import { ActivityHub } from "../live/activity";
 import { RESUME_NOTICE } from "./config";
 import { defaultPlaybook, ScriptedModel, type Playbook } from "../models/scripted";
 import type { ModelRequest } from "../models/types";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import type { TestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
 import { killRuntimeChildren, spawnRuntime } from "../testing/runtime-child";
 import {
   eventsOf,
@@ -37,22 +38,20 @@ const LOST_OR_CRASHED = /lease lost|crashed|left open by a crash|failed/i;
 const TEST_TIMEOUT = 180_000;
 const WAIT_MS = 60_000;
 
+const it = databaseTest();
+// The file's database and client (fixtures), bound once for the helpers below and the tests.
 let tdb: TestDatabase;
 let db: Db;
-const inProcess = new Set<TestRuntime>();
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb(tdb.url, 5);
+it.beforeAll(({ tdb: fileDb, db: fileClient }) => {
+  tdb = fileDb;
+  db = fileClient;
 });
+
+const inProcess = new Set<TestRuntime>();
 afterEach(async () => {
   // Nothing a test started may keep driving sessions into the next test.
   await killRuntimeChildren();
   await Promise.all([...inProcess].map((rt) => stopRuntime(rt)));
-});
-afterAll(async () => {
-  await db?.$disconnect();
-  await tdb?.drop();
 });
 
 async function startInProcess(opts: Parameters<typeof startTestRuntime>[1] = {}): Promise<TestRuntime> {

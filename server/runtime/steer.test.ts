@@ -1,28 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { inTx } from "../db/client";
 import type { SessionId } from "../ids";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { runtimeTest } from "../testing/fixtures";
+import { eventsOf, newTestSession, turnEnds, waitFor, waitForTurns } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
 import { enqueue, listInbox } from "./inbox";
 import { getSession, promptSession, requestAbort } from "./sessions";
 
 // The Steer adapter and interrupts, against real Postgres with a paced scripted model.
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  rt = await startTestRuntime(tdb.url, { delayMs: 15 });
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
-});
-
-const steer = (id: SessionId, text: string) =>
-  inTx(rt.db, (tx) => enqueue(tx, id, { mode: "steer", text, source: { kind: "system" } }));
+const it = runtimeTest({ delayMs: 15 })
+  .extend("steer", { scope: "file" }, ({ rt }) => (id: SessionId, text: string) =>
+    inTx(rt.db, (tx) => enqueue(tx, id, { mode: "steer", text, source: { kind: "system" } })),
+  )
+  .extend("hasDelta", { scope: "file" }, ({ rt }) => async (id: SessionId) =>
+    (await eventsOf(rt.db, id)).some((e) => e.payload.kind === "assistant_delta"),
+  );
 
 function turnOf(events: SessionEvent[], messageText: string): string | undefined {
   let turn: string | undefined;
@@ -33,10 +26,8 @@ function turnOf(events: SessionEvent[], messageText: string): string | undefined
   return undefined;
 }
 
-const hasDelta = async (id: SessionId) => (await eventsOf(rt.db, id)).some((e) => e.payload.kind === "assistant_delta");
-
 describe("Steer", () => {
-  it("is taken at the next step boundary of a running turn: the same turn goes on", async () => {
+  it("is taken at the next step boundary of a running turn: the same turn goes on", async ({ rt, steer, hasDelta }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: "What time is it?" });
     await waitFor(() => hasDelta(id), 10_000, "step 0 streaming");
@@ -54,7 +45,7 @@ describe("Steer", () => {
     expect(last.kind === "assistant_message" && last.text).toContain("keep it short");
   });
 
-  it("extends a turn whose model asked for no tools when steer input is pending", async () => {
+  it("extends a turn whose model asked for no tools when steer input is pending", async ({ rt, steer, hasDelta }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: "Write a plan" });
     await waitFor(() => hasDelta(id), 10_000, "streaming");
@@ -65,7 +56,7 @@ describe("Steer", () => {
     expect(events.filter((e) => e.payload.kind === "step_start")).toHaveLength(2);
   });
 
-  it("starts a turn at once when the agent is idle", async () => {
+  it("starts a turn at once when the agent is idle", async ({ rt, steer }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: "hello" });
     await waitForTurns(rt.db, id, 1);
@@ -77,7 +68,7 @@ describe("Steer", () => {
 });
 
 describe("interrupt", () => {
-  it("cancels the turn, keeps the inbox parked until the next waking input", async () => {
+  it("cancels the turn, keeps the inbox parked until the next waking input", async ({ rt, steer, hasDelta }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: "long task" });
     await promptSession(rt.db, id, { text: "queued behind" });

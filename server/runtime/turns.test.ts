@@ -1,16 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { inTx } from "../db/client";
 import { newMessageId } from "../ids";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { runtimeTest } from "../testing/fixtures";
 import {
   eventsOf,
   kinds,
   newTestSession,
-  startTestRuntime,
   turnEnds,
   waitFor,
   waitForTurns,
-  type TestRuntime,
 } from "../testing/runtime-harness";
 import { enqueue, listInbox } from "./inbox";
 import { promptSession } from "./sessions";
@@ -18,20 +16,10 @@ import { promptSession } from "./sessions";
 // Turns and steps against real Postgres: Queue turns, tool calls, bad tool arguments,
 // gap-free logs, unique message ids.
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  rt = await startTestRuntime(tdb.url);
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
-});
+const it = runtimeTest();
 
 describe("a prompt", () => {
-  it("runs as one turn with a gap-free log", async () => {
+  it("runs as one turn with a gap-free log", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     const item = await promptSession(rt.db, id, { text: "Plan a picnic", author: "ana" });
     const events = await waitForTurns(rt.db, id, 1);
@@ -56,7 +44,7 @@ describe("a prompt", () => {
     expect(await listInbox(rt.db, id)).toEqual([]);
   });
 
-  it("calls a tool, feeds the result back, and answers in the same turn", async () => {
+  it("calls a tool, feeds the result back, and answers in the same turn", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: "What time is it in Europe/Paris?" });
     const events = await waitForTurns(rt.db, id, 1);
@@ -69,7 +57,7 @@ describe("a prompt", () => {
     expect(new Set(events.flatMap((e) => ("turnId" in e.payload ? [e.payload.turnId] : []))).size).toBe(1);
   });
 
-  it("turns invalid tool arguments into a tool error the model reads, and the turn goes on", async () => {
+  it("turns invalid tool arguments into a tool error the model reads, and the turn goes on", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: '/tool current_time {"timeZone": 42}' });
     const events = await waitForTurns(rt.db, id, 1);
@@ -80,7 +68,7 @@ describe("a prompt", () => {
     expect(turnEnds(events)).toEqual([expect.objectContaining({ reason: "completed" })]);
   });
 
-  it("reports malformed JSON arguments and unknown tools as tool errors", async () => {
+  it("reports malformed JSON arguments and unknown tools as tool errors", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: "/tool current_time {not json\n/tool no_such_tool {}" });
     const events = await waitForTurns(rt.db, id, 1);
@@ -91,7 +79,7 @@ describe("a prompt", () => {
 });
 
 describe("the Queue adapter", () => {
-  it("runs queued prompts FIFO, each as its own turn", async () => {
+  it("runs queued prompts FIFO, each as its own turn", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     const texts = ["first", "second", "third"];
     for (const text of texts) await promptSession(rt.db, id, { text });
@@ -105,7 +93,7 @@ describe("the Queue adapter", () => {
     expect([...perTurn.values()]).toEqual([["first"], ["second"], ["third"]]);
   });
 
-  it("never lets the same message id enter a session twice", async () => {
+  it("never lets the same message id enter a session twice", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     const messageId = newMessageId();
     await inTx(rt.db, (tx) => enqueue(tx, id, { id: messageId, mode: "steer", text: "once", source: { kind: "system" } }));

@@ -1,34 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { asSessionId, type SessionId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import type { ModelRequest } from "../models/types";
 import { createSession, getSession, promptSession } from "../runtime/sessions";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { eventsOf, startTestRuntime, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { runtimeTest } from "../testing/fixtures";
+import { eventsOf, waitFor, waitForTurns } from "../testing/runtime-harness";
 import { sendMessage } from "./mailbox";
 import { membershipOf } from "./membership";
 import { listMembers, spawnTeammate } from "./roster";
 
 // team:identity across cold resume and compaction (SPEC.md §5), seen in real model requests.
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
 const requests: ModelRequest[] = [];
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  rt = await startTestRuntime(tdb.url, {
-    team: true,
-    config: { idleEvictMs: 300, compactionBudgetTokens: 600 },
-    playbook: (req) => {
-      requests.push(req);
-      return defaultPlaybook(req);
-    },
-  });
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
+const it = runtimeTest({
+  team: true,
+  config: { idleEvictMs: 300, compactionBudgetTokens: 600 },
+  playbook: (req) => {
+    requests.push(req);
+    return defaultPlaybook(req);
+  },
 });
 
 const IDENTITY = "Your name in the team is `keeper`";
@@ -36,7 +27,7 @@ const sees = (req: ModelRequest | undefined, text: string) =>
   !!req?.messages.some((m) => m.role === "user" && m.text.includes(text));
 
 describe("team identity", () => {
-  it("survives cold resume and is re-admitted after compaction", async () => {
+  it("survives cold resume and is re-admitted after compaction", async ({ rt }) => {
     const leadId = asSessionId((await createSession(rt.db, { title: "Identity", model: { provider: "scripted", model: "keyless" } })).id);
     const lead = await membershipOf(rt.db, leadId);
     await spawnTeammate(rt.db, lead, { name: "keeper", description: "Keeps things", prompt: "Start keeping", context: "fresh" });

@@ -2,14 +2,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect } from "vitest";
 import { createDb, type Db } from "../db/client";
 import { isAppError } from "../errors";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
 import type { PayloadOf, SessionEvent } from "../runtime/events";
 import { listInbox } from "../runtime/inbox";
 import { getSession, promptSession } from "../runtime/sessions";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import type { TestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
 import {
   eventsOf,
   newTestSession,
@@ -41,23 +42,21 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TEST_TIMEOUT = 180_000;
 const WAIT_MS = 60_000;
 
+const it = databaseTest();
+// The file's database and client (fixtures), bound once for the helpers below and the tests.
 let tdb: TestDatabase;
 let db: Db;
+it.beforeAll(({ tdb: fileDb, db: fileClient }) => {
+  tdb = fileDb;
+  db = fileClient;
+});
 const runtimes = new Set<TestRuntime>();
 const children = new Set<MailboxChild>();
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb(tdb.url, 5);
-});
 afterEach(async () => {
   // Nothing a test started may drive sessions into the next test.
   await Promise.all([...children].map((c) => c.kill()));
   await Promise.all([...runtimes].map((rt) => stopRuntime(rt)));
-});
-afterAll(async () => {
-  await db?.$disconnect();
-  await tdb?.drop();
 });
 
 async function startRuntime(opts: Parameters<typeof startTestRuntime>[1] = {}): Promise<TestRuntime> {

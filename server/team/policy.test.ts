@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { asSessionId } from "../ids";
 import { ScriptedModel } from "../models/scripted";
 import type { LanguageModel, ModelRequest } from "../models/types";
 import { createSession, promptSession } from "../runtime/sessions";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { startTestRuntime, turnEnds, waitFor, eventsOf, type TestRuntime } from "../testing/runtime-harness";
+import { runtimeTest } from "../testing/fixtures";
+import { turnEnds, waitFor, eventsOf } from "../testing/runtime-harness";
 import { teamPlaybook } from "./playbook";
 import { COLLABORATION_POLICY } from "./policy";
 
@@ -12,26 +12,17 @@ import { COLLABORATION_POLICY } from "./policy";
 // tool list are byte-identical for every member; identity is only in runtime context. Checked
 // on the requests the model really receives while the keyless team scenario plays out.
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
 const requests: ModelRequest[] = [];
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  const scripted = new ScriptedModel({ delayMs: 0, playbook: teamPlaybook });
-  const recording: LanguageModel = {
-    id: scripted.id,
-    stream(req, signal) {
-      requests.push(structuredClone(req));
-      return scripted.stream(req, signal);
-    },
-  };
-  rt = await startTestRuntime(tdb.url, { team: true, resolveModel: () => recording });
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
-});
+const scripted = new ScriptedModel({ delayMs: 0, playbook: teamPlaybook });
+const recording: LanguageModel = {
+  id: scripted.id,
+  stream(req, signal) {
+    requests.push(structuredClone(req));
+    return scripted.stream(req, signal);
+  },
+};
+const it = runtimeTest({ team: true, resolveModel: () => recording });
 
 const identityOf = (req: ModelRequest) => {
   for (const m of req.messages) {
@@ -42,7 +33,7 @@ const identityOf = (req: ModelRequest) => {
 };
 
 describe("the shared system prompt", () => {
-  it("carries the collaboration policy, the same bytes and tools for the Lead and two teammates", async () => {
+  it("carries the collaboration policy, the same bytes and tools for the Lead and two teammates", async ({ rt }) => {
     const lead = asSessionId((await createSession(rt.db, { title: "Policy", model: { provider: "scripted", model: "keyless" } })).id);
     await promptSession(rt.db, lead, { text: "Write a haiku" });
     await waitFor(async () => turnEnds(await eventsOf(rt.db, lead)).length >= 1, 60_000, "the Lead's answer");

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { asSessionId, type SessionId } from "../ids";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { eventsOf, startTestRuntime, turnEnds, waitFor, type TestRuntime } from "../testing/runtime-harness";
+import { runtimeTest } from "../testing/fixtures";
+import { eventsOf, turnEnds, waitFor } from "../testing/runtime-harness";
 import type { SessionEvent } from "../runtime/events";
 import { createSession, promptSession } from "../runtime/sessions";
 import { listMessages } from "./mailbox";
@@ -12,17 +12,7 @@ import { listTasks } from "./task-board";
 // The keyless team scenario of SPEC.md §11, end to end on Postgres: one prompt to a
 // keyless Lead, and the whole team plays out.
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  rt = await startTestRuntime(tdb.url, { team: true, playbook: teamPlaybook, delayMs: 2 });
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
-});
+const it = runtimeTest({ team: true, playbook: teamPlaybook, delayMs: 2 });
 
 function turnIdOfMessage(events: SessionEvent[], messageId: string): string | undefined {
   let turn: string | undefined;
@@ -34,7 +24,7 @@ function turnIdOfMessage(events: SessionEvent[], messageId: string): string | un
 }
 
 describe("the keyless team scenario", () => {
-  it("spawns two teammates who finish dependent tasks, message each other, and the Lead aggregates", async () => {
+  it("spawns two teammates who finish dependent tasks, message each other, and the Lead aggregates", async ({ rt }) => {
     const lead = await createSession(rt.db, { title: "Team run", model: { provider: "scripted", model: "keyless" } });
     const leadId = asSessionId(lead.id);
     await promptSession(rt.db, leadId, { text: "Build a tiny todo app" });

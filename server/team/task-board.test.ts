@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { asJson, createDb, type Db } from "../db/client";
+import { describe, expect } from "vitest";
+import { asJson, type Db } from "../db/client";
 import { AppError, type AppErrorCode } from "../errors";
 import { asSessionId, newSessionId } from "../ids";
 import { ActivityHub, notifyActivity, type Activity } from "../live/activity";
 import { SCRIPTED_CHOICE } from "../models/choice";
 import { createSession } from "../runtime/sessions";
 import { LIMITS } from "../limits";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import type { TestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
 import { leadOf, type Membership } from "./membership";
 import {
   createTask,
@@ -22,16 +23,13 @@ import {
 // error code, readiness, the dependency DAG, ids, tombstones, limits, write-scope warnings and
 // concurrent compare-and-set.
 
+const it = databaseTest({ poolSize: 12 });
+// The file's database and client (fixtures), bound once for the helpers below and the tests.
 let tdb: TestDatabase;
 let db: Db;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb(tdb.url, 12);
-});
-afterAll(async () => {
-  await db?.$disconnect();
-  await tdb?.drop();
+it.beforeAll(({ tdb: fileDb, db: fileClient }) => {
+  tdb = fileDb;
+  db = fileClient;
 });
 
 interface TestTeam {
@@ -716,8 +714,7 @@ describe("live activity", () => {
       // A marker after the refusal: notifications arrive in commit order, so once the marker
       // is here, one from the refused update would have been seen before it.
       await notifyActivity(db, t.teamId, "event");
-      const deadline = Date.now() + 5_000;
-      while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await expect.poll(() => seen.length, { timeout: 5_000, interval: 20 }).toBeGreaterThanOrEqual(3);
       expect(seen).toEqual([
         { sessionId: t.teamId, kind: "state" },
         { sessionId: t.teamId, kind: "state" },

@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { asSessionId, newMessageId, type SessionId, type TurnId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import { notifyActivity } from "../live/activity";
 import { listInbox } from "../runtime/inbox";
 import { findOrphanedSessions } from "../runtime/lease";
 import { createSession, forkSession, getSession, promptSession } from "../runtime/sessions";
-import { runTool, toolSpec, type ToolDefinition, type ToolOutcome } from "../runtime/tools";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { eventsOf, startTestRuntime, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
+import { runTool, toolSpec, type ToolOutcome } from "../runtime/tools";
+import { runtimeTest } from "../testing/fixtures";
+import { eventsOf, waitFor, waitForTurns } from "../testing/runtime-harness";
 import { initialTaskId, listMembers, recoverProvisioning } from "./roster";
 import { createTeamLayer } from "./team-layer";
 import { TEAM_TOOLSET_OPTIONS } from "./tools";
@@ -15,45 +15,54 @@ import { TEAM_TOOLSET_OPTIONS } from "./tools";
 // The nine Team tools called the way the runtime calls them (runTool), plus the identity rules
 // of SPEC.md §5 (identity decision) observed in real model requests.
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
-let tools: Map<string, ToolDefinition>;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  // Teammates here just answer (default playbook); tests drive the tools directly.
-  rt = await startTestRuntime(tdb.url, {
-    team: { limits: { maxMembers: 3 }, provisioningGraceMs: 60_000 },
-    playbook: defaultPlaybook,
-  });
-  const layer = createTeamLayer(rt.db, rt.hub, { limits: { maxMembers: 3 } });
-  tools = new Map(layer.toolsFor(asSessionId("x")).tools.map((t) => [t.name, t]));
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
-});
-
-function callWith(signal: AbortSignal, sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
-  const scope = { db: rt.db, sessionId, turnId: "turn_test" as TurnId, callKey: `${newMessageId()}/test`, signal };
-  return runTool(tools, name, input, scope, TEAM_TOOLSET_OPTIONS);
-}
-const call = (sessionId: SessionId, name: string, input: unknown) => callWith(new AbortController().signal, sessionId, name, input);
 const code = (o: ToolOutcome) => (o.isError ? o.errorCode : "ok");
 
-async function newLead(title = "lead") {
-  return asSessionId((await createSession(rt.db, { title, model: { provider: "scripted", model: "keyless" } })).id);
-}
-async function spawn(lead: SessionId, name: string, context: "fresh" | "fork" = "fresh") {
-  const out = await call(lead, "spawn_teammate", { name, description: `${name} helps`, prompt: `Task for ${name}`, context });
-  expect(code(out)).toBe("ok");
-  const member = (await listMembers(rt.db, lead)).find((m) => m.name === name)!;
-  return asSessionId(member.sessionId);
-}
+// Teammates here just answer (default playbook); tests drive the tools directly.
+const it = runtimeTest({
+  team: { limits: { maxMembers: 3 }, provisioningGraceMs: 60_000 },
+  playbook: defaultPlaybook,
+}).extend("helpers", { scope: "file" }, ({ rt }) => {
+  const layer = createTeamLayer(rt.db, rt.hub, { limits: { maxMembers: 3 } });
+  const tools = new Map(layer.toolsFor(asSessionId("x")).tools.map((t) => [t.name, t]));
+
+  function callWith(signal: AbortSignal, sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
+    const scope = { db: rt.db, sessionId, turnId: "turn_test" as TurnId, callKey: `${newMessageId()}/test`, signal };
+    return runTool(tools, name, input, scope, TEAM_TOOLSET_OPTIONS);
+  }
+  const call = (sessionId: SessionId, name: string, input: unknown) => callWith(new AbortController().signal, sessionId, name, input);
+
+  async function newLead(title = "lead") {
+    return asSessionId((await createSession(rt.db, { title, model: { provider: "scripted", model: "keyless" } })).id);
+  }
+  async function spawn(lead: SessionId, name: string, context: "fresh" | "fork" = "fresh") {
+    const out = await call(lead, "spawn_teammate", { name, description: `${name} helps`, prompt: `Task for ${name}`, context });
+    expect(code(out)).toBe("ok");
+    const member = (await listMembers(rt.db, lead)).find((m) => m.name === name)!;
+    return asSessionId(member.sessionId);
+  }
+
+  /**
+   * Runs `fn` while Postgres refuses to create the session of the member `name` — with a plain
+   * error (a real refusal) or with `errcode` (e.g. admin_shutdown: the database going away).
+   */
+  async function whileSessionsRefused(name: string, errcode: string | null, fn: () => Promise<void>): Promise<void> {
+    const using = errcode ? ` USING ERRCODE = '${errcode}'` : "";
+    await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION refuse_session() RETURNS trigger AS $$
+      BEGIN IF NEW.member_name = '${name}' THEN RAISE EXCEPTION 'no sessions for ${name}'${using}; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await rt.db.$executeRawUnsafe(`CREATE TRIGGER refuse_session BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()`);
+    try {
+      await fn();
+    } finally {
+      await rt.db.$executeRawUnsafe(`DROP TRIGGER refuse_session ON sessions`);
+    }
+  }
+
+  return { callWith, call, newLead, spawn, whileSessionsRefused };
+});
 
 describe("the tool set", () => {
   // That every member's requests carry the same tools is checked on real requests in policy.test.ts.
-  it("is exactly the nine Team tools", () => {
+  it("is exactly the nine Team tools", ({ rt }) => {
     const a = createTeamLayer(rt.db, rt.hub).toolsFor(asSessionId("a"));
     expect(a.tools.map((t) => t.name)).toEqual([
       "spawn_teammate",
@@ -70,7 +79,7 @@ describe("the tool set", () => {
     expect(a.options?.invalidInputCode).toBe("TEAM_INVALID_ARGUMENT");
   });
 
-  it("rejects bad arguments with TEAM_INVALID_ARGUMENT", async () => {
+  it("rejects bad arguments with TEAM_INVALID_ARGUMENT", async ({ rt, helpers: { call, newLead } }) => {
     const lead = await newLead();
     expect(code(await call(lead, "send_message", { target: "x" }))).toBe("TEAM_INVALID_ARGUMENT");
     expect(code(await call(lead, "team_task_get", { task_id: "nope" }))).toBe("TEAM_INVALID_ARGUMENT");
@@ -88,7 +97,7 @@ describe("the tool set", () => {
 });
 
 describe("spawn_teammate and the roster", () => {
-  it("is Lead only, validates names, reserves them forever and enforces the member limit", async () => {
+  it("is Lead only, validates names, reserves them forever and enforces the member limit", async ({ rt, helpers: { call, newLead, spawn } }) => {
     const lead = await newLead();
     const helper = await spawn(lead, "helper");
     expect(code(await call(helper, "spawn_teammate", { name: "other", description: "d", prompt: "p" }))).toBe("TEAM_LEAD_REQUIRED");
@@ -115,7 +124,7 @@ describe("spawn_teammate and the roster", () => {
     expect((listed.output as { agents: { name: string }[] }).agents.map((a) => a.name)).toEqual(["lead", "helper", "ghost", "third"]);
   });
 
-  it("settles a member whose child already holds its initial task as active, without a model call", async () => {
+  it("settles a member whose child already holds its initial task as active, without a model call", async ({ rt, helpers: { newLead } }) => {
     const lead = await newLead();
     const child = asSessionId("ses_recovered_child_0001");
     await rt.db.teamMember.create({
@@ -131,7 +140,7 @@ describe("spawn_teammate and the roster", () => {
 });
 
 describe("send_message, wait_agent, interrupt_agent", () => {
-  it("refuses self, unknown and non-active targets", async () => {
+  it("refuses self, unknown and non-active targets", async ({ helpers: { call, newLead, spawn } }) => {
     const lead = await newLead();
     const a = await spawn(lead, "alpha");
     expect(code(await call(a, "send_message", { target: "alpha", message: "hi" }))).toBe("TEAM_SELF_MESSAGE");
@@ -141,7 +150,7 @@ describe("send_message, wait_agent, interrupt_agent", () => {
     expect(ok.output).toMatchObject({ status: "accepted", messageId: expect.any(String) });
   });
 
-  it("validates the wait timeout, reports no progress at once, and wakes on a later change", async () => {
+  it("validates the wait timeout, reports no progress at once, and wakes on a later change", async ({ rt, helpers: { call, newLead, spawn } }) => {
     const lead = await newLead();
     expect(code(await call(lead, "wait_agent", { timeout_ms: 5 }))).toBe("TEAM_INVALID_TIMEOUT");
     expect(code(await call(lead, "wait_agent", { timeout_ms: 4_000_000 }))).toBe("TEAM_INVALID_TIMEOUT");
@@ -161,7 +170,7 @@ describe("send_message, wait_agent, interrupt_agent", () => {
     expect((await waiting).output).toEqual({ timedOut: false });
   });
 
-  it("interrupt_agent is Lead only and keeps the teammate's inbox parked until it is messaged", async () => {
+  it("interrupt_agent is Lead only and keeps the teammate's inbox parked until it is messaged", async ({ rt, helpers: { call, newLead, spawn } }) => {
     const lead = await newLead();
     const a = await spawn(lead, "busy");
     const b = await spawn(lead, "peer");
@@ -186,7 +195,7 @@ describe("send_message, wait_agent, interrupt_agent", () => {
 });
 
 describe("team identity (SPEC.md §5)", () => {
-  it("gives a fresh teammate its identity in its first request, and nothing new while unchanged", async () => {
+  it("gives a fresh teammate its identity in its first request, and nothing new while unchanged", async ({ rt, helpers: { newLead, spawn } }) => {
     const lead = await newLead("Identity team");
     const a = await spawn(lead, "scribe");
     const events = await waitForTurns(rt.db, a, 1);
@@ -201,7 +210,7 @@ describe("team identity (SPEC.md §5)", () => {
     expect(after.filter((e) => e.payload.kind === "user_message" && e.payload.source.kind === "runtime_context")).toHaveLength(1);
   });
 
-  it("a fork of a teammate is an independent Lead and gets a snapshot saying so", async () => {
+  it("a fork of a teammate is an independent Lead and gets a snapshot saying so", async ({ rt, helpers: { newLead, spawn } }) => {
     const lead = await newLead("Fork source team");
     const a = await spawn(lead, "forkable");
     await waitForTurns(rt.db, a, 1);
@@ -214,7 +223,7 @@ describe("team identity (SPEC.md §5)", () => {
     expect(snaps[1]!.payload.kind === "user_message" && snaps[1]!.payload.text).toContain("Role: lead.");
   });
 
-  it("a fork teammate starts from the Lead's completed turns", async () => {
+  it("a fork teammate starts from the Lead's completed turns", async ({ rt, helpers: { newLead, spawn } }) => {
     const lead = await newLead("Fork teammate team");
     await promptSession(rt.db, lead, { text: "context the fork should inherit" });
     await waitForTurns(rt.db, lead, 1);
@@ -227,24 +236,8 @@ describe("team identity (SPEC.md §5)", () => {
   });
 });
 
-/**
- * Runs `fn` while Postgres refuses to create the session of the member `name` — with a plain
- * error (a real refusal) or with `errcode` (e.g. admin_shutdown: the database going away).
- */
-async function whileSessionsRefused(name: string, errcode: string | null, fn: () => Promise<void>): Promise<void> {
-  const using = errcode ? ` USING ERRCODE = '${errcode}'` : "";
-  await rt.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION refuse_session() RETURNS trigger AS $$
-    BEGIN IF NEW.member_name = '${name}' THEN RAISE EXCEPTION 'no sessions for ${name}'${using}; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
-  await rt.db.$executeRawUnsafe(`CREATE TRIGGER refuse_session BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()`);
-  try {
-    await fn();
-  } finally {
-    await rt.db.$executeRawUnsafe(`DROP TRIGGER refuse_session ON sessions`);
-  }
-}
-
 describe("members that are not active", () => {
-  it("provisioning and failed members show their status everywhere, are never driven, and cannot be messaged", async () => {
+  it("provisioning and failed members show their status everywhere, are never driven, and cannot be messaged", async ({ rt, helpers: { call, newLead, spawn } }) => {
     const lead = await newLead();
     const a = await spawn(lead, "sender");
     // A failed member whose session exists and holds input: it shows failed and nobody drives it.
@@ -272,7 +265,7 @@ describe("members that are not active", () => {
     expect(await rt.db.teamMessage.count({ where: { teamId: lead } })).toBe(0);
   });
 
-  it("a spawn the database really refuses ends failed with the reason; the name stays reserved", async () => {
+  it("a spawn the database really refuses ends failed with the reason; the name stays reserved", async ({ rt, helpers: { call, newLead, whileSessionsRefused } }) => {
     const lead = await newLead();
     // A real refusal from Postgres for this one name (not an outage).
     await whileSessionsRefused("doomed", null, async () => {
@@ -286,7 +279,7 @@ describe("members that are not active", () => {
 });
 
 describe("a spawn cut short by the database going away", () => {
-  it("is reported as provisioning, not failed, and recovery finishes it without a model call", async () => {
+  it("is reported as provisioning, not failed, and recovery finishes it without a model call", async ({ rt, helpers: { call, newLead, whileSessionsRefused } }) => {
     const lead = await newLead();
     // The child's insert fails the way a server shutting down fails a statement (57P01).
     await whileSessionsRefused("resilient", "admin_shutdown", async () => {
@@ -304,7 +297,7 @@ describe("a spawn cut short by the database going away", () => {
     expect(events.filter((e) => e.payload.kind === "user_message" && e.payload.text === "Keep going")).toHaveLength(1);
   });
 
-  it("fails with the reason once recovery has tried for longer than the give-up age", async () => {
+  it("fails with the reason once recovery has tried for longer than the give-up age", async ({ rt, helpers: { newLead, whileSessionsRefused } }) => {
     const lead = await newLead();
     await whileSessionsRefused("hopeless", "admin_shutdown", async () => {
       await rt.db.teamMember.create({
@@ -322,7 +315,7 @@ describe("a spawn cut short by the database going away", () => {
 });
 
 describe("wait_agent ends", () => {
-  it("with timedOut when nothing changes before the timeout", { timeout: 30_000 }, async () => {
+  it("with timedOut when nothing changes before the timeout", { timeout: 30_000 }, async ({ rt, helpers: { call, newLead, spawn } }) => {
     const lead = await newLead();
     const a = await spawn(lead, "slowpoke");
     await waitForTurns(rt.db, a, 1);
@@ -339,7 +332,7 @@ describe("wait_agent ends", () => {
     }
   });
 
-  it("with TEAM_WAIT_ABORTED when the turn is aborted during the wait", async () => {
+  it("with TEAM_WAIT_ABORTED when the turn is aborted during the wait", async ({ rt, helpers: { callWith, newLead, spawn } }) => {
     const lead = await newLead();
     const a = await spawn(lead, "busybody");
     await waitForTurns(rt.db, a, 1);

@@ -3,17 +3,13 @@
 // read whole tables: a file must never see rows another file's tests wrote.
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { createDatabase, databaseUrl, dropDatabase } from "../db/migrate";
+import { createTemporaryDatabase, type TemporaryDatabase } from "../db/temporary";
 
-export interface TestDatabase {
-  name: string;
-  url: string;
-  /** Idempotent; works while connections are still open. Teardown drops leftovers anyway. */
-  drop(): Promise<void>;
-}
+/** `drop()` is idempotent; the run's teardown drops leftovers anyway. */
+export type TestDatabase = TemporaryDatabase;
 
 /**
- * Call once per file (beforeAll) and share the result between that file's tests.
+ * Once per file (the `testDb` fixture in fixtures.ts does this), shared by that file's tests.
  * `migrated: false` gives an empty database, for tests of the migration runner itself.
  */
 export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
@@ -23,12 +19,8 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
 
   // The template name already carries run time + pid + random; the suffix separates files.
   const name = `${ctx.template}_${randomBytes(4).toString("hex")}`;
-  await createDatabase(ctx.adminUrl, name, opts.migrated === false ? {} : { template: ctx.template });
-
-  let dropped: Promise<void> | undefined;
-  return {
-    name,
-    url: databaseUrl(ctx.adminUrl, name),
-    drop: () => (dropped ??= dropDatabase(ctx.adminUrl, name)),
-  };
+  return createTemporaryDatabase(ctx.adminUrl, name, {
+    migrate: false,
+    ...(opts.migrated === false ? {} : { from: ctx.template }),
+  });
 }

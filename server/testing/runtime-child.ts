@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll } from "vitest";
-import { createDb, type Db } from "../db/client";
-import { createTestDatabase, type TestDatabase } from "./db";
+import { afterEach, vi } from "vitest";
+import type { Db } from "../db/client";
+import { databaseTest } from "./fixtures";
 
 // Runtime hosts as real OS processes (server/testing/runtime-process.ts), for crash and
 // multi-process tests. Every child started here is remembered until it exits, so a test's
@@ -13,22 +13,16 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const children = new Set<RuntimeChild>();
 
 /**
- * A test file's database for child-process tests: created before the file's tests, every child
- * killed after each test, dropped at the end. Read `db` and `url` inside tests and hooks.
+ * A test file's database for child-process tests (the databaseTest fixtures, bound before the
+ * file's tests), every child killed after each test. Read `db` and `url` inside tests and hooks.
  */
 export function childProcessDatabase(): { db: Db; url: string } {
   const out = { db: undefined as unknown as Db, url: "" };
-  let tdb: TestDatabase | undefined;
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
+  databaseTest().beforeAll(({ tdb, db }) => {
     out.url = tdb.url;
-    out.db = createDb(tdb.url, 5);
+    out.db = db;
   });
   afterEach(killRuntimeChildren);
-  afterAll(async () => {
-    await out.db?.$disconnect();
-    await tdb?.drop();
-  });
   return out;
 }
 
@@ -39,21 +33,14 @@ export async function killRuntimeChildren(): Promise<void> {
 
 /** Resolves with the first stdout line of `child` that matches, now or later. */
 export function waitForLine(child: RuntimeChild, match: RegExp, timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const found = () => child.lines.find((l) => match.test(l));
-    const timer = setInterval(() => {
-      const line = found();
-      if (line) {
-        clearInterval(timer);
-        clearTimeout(deadline);
-        resolve(line);
-      }
-    }, 10);
-    const deadline = setTimeout(() => {
-      clearInterval(timer);
-      reject(new Error(`no line matching ${match} in ${timeoutMs} ms; got:\n${child.lines.join("\n")}\n${child.stderr.join("\n")}`));
-    }, timeoutMs);
-  });
+  return vi.waitFor(
+    () => {
+      const line = child.lines.find((l) => match.test(l));
+      if (line) return line;
+      throw new Error(`no line matching ${match} in ${timeoutMs} ms; got:\n${child.lines.join("\n")}\n${child.stderr.join("\n")}`);
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }
 
 

@@ -33,19 +33,18 @@ export interface TestRuntime {
   stop(): Promise<void>;
 }
 
-export async function startTestRuntime(
-  url: string,
-  opts: {
-    config?: Partial<RuntimeConfig>;
-    delayMs?: number;
-    playbook?: Playbook;
-    resolveModel?: ModelResolver;
-    contextFor?: (id: SessionId) => ContextRegistry;
-    onClaimed?: RuntimeOptions["onClaimed"];
-    /** Wire the Agent Teams layer (nine tools, identity, mailbox hooks) as the app does. */
-    team?: TeamLayerOptions | true;
-  } = {},
-): Promise<TestRuntime> {
+export interface TestRuntimeOptions {
+  config?: Partial<RuntimeConfig>;
+  delayMs?: number;
+  playbook?: Playbook;
+  resolveModel?: ModelResolver;
+  contextFor?: (id: SessionId) => ContextRegistry;
+  onClaimed?: RuntimeOptions["onClaimed"];
+  /** Wire the Agent Teams layer (nine tools, identity, mailbox hooks) as the app does. */
+  team?: TeamLayerOptions | true;
+}
+
+export async function startTestRuntime(url: string, opts: TestRuntimeOptions = {}): Promise<TestRuntime> {
   const db = createDb(url, 5);
   const hub = new ActivityHub(url);
   await hub.start();
@@ -81,16 +80,21 @@ export async function newTestSession(db: Db, title = "test"): Promise<SessionId>
   return asSessionId(s.id);
 }
 
-/** Polls until `check` returns a truthy value; fails with the last value after `timeoutMs`. */
+/**
+ * vi.waitFor until `check` returns a truthy value (a throwing check is retried too); fails with
+ * the last value, or the last error, after `timeoutMs`.
+ */
 export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await check();
-    if (last) return last as NonNullable<T>;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`Timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
+  // Imported here: child processes (mailbox-process.ts) load this module and must not load vitest.
+  const { vi } = await import("vitest");
+  return vi.waitFor(
+    async () => {
+      const last = await check();
+      if (!last) throw new Error(`Timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
+      return last as NonNullable<T>;
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
 }
 
 export function eventsOf(db: Db, id: SessionId): Promise<SessionEvent[]> {

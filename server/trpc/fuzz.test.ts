@@ -1,12 +1,12 @@
 import superjson from "superjson";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Db } from "../db/client";
+import { describe, expect } from "vitest";
+import type { Db } from "../db/client";
 import { parseEnv } from "../env";
 import { asSessionId, type SessionId } from "../ids";
 import { startAppServer, type AppServer } from "../main";
 import { createTask } from "../team/task-board";
 import { leadOf } from "../team/membership";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
 import { newTestSession } from "../testing/runtime-harness";
 import { MAX_BATCH_SIZE } from "./batch";
 import { appRouter } from "./root";
@@ -16,7 +16,12 @@ import { appRouter } from "./root";
 // a team id belongs, oversized batches. Never a 5xx, always an appCode, no stack trace, and a
 // refusal leaves every table as it was.
 
-let tdb: TestDatabase;
+const it = databaseTest({ poolSize: 3 }).extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: tdb.url, pages: false, log: () => undefined });
+  onCleanup(() => server.close());
+  return server;
+});
+// The file's client and server (fixtures), bound once for the helpers below, and its team.
 let server: AppServer;
 let db: Db;
 let lead: SessionId;
@@ -24,21 +29,15 @@ let mate: SessionId;
 
 const TABLES = ["sessions", "session_events", "inbox_items", "teams", "team_members", "team_messages", "team_tasks"] as const;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb(tdb.url, 3);
-  server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: tdb.url, pages: false, log: () => undefined });
+it.beforeAll(async ({ db: fileClient, server: fileServer }) => {
+  db = fileClient;
+  server = fileServer;
   lead = await newTestSession(db, "fuzzed team");
   // A teammate that nothing drives (no work), so the database stays still between calls.
   mate = asSessionId("ses_fuzz_teammate_0001");
   await db.session.create({ data: { id: mate, teamId: lead, memberName: "mate", title: "mate", model: { provider: "scripted", model: "keyless" } } });
   await db.teamMember.create({ data: { teamId: lead, name: "mate", sessionId: mate, description: "d", context: "fresh", phase: "active" } });
   await createTask(db, leadOf(lead), { subject: "Fuzz me", description: "" });
-});
-afterAll(async () => {
-  await server?.close();
-  await db?.$disconnect();
-  await tdb?.drop();
 });
 
 type Input = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { getErrorShape } from "@trpc/server/unstable-core-do-not-import";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, onTestFailed } from "vitest";
 import { ZodError } from "zod";
 import { parseEnv } from "../../env";
 import { AppError, type AppErrorCode } from "../../errors";
@@ -9,12 +9,11 @@ import { defaultPlaybook, ScriptedModel } from "../../models/scripted";
 import type { LanguageModel } from "../../models/types";
 import type { SessionEvent } from "../../runtime/events";
 import { listInbox } from "../../runtime/inbox";
-import { createTestDatabase, type TestDatabase } from "../../testing/db";
+import { runtimeTest } from "../../testing/fixtures";
 import {
   eventsOf,
   kinds,
   newTestSession,
-  startTestRuntime,
   turnEnds,
   waitFor,
   waitForTurns,
@@ -28,7 +27,6 @@ import type { LiveMessage } from "./session";
 // Postgres: validation and error mapping, the transcript pages, queue controls, Stop, fork and
 // the resumable live feed.
 
-let tdb: TestDatabase;
 let rt: TestRuntime;
 let ctx: TrpcContext;
 let caller: ReturnType<typeof createCaller>;
@@ -83,9 +81,10 @@ const model: LanguageModel = {
   },
 };
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  rt = await startTestRuntime(tdb.url, { resolveModel: () => model });
+const it = runtimeTest({ resolveModel: () => model });
+// The file's runtime (a fixture), bound once for the helpers below and the tests.
+it.beforeAll(({ rt: fileRuntime }) => {
+  rt = fileRuntime;
   ctx = { db: rt.db, env: parseEnv(env({})), hub: rt.hub, runtime: rt.runtime };
   caller = createCaller(ctx);
 });
@@ -108,10 +107,9 @@ afterEach(() => {
   paceMs = 0;
   releaseModel();
 });
-afterAll(async () => {
+// Before the fixtures' teardown stops the runtime: a held reply would keep its turn open.
+afterAll(() => {
   releaseModel();
-  await rt?.stop();
-  await tdb?.drop();
 });
 
 // ---------------------------------------------------------------------------------------------

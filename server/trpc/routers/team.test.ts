@@ -1,29 +1,19 @@
 import { TRPCError } from "@trpc/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { AppError } from "../../errors";
 import { parseEnv } from "../../env";
 import { asSessionId } from "../../ids";
 import { teamPlaybook } from "../../team/playbook";
-import { createTestDatabase, type TestDatabase } from "../../testing/db";
-import { startTestRuntime, waitFor, type TestRuntime } from "../../testing/runtime-harness";
+import { runtimeTest } from "../../testing/fixtures";
+import { waitFor } from "../../testing/runtime-harness";
 import { createCaller } from "../root";
 import type { TeamState } from "./team";
 
 // The team router in-process: a human acts with Lead authority; stale revisions conflict.
 
-let tdb: TestDatabase;
-let rt: TestRuntime;
-let caller: ReturnType<typeof createCaller>;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  rt = await startTestRuntime(tdb.url, { team: true, playbook: teamPlaybook });
-  caller = createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime });
-});
-afterAll(async () => {
-  await rt?.stop();
-  await tdb?.drop();
-});
+const it = runtimeTest({ team: true, playbook: teamPlaybook }).extend("trpc", { scope: "file" }, ({ rt }) =>
+  createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime }),
+);
 
 async function expectCode(p: Promise<unknown>, code: TRPCError["code"], appCode: string) {
   const e = await p.then(
@@ -36,7 +26,7 @@ async function expectCode(p: Promise<unknown>, code: TRPCError["code"], appCode:
 }
 
 describe("team router", () => {
-  it("adds a teammate as the Lead, lists the roster, and reserves names forever", async () => {
+  it("adds a teammate as the Lead, lists the roster, and reserves names forever", async ({ trpc: caller }) => {
     const lead = await caller.session.create({ title: "Humans add teammates" });
     const added = await caller.team.addTeammate({ teamId: lead.id, name: "writer", description: "Writes", prompt: "Write a haiku" });
     expect(added).toMatchObject({ name: "writer", role: "teammate", phase: "active", context: "fresh" });
@@ -61,7 +51,7 @@ describe("team router", () => {
     );
   });
 
-  it("updates tasks with the revision the person saw, and shows a stale one as a conflict", async () => {
+  it("updates tasks with the revision the person saw, and shows a stale one as a conflict", async ({ rt, trpc: caller }) => {
     const lead = await caller.session.create({ title: "Board" });
     const leadId = asSessionId(lead.id);
     const { createTask } = await import("../../team/task-board");
@@ -79,7 +69,7 @@ describe("team router", () => {
     await expectCode(caller.team.task({ teamId: lead.id, taskId: "task-99" }), "NOT_FOUND", "TEAM_TASK_NOT_FOUND");
   });
 
-  it("streams the team state live and resumes without repeating an unchanged state", async () => {
+  it("streams the team state live and resumes without repeating an unchanged state", async ({ rt, trpc: caller }) => {
     const lead = await caller.session.create({ title: "Live team" });
     const abort = new AbortController();
     const live = createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime }, { signal: abort.signal });
