@@ -1,13 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
-import { createDatabase, databaseUrl, dropDatabase } from "../server/db/admin";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
 
 // Kill the server with SIGKILL in the middle of a team run and start it again on the same
 // database: the page reconnects by itself, nothing is lost, and the scenario finishes.
 
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const port = Number(process.env.E2E_RESTART_PORT ?? 3190);
 
 function startServer(url: string): Promise<ChildProcess> {
@@ -25,9 +23,9 @@ function startServer(url: string): Promise<ChildProcess> {
 
 test("a SIGKILLed server comes back: the room reconnects and the team finishes", async ({ page }) => {
   test.setTimeout(180_000);
-  const name = `at_e2e_restart_${Date.now().toString(36)}_${process.pid}_${randomBytes(3).toString("hex")}`;
-  await createDatabase(adminUrl, name);
-  const url = databaseUrl(adminUrl, name);
+  // The e2e server migrates it.
+  const database = await createTemporaryDatabase(testServerUrl(), temporaryDatabaseName("at_e2e_restart_"), { migrate: false });
+  const { url } = database;
   let server = await startServer(url);
   try {
     await createTeam(page, "Survives restarts", `http://127.0.0.1:${port}/`);
@@ -45,8 +43,11 @@ test("a SIGKILLed server comes back: the room reconnects and the team finishes",
     await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(promptsBefore);
     await expect(page.getByRole("region", { name: "Completed tasks" }).getByRole("listitem")).toHaveCount(2);
   } finally {
-    server.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 500));
-    await dropDatabase(adminUrl, name).catch(() => undefined);
+    if (server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((r) => server.once("exit", r));
+      server.kill("SIGTERM");
+      await exited;
+    }
+    await database.drop().catch(() => undefined);
   }
 });

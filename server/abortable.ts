@@ -39,3 +39,8 @@ export function abortableWait({ ms, until, signal }: WaitOptions): Promise<WaitO
     );
   });
 }
+
+/** The error an aborted model call rejects with (the name every caller checks). */
+export function abortError(message = "The model call was aborted"): Error {
+  return Object.assign(new Error(message), { name: "AbortError" });
+}

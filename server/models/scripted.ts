@@ -1,4 +1,4 @@
-import { abortableWait } from "../abortable";
+import { abortableWait, abortError } from "../abortable";
 import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "../runtime/context-registry";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
 
@@ -49,12 +49,6 @@ export class ScriptedModel implements LanguageModel {
       },
     };
   }
-}
-
-function abortError(): Error {
-  const e = new Error("The model call was aborted");
-  e.name = "AbortError";
-  return e;
 }
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { abortableWait } from "../abortable";
+import { abortableWait, abortError } from "../abortable";
 import { inTx } from "../db/client";
 import { asSessionId, asTurnId, newMessageId, newTurnId, type SessionId } from "../ids";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
@@ -59,7 +59,7 @@ class GateModel implements LanguageModel {
       await abortableWait({ signal });
       this.aborted.resolve();
       await this.release.promise;
-      throw Object.assign(new Error("aborted"), { name: "AbortError" });
+      throw abortError("aborted");
     }
     yield { type: "text-delta", text: `done: ${lastPrompt(req)}` };
     yield { type: "finish", usage: { inputTokens: 1, outputTokens: 1 } };

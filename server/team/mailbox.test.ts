@@ -224,7 +224,7 @@ describe("delivery (Steer)", () => {
   it("cold-resumes an INACTIVE (evicted) target; teammate to Lead keeps the teammate as the sender", { timeout: TEST_TIMEOUT }, async () => {
     const rt = await startRuntime({ config: { idleEvictMs: 300 } });
     const team = await newTeam("researcher");
-    const lead = team.lead.sessionId as SessionId;
+    const lead = team.lead.sessionId;
     await promptSession(db, lead, { text: "Remember the word marmalade" });
     await waitForTurns(db, lead, 1, WAIT_MS);
     await waitFor(async () => (await getSession(db, lead)).status === "inactive", WAIT_MS, "evicted");

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { asSessionId, type SessionId } from "../ids";
+import { asSessionId } from "../ids";
 import { runtimeTest } from "../testing/fixtures";
 import { eventsOf, turnEnds, waitFor } from "../testing/runtime-harness";
 import type { SessionEvent } from "../runtime/events";
@@ -69,7 +69,7 @@ describe("the keyless team scenario", () => {
     // The researcher's message was steered into the implementer's running turn: the
     // implementer did all its work in one turn, and the message entered that turn.
     const implementer = members.find((m) => m.name === "implementer")!;
-    const implEvents = await eventsOf(rt.db, implementer.sessionId as SessionId);
+    const implEvents = await eventsOf(rt.db, asSessionId(implementer.sessionId));
     const implTurns = implEvents.filter((e) => e.payload.kind === "turn_start");
     expect(implTurns).toHaveLength(1);
     const toImplementer = mail[0]!;

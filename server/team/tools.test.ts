@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { asSessionId, newMessageId, type SessionId, type TurnId } from "../ids";
+import { asSessionId, asTurnId, newMessageId, type SessionId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import { notifyActivity } from "../live/activity";
 import { listInbox } from "../runtime/inbox";
@@ -26,7 +26,7 @@ const it = runtimeTest({
   const tools = new Map(layer.toolsFor(asSessionId("x")).tools.map((t) => [t.name, t]));
 
   function callWith(signal: AbortSignal, sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
-    const scope = { db: rt.db, sessionId, turnId: "turn_test" as TurnId, callKey: `${newMessageId()}/test`, signal };
+    const scope = { db: rt.db, sessionId, turnId: asTurnId("turn_test"), callKey: `${newMessageId()}/test`, signal };
     return runTool(tools, name, input, scope, TEAM_TOOLSET_OPTIONS);
   }
   const call = (sessionId: SessionId, name: string, input: unknown) => callWith(new AbortController().signal, sessionId, name, input);

@@ -1,3 +1,4 @@
+import { abortableWait, abortError } from "../../abortable";
 import { TRPCError } from "@trpc/server";
 import { getErrorShape } from "@trpc/server/unstable-core-do-not-import";
 import { afterAll, afterEach, beforeEach, describe, expect, onTestFailed } from "vitest";
@@ -50,20 +51,8 @@ function releaseModel() {
   hold = null;
 }
 
-function abortable(p: Promise<void>, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      const e = new Error("The model call was aborted");
-      e.name = "AbortError";
-      reject(e);
-    };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    });
-  });
+async function abortable(p: Promise<void>, signal: AbortSignal): Promise<void> {
+  if ((await abortableWait({ until: p, signal })) === "aborted") throw abortError();
 }
 
 const model: LanguageModel = {
