@@ -1,14 +1,14 @@
 import { describe, expect } from "vitest";
-import { asJson, type Db } from "../db/client";
-import { AppError, type AppErrorCode } from "../errors";
-import { asSessionId, newSessionId } from "../ids";
-import { ActivityHub, notifyActivity, type Activity } from "../live/activity";
-import { SCRIPTED_CHOICE } from "../models/choice";
-import { createSession } from "../runtime/sessions";
-import { LIMITS } from "../limits";
-import type { TestDatabase } from "../testing/db";
-import { databaseTest } from "../testing/fixtures";
-import { leadOf, type Membership } from "./membership";
+import { asJson, type Db } from "../../db/client";
+import { AppError, type AppErrorCode } from "../../errors";
+import { asSessionId, newSessionId } from "../../ids";
+import { ActivityHub, notifyActivity, type Activity } from "../../live/activity";
+import { SCRIPTED_CHOICE } from "../../models/choice";
+import { createSession } from "../../runtime/sessions";
+import { LIMITS } from "../../limits";
+import type { TestDatabase } from "../../testing/db";
+import { databaseTest } from "../../testing/fixtures";
+import { leadOf, type Membership } from "../membership";
 import {
   createTask,
   getTask,
@@ -17,7 +17,7 @@ import {
   type CreateTaskInput,
   type TaskView,
   type UpdateTaskInput,
-} from "./task-board";
+} from "./index";
 
 // The task board against real Postgres: every action, its authority and preconditions, every
 // error code, readiness, the dependency DAG, ids, tombstones, limits, write-scope warnings and
