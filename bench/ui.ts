@@ -34,7 +34,7 @@ import { createDb, inTx, type Db } from "../server/db/client";
 import { dropDatabase } from "../server/db/admin";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { asSessionId, type SessionId } from "../server/ids";
-import { ModelChoiceSchema } from "../server/models/choice";
+import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
 import { appendEvents } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
@@ -122,7 +122,7 @@ const readProbe = (page: Page) => page.evaluate(() => (window as unknown as { __
 // ------------------------------------------------------------------ database side
 
 async function newLead(db: Db, title: string): Promise<SessionId> {
-  const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }) });
+  const s = await createSession(db, { title, model: SCRIPTED_CHOICE });
   return asSessionId(s.id);
 }
 

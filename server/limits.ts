@@ -20,6 +20,9 @@ export const LIMITS = {
   dependenciesPerTask: 1024,
   taskListDefault: 50,
   taskListMax: 100,
+  /** Team messages in one page (the room's live state shows the first page of this size). */
+  messageListDefault: 200,
+  messageListMax: 500,
   /** Sessions or teams listed in one request. */
   listDefault: 100,
   listMax: 500,

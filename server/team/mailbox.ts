@@ -2,7 +2,7 @@ import { z } from "zod";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
-import { DEFAULT_TEAM_LIMITS, utf8Bytes, type TeamLimits } from "../limits";
+import { DEFAULT_TEAM_LIMITS, LIMITS, utf8Bytes, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
 import type { MessageSource } from "../runtime/events";
 import { enqueue, type ClaimedItem } from "../runtime/inbox";
@@ -400,16 +400,13 @@ export async function markConsumed(tx: Tx, sessionId: SessionId, items: ClaimedI
 
 // ------------------------------------------------------------------ reading
 
-const DEFAULT_LIST_LIMIT = 200;
-const MAX_LIST_LIMIT = 1_000;
-
 /** The team's messages in seq order, after `afterSeq` (a page of at most `limit`). */
 export async function listMessages(
   db: DbOrTx,
   teamId: string,
   opts: { afterSeq?: number; limit?: number } = {},
 ): Promise<TeamMessageView[]> {
-  const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(opts.limit ?? DEFAULT_LIST_LIMIT)));
+  const limit = Math.min(LIMITS.messageListMax, Math.max(1, Math.floor(opts.limit ?? LIMITS.messageListDefault)));
   const rows = await db.teamMessage.findMany({
     where: { teamId, ...(opts.afterSeq === undefined ? {} : { seq: { gt: opts.afterSeq } }) },
     orderBy: { seq: "asc" },

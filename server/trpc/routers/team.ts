@@ -7,6 +7,7 @@ import { int4 } from "../../input-guard";
 import { activityWaiter } from "../../live/activity";
 import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
+import { LIMITS } from "../../limits";
 import { membershipOf, type Membership } from "../../team/membership";
 import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema, type MemberView } from "../../team/roster";
 import {
@@ -54,7 +55,7 @@ async function allTasks(ctx: TrpcContext, id: SessionId): Promise<TaskView[]> {
   for (const status of [undefined, "deleted"] as const) {
     let cursor: string | undefined;
     do {
-      const page = await listTasks(ctx.db, id, { status, cursor, limit: 100 });
+      const page = await listTasks(ctx.db, id, { status, cursor, limit: LIMITS.taskListMax });
       out.push(...page.tasks);
       cursor = page.nextCursor;
     } while (cursor);
@@ -62,12 +63,12 @@ async function allTasks(ctx: TrpcContext, id: SessionId): Promise<TaskView[]> {
   return out;
 }
 
-/** The roster, the whole board and the first 500 messages. */
+/** The roster, the whole board and the first page of messages (the largest one). */
 async function readTeamState(ctx: TrpcContext, id: SessionId): Promise<TeamState> {
   const [members, tasks, messages] = await Promise.all([
     listMembers(ctx.db, id),
     allTasks(ctx, id),
-    listMessages(ctx.db, id, { limit: 500 }),
+    listMessages(ctx.db, id, { limit: LIMITS.messageListMax }),
   ]);
   return { members, tasks, messages };
 }
@@ -118,7 +119,7 @@ export const teamRouter = router({
     }),
 
   messages: publicProcedure
-    .input(TeamRef.extend({ afterSeq: int4().optional(), limit: z.number().int().min(1).max(500).optional() }))
+    .input(TeamRef.extend({ afterSeq: int4().optional(), limit: z.number().int().min(1).max(LIMITS.messageListMax).optional() }))
     .output(z.array(TeamMessageViewSchema))
     .query(async ({ ctx, input }) =>
       listMessages(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId, { afterSeq: input.afterSeq, limit: input.limit }),
