@@ -1,9 +1,9 @@
 import { z } from "zod";
 
-// Every size and count limit of the product, in one place. Sizes of free text are UTF-8
-// bytes (what Postgres stores and the network carries); short labels count code points.
-// The team limits an operator may change are fed by the environment (env.ts); the others are
-// part of the contract (docs/SPEC.md) and fixed.
+// The product's size and count limits. Sizes of free text (prompts, messages, descriptions)
+// are UTF-8 bytes, what Postgres stores and the network carries; short labels (names,
+// subjects) count characters. The team limits an operator may change are fed by the
+// environment (env.ts); the others are part of the contract (docs/SPEC.md) and fixed.
 
 const KiB = 1024;
 
@@ -23,6 +23,12 @@ export const LIMITS = {
   /** Team messages in one page (the room's live state shows the first page of this size). */
   messageListDefault: 200,
   messageListMax: 500,
+  /** A session's (a Lead's) title. */
+  sessionTitleChars: 200,
+  /** wait_agent's timeout range and default. */
+  waitMinMs: 10_000,
+  waitMaxMs: 3_600_000,
+  waitDefaultMs: 30_000,
   /** Sessions or teams listed in one request. */
   listDefault: 100,
   listMax: 500,
@@ -56,7 +62,11 @@ export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8
 /** Non-empty text of at most `maxBytes` UTF-8 bytes (after trimming, when `trim`). */
 export function boundedText(maxBytes: number, label: string, opts: { trim?: boolean } = {}) {
   const base = opts.trim ? z.string().trim() : z.string();
+  const tooLarge = `${label} is larger than ${maxBytes / KiB} KiB`;
+  // A string has at most as many UTF-16 units as UTF-8 bytes, so the `max` refuses nothing the
+  // byte check accepts; it puts the bound into the tools' JSON schema and saves counting.
   return base
     .min(1, `${label} is empty`)
-    .refine((t) => utf8Bytes(t) <= maxBytes, `${label} is larger than ${maxBytes / KiB} KiB`);
+    .max(maxBytes, { message: tooLarge, abort: true })
+    .refine((t) => utf8Bytes(t) <= maxBytes, tooLarge);
 }

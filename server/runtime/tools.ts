@@ -84,7 +84,7 @@ export function toolSpec(tool: ToolDefinition): ToolSpec {
 }
 
 /** A failed call's outcome (an AppError refusal or a runtime code). */
-export function errorOutcome(code: AppErrorCode, message: string): ToolOutcome {
+function errorOutcome(code: AppErrorCode, message: string): ToolOutcome {
   return { output: toolErrorOutput(code, message), isError: true, errorCode: code };
 }
 

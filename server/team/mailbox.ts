@@ -20,7 +20,7 @@ import type { MemberRef } from "./membership";
 // in the order their queued rows were committed. Consumption (the message entering the target's
 // history at a step boundary) is recorded by `markConsumed`, the runtime's onClaimed hook.
 //
-// Target resolution (names, `lead`) and membership checks belong to the caller (the roster):
+// Target resolution (names, `lead`) and membership checks belong to the caller (membership.ts):
 // everything here takes resolved session ids.
 
 export type MailboxLimits = Pick<TeamLimits, "maxMessageBytes" | "maxPending">;

@@ -67,9 +67,7 @@ export async function assertActiveMember(db: DbOrTx, me: Membership): Promise<vo
 }
 
 function memberNotFound(name: string): AppError {
-  return new AppError("TEAM_MEMBER_NOT_FOUND", `No member named ${JSON.stringify(name)} in this team. Use list_agents to see the team.`, {
-    name,
-  });
+  return new AppError("TEAM_MEMBER_NOT_FOUND", `No member named ${JSON.stringify(name)} in this team`, { name });
 }
 
 /** The session of the member called `name` (`lead` included), whatever its phase. */
@@ -81,21 +79,32 @@ export async function memberSessionOf(db: DbOrTx, teamId: SessionId, name: strin
 }
 
 /**
- * `lead` or an active teammate: whom a message, an interrupt or a task can go to. Unknown
- * names are TEAM_MEMBER_NOT_FOUND; members still provisioning or failed TEAM_INVALID_TARGET.
+ * `lead` or an active teammate: whom a message or an interrupt (`for: "message"`, worded for
+ * a model addressing a teammate) or a task (`for: "task"`) can go to. Unknown names are
+ * TEAM_MEMBER_NOT_FOUND; members still provisioning or failed TEAM_INVALID_TARGET.
  */
-export async function resolveActiveMember(db: DbOrTx, teamId: SessionId, name: string): Promise<MemberRef> {
+export async function resolveActiveMember(
+  db: DbOrTx,
+  teamId: SessionId,
+  name: string,
+  purpose: "message" | "task",
+): Promise<MemberRef> {
   if (name === LEAD_NAME) return { sessionId: teamId, name };
   const m = await db.teamMember.findUnique({
     where: { teamId_name: { teamId, name } },
     select: { sessionId: true, phase: true },
   });
-  if (!m) throw memberNotFound(name);
+  const details = { name, phase: m?.phase };
+  if (!m) {
+    if (purpose === "task") throw memberNotFound(name);
+    throw new AppError("TEAM_MEMBER_NOT_FOUND", `No teammate named "${name}". Use list_agents to see the team.`, { name });
+  }
   if (m.phase !== "active") {
-    throw new AppError("TEAM_INVALID_TARGET", `${name} is ${m.phase}, not active, and cannot take messages or tasks`, {
-      name,
-      phase: m.phase,
-    });
+    const why =
+      purpose === "task"
+        ? `${name} is ${m.phase}, not active; tasks go to active members`
+        : `Teammate "${name}" is ${m.phase} and cannot receive messages`;
+    throw new AppError("TEAM_INVALID_TARGET", why, details);
   }
   return { sessionId: asSessionId(m.sessionId), name };
 }
@@ -103,9 +112,10 @@ export async function resolveActiveMember(db: DbOrTx, teamId: SessionId, name: s
 const TeamRow = z.array(z.object({ next_task_number: z.number().int() }));
 
 /**
- * Locks the team row for the rest of the transaction. Every change of a team's roster or
- * board takes it first, so limits, name reservations, revisions and the task-id counter
- * cannot race; other teams are not affected. Returns the next task number.
+ * Locks the team row for the rest of the transaction. Teammate reservations and every board
+ * change take it first, so the member limit, name reservations, revisions and the task-id
+ * counter cannot race; other teams are not affected. (Finishing a reserved member locks only
+ * its member row.) Returns the next task number.
  */
 export async function lockTeam(tx: Tx, teamId: SessionId): Promise<number> {
   const row = TeamRow.parse(await tx.$queryRaw`SELECT next_task_number FROM teams WHERE id = ${teamId} FOR UPDATE`)[0];

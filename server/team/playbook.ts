@@ -73,9 +73,11 @@ function read(request: ModelRequest): Seen {
   let role: Seen["role"] = "lead";
   let name = "lead";
   for (const m of messages) {
-    if (m.role !== "user") continue;
+    if (m.role !== "user" || !isRuntimeContext(m.text)) continue;
     const identity = parseRuntimeContext(m.text)?.find((section) => section.name === TEAM_IDENTITY);
-    const who = identity ? parseIdentity(identity.text) : null;
+    // A snapshot whose sections do not parse (a team title that mimics a section's end) still
+    // holds the identity line.
+    const who = parseIdentity(identity?.text ?? m.text);
     if (who) ({ role, name } = who);
   }
   const humanish = messages.filter(

@@ -4,7 +4,7 @@ import { AppError } from "../../errors";
 import { resolveActiveMember, type Membership } from "../membership";
 import { checkAcyclic, checkDependenciesExist } from "./dependencies";
 import type { Change } from "./input";
-import { formatTaskId, parseTaskId } from "./schema";
+import { formatTaskId, taskNumbers } from "./schema";
 import { ownerNameOf } from "./views";
 
 // The per-action policy (docs/SPEC.md §8): who may do what, and when, against the current
@@ -19,7 +19,7 @@ import { ownerNameOf } from "./views";
 //   pending with no owner.
 // - `set_dependencies` and `edit` are allowed in any non-deleted status.
 
-export type TaskPatch = Pick<Prisma.TeamTaskUpdateInput, "status" | "ownerSessionId" | "subject" | "description" | "blockedBy" | "writeScopes">;
+type TaskPatch = Pick<Prisma.TeamTaskUpdateInput, "status" | "ownerSessionId" | "subject" | "description" | "blockedBy" | "writeScopes">;
 
 /** Authority and precondition of one action against the current (locked) task; the patch to write. */
 export async function decide(tx: Tx, actor: Membership, task: TeamTask, change: Change): Promise<TaskPatch> {
@@ -42,7 +42,7 @@ export async function decide(tx: Tx, actor: Membership, task: TeamTask, change: 
     );
   };
   const unfinishedBlockers = async () => {
-    const numbers = task.blockedBy.map(parseTaskId).filter((n): n is number => n !== null);
+    const numbers = taskNumbers(task.blockedBy);
     if (numbers.length === 0) return [];
     const rows = await tx.teamTask.findMany({
       where: { teamId, number: { in: numbers } },
@@ -108,7 +108,7 @@ export async function decide(tx: Tx, actor: Membership, task: TeamTask, change: 
         throw transition(`it is ${task.status}; only pending or in-progress tasks can be reassigned`);
       }
       if (change.owner === null) return { status: "pending", ownerSessionId: null };
-      const { sessionId: ownerSessionId } = await resolveActiveMember(tx, actor.teamId, change.owner);
+      const { sessionId: ownerSessionId } = await resolveActiveMember(tx, actor.teamId, change.owner, "task");
       const waitingFor = await unfinishedBlockers();
       if (waitingFor.length > 0) throw blocked(waitingFor);
       return { status: "in_progress", ownerSessionId };

@@ -2,7 +2,7 @@ import type { Tx } from "../../db/client";
 import { AppError } from "../../errors";
 import { findCycle } from "./graph";
 import { taskNotFound } from "./input";
-import { formatTaskId, parseTaskId } from "./schema";
+import { formatTaskId, taskNumbers } from "./schema";
 
 // Dependencies name existing, non-deleted tasks of the same team, and keep the board a DAG.
 // Both run inside a board transaction (team row locked), so the graph cannot change under them.
@@ -30,7 +30,7 @@ export async function checkAcyclic(tx: Tx, teamId: string, number: number, deps:
   const rows = deps.includes(number)
     ? []
     : await tx.teamTask.findMany({ where: { teamId, status: { not: "deleted" } }, select: { number: true, blockedBy: true } });
-  const edges = new Map(rows.map((r) => [r.number, r.blockedBy.map(parseTaskId).filter((n): n is number => n !== null)]));
+  const edges = new Map(rows.map((r) => [r.number, taskNumbers(r.blockedBy)]));
   const path = findCycle(edges, number, deps);
   if (path === null) return;
   const cycle = path.map(formatTaskId);

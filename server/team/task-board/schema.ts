@@ -38,6 +38,11 @@ export function parseTaskId(id: string): number | null {
   return n <= INT4_MAX ? n : null;
 }
 
+/** The numbers of the ids that name a task (stored dependency lists hold only such ids). */
+export function taskNumbers(ids: readonly string[]): number[] {
+  return ids.map(parseTaskId).filter((n): n is number => n !== null);
+}
+
 /**
  * A task id as the router and the tools take it: the `task-<digits>` shape, so a malformed
  * one is an argument error. The domain functions take any string: an id that names no task

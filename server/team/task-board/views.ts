@@ -11,6 +11,7 @@ import {
   formatTaskId,
   ListTasksInputSchema,
   parseTaskId,
+  taskNumbers,
   TaskViewSchema,
   type ListTasksInput,
   type TaskPage,
@@ -32,7 +33,7 @@ export async function ownerNameOf(db: DbOrTx, teamId: string, sessionId: string 
 async function toViews(db: DbOrTx, teamId: string, rows: TeamTask[]): Promise<TaskView[]> {
   if (rows.length === 0) return [];
   const blockerNumbers = [
-    ...new Set(rows.flatMap((r) => r.blockedBy.map(parseTaskId).filter((n): n is number => n !== null))),
+    ...new Set(rows.flatMap((r) => taskNumbers(r.blockedBy))),
   ];
   const blockerStatus = new Map<string, string>();
   if (blockerNumbers.length > 0) {

@@ -20,7 +20,7 @@ export const interruptAgentTool = () =>
       const me = await membershipOf(ctx.db, ctx.sessionId);
       if (!me.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can interrupt teammates");
       if (target === LEAD_NAME) throw new AppError("TEAM_INVALID_TARGET", "interrupt_agent takes a teammate, not the Lead");
-      const to = await resolveActiveMember(ctx.db, me.teamId, target);
+      const to = await resolveActiveMember(ctx.db, me.teamId, target, "message");
       return ctx.commit(async (tx) => {
         const previous = (await listMembers(tx, me.teamId)).find((m) => m.name === target);
         await requestAbort(tx, to.sessionId, "interrupt");

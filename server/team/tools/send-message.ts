@@ -18,7 +18,7 @@ export const sendMessageTool = (deps: TeamToolDeps) =>
     async execute({ target, message }, ctx) {
       const me = await membershipOf(ctx.db, ctx.sessionId);
       await assertActiveMember(ctx.db, me);
-      const to = await resolveActiveMember(ctx.db, me.teamId, target);
+      const to = await resolveActiveMember(ctx.db, me.teamId, target, "message");
       return sendMessage(
         ctx.db,
         { teamId: me.teamId, sender: me, target: to, content: message, toolCallKey: ctx.callKey, fence: ctx.fence },

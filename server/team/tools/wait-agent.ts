@@ -2,15 +2,13 @@ import { z } from "zod";
 import type { Db } from "../../db/client";
 import { abortableWait } from "../../abortable";
 import { AppError } from "../../errors";
+import { LIMITS } from "../../limits";
 import type { SessionId } from "../../ids";
 import { NEEDS_DRIVER } from "../../runtime/lease";
 import { defineTool } from "../../runtime/tools";
 import { membershipOf } from "../membership";
 import { listMembers } from "../roster";
 import type { TeamToolDeps } from "./deps";
-
-export const MIN_WAIT_MS = 10_000;
-export const MAX_WAIT_MS = 3_600_000;
 
 export const waitAgentTool = (deps: TeamToolDeps) =>
   defineTool({
@@ -19,9 +17,9 @@ export const waitAgentTool = (deps: TeamToolDeps) =>
       "Waits until something changes in the team after this call (a message, a task update, a member status change) or the timeout passes, then re-read what you need. Returns noProgress at once when no other member is working.",
     input: z.object({ timeout_ms: z.number().int().optional() }).strict(),
     output: z.union([z.object({ timedOut: z.boolean() }), z.object({ noProgress: z.literal(true), hint: z.string() })]),
-    async execute({ timeout_ms = 30_000 }, ctx) {
-      if (timeout_ms < MIN_WAIT_MS || timeout_ms > MAX_WAIT_MS) {
-        throw new AppError("TEAM_INVALID_TIMEOUT", `timeout_ms must be between ${MIN_WAIT_MS} and ${MAX_WAIT_MS}`);
+    async execute({ timeout_ms = LIMITS.waitDefaultMs }, ctx) {
+      if (timeout_ms < LIMITS.waitMinMs || timeout_ms > LIMITS.waitMaxMs) {
+        throw new AppError("TEAM_INVALID_TIMEOUT", `timeout_ms must be between ${LIMITS.waitMinMs} and ${LIMITS.waitMaxMs}`);
       }
       const me = await membershipOf(ctx.db, ctx.sessionId);
       const members = await listMembers(ctx.db, me.teamId);

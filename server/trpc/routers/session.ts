@@ -1,6 +1,6 @@
 import { tracked } from "@trpc/server";
 import { z } from "zod";
-import { asSessionId, type SessionId } from "../../ids";
+import type { SessionId } from "../../ids";
 import { activityWaiter } from "../../live/activity";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
 import { assertModelAvailable, availableModels } from "../../models/registry";
@@ -20,11 +20,11 @@ import { inTx } from "../../db/client";
 import { int4, int4String } from "../../input-guard";
 import { boundedText, LIMITS } from "../../limits";
 import { publicProcedure, router, type TrpcContext } from "../init";
-import { ListInput } from "../schemas";
+import { ListInput, SessionIdInput, TitleInput } from "../schemas";
 
 // Thin procedures: validate, call the domain function, return. Schemas sit beside each one.
 
-const sessionId = z.string().min(1).max(64).transform(asSessionId);
+const sessionId = SessionIdInput;
 const SessionRef = z.object({ sessionId });
 const itemId = z.string().min(1).max(64);
 const promptText = boundedText(LIMITS.promptBytes, "Prompt", { trim: true });
@@ -63,7 +63,7 @@ export const sessionRouter = router({
     .query(({ ctx, input }) => readState(ctx, input.sessionId)),
 
   create: publicProcedure
-    .input(z.object({ title: z.string().trim().min(1).max(200), model: ModelChoiceSchema.default(SCRIPTED_CHOICE) }))
+    .input(z.object({ title: TitleInput, model: ModelChoiceSchema.default(SCRIPTED_CHOICE) }))
     .output(SessionViewSchema)
     .mutation(({ ctx, input }) => {
       assertModelAvailable(ctx.env, input.model);
@@ -121,7 +121,7 @@ export const sessionRouter = router({
     }),
 
   fork: publicProcedure
-    .input(SessionRef.extend({ throughSeq: int4(1).optional(), title: z.string().trim().min(1).max(200).optional() }))
+    .input(SessionRef.extend({ throughSeq: int4(1).optional(), title: TitleInput.optional() }))
     .output(SessionViewSchema)
     .mutation(({ ctx, input }) => forkSession(ctx.db, input.sessionId, input)),
 

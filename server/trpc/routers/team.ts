@@ -22,12 +22,12 @@ import {
   type TaskView,
 } from "../../team/task-board";
 import { publicProcedure, router, type TrpcContext } from "../init";
-import { ListInput } from "../schemas";
+import { ListInput, SessionIdInput } from "../schemas";
 
 // The team room's API. A human in the browser acts with Lead authority: the tools' rules
 // apply, and task updates carry the revision the person saw (a stale one is a CONFLICT).
 
-const teamId = z.string().min(1).max(64).transform(asSessionId);
+const teamId = SessionIdInput;
 const TeamRef = z.object({ teamId });
 
 /**
@@ -86,7 +86,8 @@ export const teamRouter = router({
 
   addTeammate: publicProcedure
     .input(
-      TeamRef.extend(SpawnInputSchema.shape),
+      // A name is checked by the roster (TEAM_INVALID_MEMBER_NAME); here only its size.
+      TeamRef.extend(SpawnInputSchema.shape).extend({ name: z.string().min(1).max(LIMITS.memberNameChars) }),
     )
     .output(MemberViewSchema)
     .mutation(async ({ ctx, input }) => {
