@@ -93,7 +93,7 @@ function Item({ item, onFork }: { item: TranscriptItem; onFork?: (seq: number) =
       return (
         <article className="msg user" aria-label="Prompt">
           <div className="who">
-            {source.author ?? "You"}
+            {source.name ?? "Someone"}
             <ForkButton seq={item.seq} onFork={onFork} />
           </div>
           <div className="text">{item.text}</div>

@@ -8,6 +8,16 @@ const EnvSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("localhost"),
+  /**
+   * The app's public URL. Its host is the only one served (DNS rebinding), its origin the only
+   * one state-changing requests may come from, and https makes cookies Secure. Unset: the
+   * local URL the server prints, reachable as localhost, 127.0.0.1 or [::1].
+   */
+  APP_URL: z.string().url().optional(),
+  /** Signs session cookies; unset, the instance makes one at first start and keeps it in the database. */
+  AUTH_SECRET: z.string().min(32).optional(),
+  /** Sign-in (and sign-up, password change) attempts per client address per minute. */
+  AUTH_SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /** Where the embedded Postgres keeps its data when DATABASE_URL is unset. */
   EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),

@@ -17,6 +17,22 @@ export const ERROR_CODES = {
   /** A failure that is not the caller's; details stay in the server log. Retry later. */
   INTERNAL: "INTERNAL_SERVER_ERROR",
 
+  // --- People and access (docs/SPEC.md §13) -------------------------------------------------
+  /** No signed-in person (no session cookie, or an unknown API token). Sign in. */
+  UNAUTHORIZED: "UNAUTHORIZED",
+  /** The person's role does not allow this (a viewer acting, a member managing people). */
+  FORBIDDEN: "FORBIDDEN",
+  /** A state-changing request from another origin, or for a host this server does not serve. */
+  CROSS_SITE_REQUEST: "FORBIDDEN",
+  /** The person is not (or no longer) in that team. Re-read the people list. */
+  PERSON_NOT_FOUND: "NOT_FOUND",
+  /** The change would leave the team without an owner. Make someone else owner first. */
+  LAST_OWNER: "CONFLICT",
+  /** The invite link is unknown, used, revoked or expired. Ask for a new one. */
+  INVITE_NOT_FOUND: "NOT_FOUND",
+  /** No such API token of yours. Re-list your tokens. */
+  API_TOKEN_NOT_FOUND: "NOT_FOUND",
+
   // --- Sessions and the runtime ------------------------------------------------------
   /** No session with that id. Re-list sessions. */
   SESSION_NOT_FOUND: "NOT_FOUND",

@@ -7,6 +7,8 @@ export type Brand<T, B extends string> = T & { readonly [brand]: B };
 export type SessionId = Brand<string, "SessionId">;
 export type MessageId = Brand<string, "MessageId">;
 export type TurnId = Brand<string, "TurnId">;
+/** A person's account id (Better Auth makes them). */
+export type UserId = Brand<string, "UserId">;
 
 /** Time-ordered, URL-safe id: 12 hex chars of milliseconds + 10 random hex chars. */
 function newId(prefix: string): string {
@@ -19,3 +21,6 @@ export const newTurnId = () => newId("turn") as TurnId;
 export const asSessionId = (s: string) => s as SessionId;
 export const asMessageId = (s: string) => s as MessageId;
 export const asTurnId = (s: string) => s as TurnId;
+export const asUserId = (s: string) => s as UserId;
+export const newInviteId = () => newId("inv");
+export const newApiTokenId = () => newId("tok");

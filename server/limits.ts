@@ -14,6 +14,10 @@ export const LIMITS = {
   memberDescriptionChars: 500,
   /** Teammate names (names.ts) and the names a tool or request may address. */
   memberNameChars: 64,
+  /** A person's display name (docs/SPEC.md §13). */
+  displayNameChars: 64,
+  /** A personal API token's label. */
+  tokenNameChars: 64,
   taskSubjectChars: 200,
   taskDescriptionBytes: 16 * KiB,
   writeScopesPerTask: 64,

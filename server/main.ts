@@ -1,10 +1,15 @@
 import http from "node:http";
 import path from "node:path";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { fromNodeHeaders, toNodeHandler } from "better-auth/node";
 import next from "next";
 import { createDb } from "./db/client";
 import { teamLimitsOf, type Env } from "./env";
+import { checkRequest, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { ActivityHub } from "./live/activity";
+import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
+import { authSecretOf } from "./people/instance";
+import { personFromHeaders } from "./people/person";
 import { createModelResolver } from "./models/registry";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
@@ -13,8 +18,9 @@ import { teamPlaybook } from "./team/playbook";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { appRouter } from "./trpc/root";
 
-// The app server: one Node process hosting the agent runtime, the tRPC API (HTTP + SSE) under
-// /api/trpc, and the Next.js pages for everything else.
+// The app server: one Node process hosting the agent runtime, accounts (Better Auth) under
+// /api/auth, the tRPC API (HTTP + SSE) under /api/trpc, and the Next.js pages for everything
+// else. Every request first passes the web layer's checks (http/security.ts).
 
 export interface AppServerOptions {
   env: Env;
@@ -28,6 +34,7 @@ export interface AppServerOptions {
 }
 
 export interface AppServer {
+  /** The URL the server listens on (APP_URL may name another, public one). */
   url: string;
   runtime: Runtime;
   close(): Promise<void>;
@@ -48,16 +55,6 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     log: (line) => log(`[runtime] ${line}`),
   });
 
-  const trpc = createHTTPHandler({
-    router: appRouter,
-    basePath: "/api/trpc/",
-    maxBatchSize: MAX_BATCH_SIZE,
-    onError: ({ error, path }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR") log(`[trpc] ${path ?? "?"} failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
-    },
-    createContext: () => ({ db, env: opts.env, hub, runtime }),
-  });
-
   let pages: ReturnType<ReturnType<typeof next>["getRequestHandler"]> | null = null;
   let nextApp: ReturnType<typeof next> | null = null;
   if (opts.pages !== false) {
@@ -66,20 +63,64 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     pages = nextApp.getRequestHandler();
   }
 
+  // The handler needs the listening port (PORT=0 picks one): until it is set, requests wait.
+  let handle: http.RequestListener | null = null;
   const server = http.createServer((req, res) => {
-    if (req.url?.startsWith("/api/trpc/")) return trpc(req, res);
-    if (pages) return void pages(req, res);
-    res.statusCode = 404;
-    res.end("Not found");
+    if (handle) return handle(req, res);
+    res.statusCode = 503;
+    res.end("Starting");
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.env.PORT, opts.env.HOST, () => resolve());
   });
-  await runtime.start();
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : opts.env.PORT;
   const url = `http://${opts.env.HOST.includes(":") ? `[${opts.env.HOST}]` : opts.env.HOST}:${port}`;
+
+  const appUrl = opts.env.APP_URL ?? url;
+  const policy = webPolicy(appUrl, { local: !opts.env.APP_URL, dev: opts.dev });
+  const auth = createAuth(db, {
+    appUrl,
+    secret: opts.env.AUTH_SECRET ?? (await authSecretOf(db)),
+    signInPerMinute: opts.env.AUTH_SIGN_IN_PER_MINUTE,
+  });
+  const authHandler = toNodeHandler(auth);
+  const trpc = createHTTPHandler({
+    router: appRouter,
+    basePath: "/api/trpc/",
+    maxBatchSize: MAX_BATCH_SIZE,
+    onError: ({ error, path }) => {
+      if (error.code === "INTERNAL_SERVER_ERROR") log(`[trpc] ${path ?? "?"} failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
+    },
+    createContext: async ({ req }) => ({
+      db,
+      env: opts.env,
+      hub,
+      runtime,
+      person: await personFromHeaders(auth, db, fromNodeHeaders(req.headers)),
+    }),
+  });
+
+  handle = (req, res) => {
+    const nonce = newNonce();
+    const csp = contentSecurityPolicy(nonce, policy);
+    setSecurityHeaders(res, csp);
+    const refusal = checkRequest(req, policy);
+    if (refusal) return refuse(res, refusal);
+    // Rate limits key on the client address: the socket's, never a header a client sent.
+    req.headers[CLIENT_IP_HEADER] = req.socket.remoteAddress ?? "unknown";
+    if (req.url?.startsWith("/api/auth/")) return void authHandler(req, res);
+    if (req.url?.startsWith("/api/trpc/")) return trpc(req, res);
+    if (pages) {
+      // Next reads the nonce from the request's policy and puts it on its scripts.
+      req.headers["content-security-policy"] = csp;
+      return void pages(req, res);
+    }
+    res.statusCode = 404;
+    res.end("Not found");
+  };
+  await runtime.start();
 
   return {
     url,

@@ -9,12 +9,16 @@ import type { DbOrTx } from "../db/client";
 
 export const ACTIVITY_CHANNEL = "agent_activity";
 
-/** inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended; state: status changed. */
-export type ActivityKind = "inbox" | "abort" | "event" | "state";
+/**
+ * inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended;
+ * state: status changed; people: a team's people, roles, invites or presence changed (sent on
+ * the team id).
+ */
+export type ActivityKind = "inbox" | "abort" | "event" | "state" | "people";
 
 const ActivityPayload = z.object({
   s: z.string(),
-  k: z.enum(["inbox", "abort", "event", "state"]),
+  k: z.enum(["inbox", "abort", "event", "state", "people"]),
 });
 export type Activity = { sessionId: string; kind: ActivityKind };
 

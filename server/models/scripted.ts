@@ -1,5 +1,6 @@
 import { abortableWait, abortError } from "../abortable";
 import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "../runtime/context-registry";
+import { parseHumanPrompt } from "../runtime/human-prompt";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
 
 // The keyless scripted model: the default model of the product. Deterministic, no network,
@@ -29,7 +30,11 @@ export class ScriptedModel implements LanguageModel {
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk> {
-    const reply = this.playbook(request);
+    // The keyless playbooks read what was asked, not who asked it.
+    const reply = this.playbook({
+      ...request,
+      messages: request.messages.map((m) => (m.role === "user" ? { ...m, text: parseHumanPrompt(m.text).body } : m)),
+    });
     for (const piece of chunkText(reply.text)) {
       await pause(this.opts.delayMs, signal);
       yield { type: "text-delta", text: piece };

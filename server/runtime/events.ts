@@ -4,7 +4,8 @@ import { z } from "zod";
 // malformed row fails loudly instead of corrupting a model history.
 
 export const MessageSourceSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("human"), author: z.string().optional() }),
+  /** A person's prompt: their id and display name (the model sees the name). */
+  z.object({ kind: z.literal("human"), userId: z.string().optional(), name: z.string().optional() }),
   /** Team mail keeps its mailbox message id and the real sender (team/mailbox.ts delivers it). */
   z.object({
     kind: z.literal("team"),

@@ -1,6 +1,7 @@
 import { toolErrorOutput } from "../errors";
 import type { ModelMessage, ToolCall } from "../models/types";
 import type { SessionEvent } from "./events";
+import { formatHumanPrompt } from "./human-prompt";
 
 // Pure projections of the session log. The model history is derived, never stored.
 
@@ -47,7 +48,7 @@ export function toModelMessages(events: SessionEvent[]): ModelMessage[] {
     switch (p.kind) {
       case "user_message":
         closeToolRound();
-        out.push({ role: "user", text: p.text });
+        out.push({ role: "user", text: p.source.kind === "human" && p.source.name ? formatHumanPrompt(p.source.name, p.text) : p.text });
         break;
       case "assistant_message":
         closeToolRound();

@@ -1,9 +1,12 @@
 import { z } from "zod";
-import { asJson, inTx, type Db, type DbOrTx } from "../db/client";
+import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
-import { newSessionId, type SessionId } from "../ids";
+import { newSessionId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
+import { recordAction, type HumanActor } from "../people/actions";
+import { PersonRefSchema, ref, type Person } from "../people/person";
+import { addOwner, teamsOf } from "../people/team-people";
 import type { EventPayload } from "./events";
 import { enqueue, type InboxItemView } from "./inbox";
 import { appendEvents, readEventsAfter } from "./session-log";
@@ -23,6 +26,8 @@ export const SessionViewSchema = z.object({
   running: z.boolean(),
   optionalContext: z.boolean(),
   forkedFromId: z.string().nullable(),
+  /** The person who created or forked it. */
+  createdBy: PersonRefSchema.nullable(),
   createdAt: z.date(),
   updatedAt: z.date(),
 });
@@ -39,6 +44,7 @@ const sessionSelect = {
   lastSeq: true,
   optionalContext: true,
   forkedFromId: true,
+  createdBy: true,
   createdAt: true,
   updatedAt: true,
 } as const;
@@ -65,16 +71,23 @@ function toView(row: SessionRow & Record<string, unknown>): SessionView {
 }
 
 /** A new session is a Lead: the root of its own (empty) team, whose id is the session id. */
-export async function createSession(db: Db, input: { title: string; model: ModelChoice }): Promise<SessionView> {
+export async function createSession(db: Db, input: { title: string; model: ModelChoice; by?: Person }): Promise<SessionView> {
   return inTx(db, async (tx) => {
     const id = newSessionId();
     await tx.team.create({ data: { id } });
     const row = await tx.session.create({
-      data: { id, teamId: id, title: input.title, model: asJson(input.model) },
+      data: { id, teamId: id, title: input.title, model: asJson(input.model), createdBy: input.by ? asJson(ref(input.by)) : undefined },
       select: sessionSelect,
     });
+    if (input.by) await ownNewTeam(tx, id, input.by, "team_created", {});
     return toView(row);
   });
+}
+
+/** The creator (or forker) owns the new team; the action is recorded with it. */
+async function ownNewTeam(tx: Tx, teamId: SessionId, person: Person, action: "team_created" | "fork", detail: Record<string, unknown>) {
+  await addOwner(tx, teamId, person);
+  await recordAction(tx, { person, teamId }, action, { sessionId: teamId, detail });
 }
 
 export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<SessionView> {
@@ -83,20 +96,29 @@ export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<Sess
   return toView(row);
 }
 
-export async function listSessions(db: DbOrTx, limit = 100): Promise<SessionView[]> {
-  const rows = await db.session.findMany({ orderBy: { updatedAt: "desc" }, take: limit, select: sessionSelect });
+/** Sessions, newest activity first; given a person, only those of the teams they belong to. */
+export async function listSessions(db: DbOrTx, opts: { limit?: number; userId?: UserId } = {}): Promise<SessionView[]> {
+  const rows = await db.session.findMany({
+    where: opts.userId ? { teamId: { in: [...(await teamsOf(db, opts.userId)).keys()] } } : undefined,
+    orderBy: { updatedAt: "desc" },
+    take: opts.limit ?? 100,
+    select: sessionSelect,
+  });
   return rows.map(toView);
 }
 
 /** Queue adapter: a human prompt becomes its own turn, after the prompts queued before it. */
-export async function promptSession(
-  db: Db,
-  sessionId: SessionId,
-  input: { text: string; author?: string },
-): Promise<InboxItemView> {
-  return inTx(db, (tx) =>
-    enqueue(tx, sessionId, { mode: "queue", text: input.text, source: { kind: "human", author: input.author } }),
-  );
+export async function promptSession(db: Db, sessionId: SessionId, input: { text: string; by?: HumanActor }): Promise<InboxItemView> {
+  const { by } = input;
+  return inTx(db, async (tx) => {
+    const item = await enqueue(tx, sessionId, {
+      mode: "queue",
+      text: input.text,
+      source: by ? { kind: "human", userId: by.person.id, name: by.person.name } : { kind: "human" },
+    });
+    if (by) await recordAction(tx, by, "prompt", { sessionId, detail: { itemId: item.id } });
+    return item;
+  });
 }
 
 /**
@@ -108,15 +130,20 @@ export async function requestAbort(
   db: DbOrTx,
   sessionId: SessionId,
   kind: "stop" | "interrupt",
+  by?: HumanActor,
 ): Promise<{ aborting: boolean }> {
-  const n = await db.$executeRaw`UPDATE sessions
-    SET abort_request = CASE WHEN active_turn_id IS NULL THEN abort_request ELSE ${kind} END,
-        parked = parked OR ${kind === "interrupt"}
-    WHERE id = ${sessionId}`;
-  if (n === 0) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
-  const row = await db.session.findUniqueOrThrow({ where: { id: sessionId }, select: { activeTurnId: true } });
-  await notifyActivity(db, sessionId, "abort");
-  return { aborting: row.activeTurnId !== null };
+  return inTx(db, async (tx) => {
+    const n = await tx.$executeRaw`UPDATE sessions
+      SET abort_request = CASE WHEN active_turn_id IS NULL THEN abort_request ELSE ${kind} END,
+          parked = parked OR ${kind === "interrupt"}
+      WHERE id = ${sessionId}`;
+    if (n === 0) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
+    const row = await tx.session.findUniqueOrThrow({ where: { id: sessionId }, select: { activeTurnId: true } });
+    const aborting = row.activeTurnId !== null;
+    if (by) await recordAction(tx, by, "stop", { sessionId, detail: { aborting } });
+    await notifyActivity(tx, sessionId, "abort");
+    return { aborting };
+  });
 }
 
 const AbortRequestRow = z.object({ abortRequest: z.enum(["stop", "interrupt"]).nullable() });
@@ -135,7 +162,7 @@ export async function storedAbortRequest(db: DbOrTx, sessionId: SessionId): Prom
 export async function forkSession(
   db: Db,
   sourceId: SessionId,
-  input: { throughSeq?: number; title?: string },
+  input: { throughSeq?: number; title?: string; by?: HumanActor },
 ): Promise<SessionView> {
   const source = await getSession(db, sourceId);
   if (input.throughSeq !== undefined && (input.throughSeq < 1 || input.throughSeq > source.lastSeq)) {
@@ -155,8 +182,14 @@ export async function forkSession(
         optionalContext: source.optionalContext,
         forkedFromId: sourceId,
         forkedFromSeq: cut,
+        createdBy: input.by ? asJson(ref(input.by.person)) : undefined,
       },
     });
+    if (input.by) {
+      // Recorded in the source team (who forked what) and in the new one (who owns it).
+      await recordAction(tx, input.by, "fork", { sessionId: sourceId, detail: { forkId: id, throughSeq: cut } });
+      await ownNewTeam(tx, id, input.by.person, "fork", { sourceId, throughSeq: cut });
+    }
     await appendEvents(tx, id, seed, null);
     await notifyActivity(tx, id, "state");
     const row = await tx.session.findUniqueOrThrow({ where: { id }, select: sessionSelect });

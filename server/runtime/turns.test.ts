@@ -21,7 +21,7 @@ const it = runtimeTest();
 describe("a prompt", () => {
   it("runs as one turn with a gap-free log", async ({ rt }) => {
     const id = await newTestSession(rt.db);
-    const item = await promptSession(rt.db, id, { text: "Plan a picnic", author: "ana" });
+    const item = await promptSession(rt.db, id, { text: "Plan a picnic" });
     const events = await waitForTurns(rt.db, id, 1);
 
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
@@ -35,7 +35,7 @@ describe("a prompt", () => {
       "turn_end",
     ]);
     const [prompt, snapshot] = events.filter((e) => e.payload.kind === "user_message").map((e) => e.payload);
-    expect(prompt).toMatchObject({ messageId: item.id, text: "Plan a picnic", source: { kind: "human", author: "ana" } });
+    expect(prompt).toMatchObject({ messageId: item.id, text: "Plan a picnic", source: { kind: "human" } });
     expect(snapshot).toMatchObject({ source: { kind: "runtime_context" } });
     const reply = events.find((e) => e.payload.kind === "assistant_message")!.payload;
     expect(reply).toMatchObject({ interrupted: false, toolCalls: [] });

@@ -2,13 +2,16 @@ import { z } from "zod";
 import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { isTransientDbError } from "../db/errors";
 import { AppError, isAppError } from "../errors";
-import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId } from "../ids";
+import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId, type UserId } from "../ids";
 import { boundedText, DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
 import { ModelChoiceSchema } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
 import { AgentStatusSchema, completedTurnsSeed, deriveStatus, STATUS_COLUMNS } from "../runtime/sessions";
+import { recordAction, type HumanActor } from "../people/actions";
+import { PersonRefSchema, ref } from "../people/person";
+import { TeamRoleSchema } from "../people/team-people";
 import { lockTeam, type Membership } from "./membership";
 import { LEAD_NAME, MemberNameSchema } from "./names";
 
@@ -26,6 +29,8 @@ export const MemberViewSchema = z.object({
   diagnostic: z.string().nullable(),
   model: ModelChoiceSchema,
   tokensUsed: z.number().int(),
+  /** The person who added the teammate from the room (null: the Lead spawned it). */
+  addedBy: PersonRefSchema.nullable(),
 });
 export type MemberView = z.infer<typeof MemberViewSchema>;
 
@@ -64,6 +69,7 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
     diagnostic: null,
     model: ModelChoiceSchema.parse(lead.model),
     tokensUsed: tokens.get(teamId) ?? 0,
+    addedBy: null,
   };
   return [
     leadView,
@@ -81,6 +87,7 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
         diagnostic: m.diagnostic,
         model: s ? s.model : lead.model,
         tokensUsed: tokens.get(m.sessionId) ?? 0,
+        addedBy: m.addedBy,
       });
     }),
   ];
@@ -108,8 +115,9 @@ export async function spawnTeammate(
   caller: Membership,
   input: SpawnInput,
   limits: Pick<TeamLimits, "maxMembers"> = DEFAULT_TEAM_LIMITS,
+  by?: HumanActor,
 ): Promise<MemberView> {
-  const name = await reserveTeammate(db, caller, input, limits);
+  const name = await reserveTeammate(db, caller, input, limits, null, by);
   return provisionOrReport(db, caller.teamId, name, () => completeProvisioning(db, caller.teamId, name));
 }
 
@@ -124,6 +132,7 @@ export async function reserveTeammate(
   input: SpawnInput,
   limits: Pick<TeamLimits, "maxMembers"> = DEFAULT_TEAM_LIMITS,
   tool: { callKey: string; fence?: (tx: Tx) => Promise<void> } | null = null,
+  by?: HumanActor,
 ): Promise<string> {
   if (!caller.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can spawn teammates");
   const parsed = MemberNameSchema.safeParse(input.name);
@@ -155,8 +164,10 @@ export async function reserveTeammate(
         prompt: input.prompt,
         forkThroughSeq: cut,
         toolCallKey: tool?.callKey ?? null,
+        addedBy: by ? asJson(ref(by.person)) : undefined,
       },
     });
+    if (by) await recordAction(tx, by, "teammate_added", { detail: { name: input.name } });
     await notifyActivity(tx, teamId, "state");
   });
   return input.name;
@@ -321,25 +332,29 @@ export const TeamSummarySchema = z.object({
   status: AgentStatusSchema,
   memberCount: z.number().int(),
   lastActivityAt: z.date(),
+  /** The person's role in the team. */
+  myRole: TeamRoleSchema,
 });
 export type TeamSummary = z.infer<typeof TeamSummarySchema>;
 
-/** Teams (Lead sessions), most recently active first; the count includes the Lead. */
-export async function listTeams(db: DbOrTx, limit = 100): Promise<TeamSummary[]> {
+/** A person's teams (Lead sessions), most recently active first; the count includes the Lead. */
+export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: number }): Promise<TeamSummary[]> {
   const rows = z
     .array(
       z.object({
         id: z.string(),
+        role: TeamRoleSchema,
         member_count: z.number(),
         last_activity_at: z.date(),
       }),
     )
     .parse(
-      await db.$queryRaw`SELECT s.id,
+      await db.$queryRaw`SELECT s.id, p.role,
           (SELECT count(*)::int FROM team_members m WHERE m.team_id = s.id) + 1 AS member_count,
           (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at
-        FROM sessions s WHERE s.member_name IS NULL AND s.team_id = s.id
-        ORDER BY last_activity_at DESC LIMIT ${limit}`,
+        FROM sessions s JOIN team_people p ON p.team_id = s.id AND p.user_id = ${opts.userId}
+        WHERE s.member_name IS NULL AND s.team_id = s.id
+        ORDER BY last_activity_at DESC LIMIT ${opts.limit ?? 100}`,
     );
   const leads = await db.session.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: sessionSelect });
   const byId = new Map(leads.map((l) => [l.id, l]));
@@ -354,6 +369,7 @@ export async function listTeams(db: DbOrTx, limit = 100): Promise<TeamSummary[]>
         status: deriveStatus(lead),
         memberCount: r.member_count,
         lastActivityAt: r.last_activity_at,
+        myRole: r.role,
       }),
     ];
   });

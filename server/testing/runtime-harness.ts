@@ -1,4 +1,5 @@
 import { createDb, type Db } from "../db/client";
+import type { Person } from "../people/person";
 import { asSessionId, type SessionId } from "../ids";
 import { ActivityHub } from "../live/activity";
 import { ModelChoiceSchema } from "../models/choice";
@@ -75,8 +76,9 @@ export async function startTestRuntime(url: string, opts: TestRuntimeOptions = {
   };
 }
 
-export async function newTestSession(db: Db, title = "test"): Promise<SessionId> {
-  const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }) });
+/** A keyless Lead session; with `owner`, that person owns its team (as if they created it in the app). */
+export async function newTestSession(db: Db, title = "test", owner?: Person): Promise<SessionId> {
+  const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }), by: owner });
   return asSessionId(s.id);
 }
 

@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { AppError, ERROR_CODES, type AppErrorCode } from "../errors";
 import { findUnstorableText } from "../input-guard";
 import type { ActivityHub } from "../live/activity";
+import type { Person } from "../people/person";
 import type { Runtime } from "../runtime/runtime";
 
 // The one initTRPC of the app. Domain code throws AppError; the middleware below turns it into
@@ -16,6 +17,8 @@ export interface TrpcContext {
   env: Env;
   hub: ActivityHub;
   runtime: Runtime;
+  /** The signed-in person (session cookie or API token); null when anonymous. */
+  person: Person | null;
 }
 
 /** Stack traces and internal messages in error responses only while developing. */
@@ -78,6 +81,15 @@ const storableText = t.middleware(async ({ getRawInput, next }) => {
   return next();
 });
 
+/** Everything but the instance status and an invite's preview needs a signed-in person. */
+const signedIn = t.middleware(({ ctx, next }) => {
+  if (!ctx.person) throw new AppError("UNAUTHORIZED", "Sign in first");
+  return next({ ctx: { ...ctx, person: ctx.person } });
+});
+
 export const router = t.router;
 export const publicProcedure = t.procedure.use(appErrors).use(storableText);
+/** A procedure for signed-in people; which team data they may touch is checked by trpc/access.ts. */
+export const personProcedure = publicProcedure.use(signedIn);
+export type PersonContext = TrpcContext & { person: Person };
 export const createCallerFactory = t.createCallerFactory;

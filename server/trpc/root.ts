@@ -1,9 +1,13 @@
 import { createCallerFactory, router } from "./init";
+import { accountRouter } from "./routers/account";
+import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
 import { teamRouter } from "./routers/team";
 
 // Composes the routers by area; nothing else lives here.
 export const appRouter = router({
+  account: accountRouter,
+  people: peopleRouter,
   session: sessionRouter,
   team: teamRouter,
 });

@@ -1,7 +1,8 @@
-import { inTx, type DbOrTx } from "../../db/client";
+import { asJson, inTx, type DbOrTx } from "../../db/client";
 import { AppError } from "../../errors";
 import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../limits";
 import { notifyActivity } from "../../live/activity";
+import { recordAction, type HumanActor } from "../../people/actions";
 import { assertMembership, lockTeam, type Membership } from "../membership";
 import { decide } from "./actions";
 import { checkDependenciesExist } from "./dependencies";
@@ -15,7 +16,15 @@ import {
   requireTaskNumber,
   taskNotFound,
 } from "./input";
-import { CreateTaskInputSchema, formatTaskId, UpdateTaskInputSchema, type CreateTaskInput, type TaskView, type UpdateTaskInput } from "./schema";
+import {
+  CreateTaskInputSchema,
+  formatTaskId,
+  UpdateTaskInputSchema,
+  type ChangedBy,
+  type CreateTaskInput,
+  type TaskView,
+  type UpdateTaskInput,
+} from "./schema";
 import { toView } from "./views";
 
 // Mutations. Each runs in one transaction that first locks the team row (lockTeam), which
@@ -31,6 +40,7 @@ export async function createTask(
   actor: Membership,
   input: CreateTaskInput,
   limits: Pick<TeamLimits, "maxTasks"> = DEFAULT_TEAM_LIMITS,
+  by?: HumanActor,
 ): Promise<TaskView> {
   const { teamId } = actor;
   const parsed = parseInput(CreateTaskInputSchema, input);
@@ -65,8 +75,10 @@ export async function createTask(
         blockedBy: blockedBy.map(formatTaskId),
         writeScopes,
         createdBy: actor.name,
+        changedBy: asJson(changedBy(actor, by)),
       },
     });
+    if (by) await recordAction(tx, by, "task_changed", { detail: { taskId: formatTaskId(number), action: "create" } });
     await notifyActivity(tx, teamId, "state");
     return toView(tx, teamId, row);
   });
@@ -76,7 +88,12 @@ export async function createTask(
  * One action on one task, compare-and-set on `expectedRevision`. Success bumps the revision
  * by exactly one and refreshes updated_at.
  */
-export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTaskInput): Promise<TaskView> {
+/** A person in the room acts with the Lead's authority, but the board names the person. */
+function changedBy(actor: Membership, by: HumanActor | undefined): ChangedBy {
+  return by ? { kind: "person", id: by.person.id, name: by.person.name } : { kind: "member", name: actor.name };
+}
+
+export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTaskInput, by?: HumanActor): Promise<TaskView> {
   const { teamId } = actor;
   const parsed = parseInput(UpdateTaskInputSchema, input);
   const number = requireTaskNumber(parsed.taskId);
@@ -105,8 +122,9 @@ export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTas
     const data = await decide(tx, actor, task, change);
     const row = await tx.teamTask.update({
       where: { teamId_number: { teamId, number }, revision: task.revision },
-      data: { ...data, revision: { increment: 1 }, updatedAt: new Date() },
+      data: { ...data, changedBy: asJson(changedBy(actor, by)), revision: { increment: 1 }, updatedAt: new Date() },
     });
+    if (by) await recordAction(tx, by, "task_changed", { detail: { taskId, action: parsed.action } });
     await notifyActivity(tx, teamId, "state");
     return toView(tx, teamId, row);
   });

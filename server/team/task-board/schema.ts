@@ -117,6 +117,13 @@ export const TaskWarningSchema = z.object({
 });
 export type TaskWarning = z.infer<typeof TaskWarningSchema>;
 
+/** Who made a task's last change: a member (an agent, or `lead`) or a person in the room. */
+export const ChangedBySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("member"), name: z.string() }),
+  z.object({ kind: z.literal("person"), id: z.string(), name: z.string() }),
+]);
+export type ChangedBy = z.infer<typeof ChangedBySchema>;
+
 export const TaskViewSchema = z.object({
   id: z.string(),
   revision: z.number().int(),
@@ -133,6 +140,8 @@ export const TaskViewSchema = z.object({
   ready: z.boolean(),
   warnings: z.array(TaskWarningSchema),
   createdBy: z.string(),
+  /** Null on rows from before this was recorded. */
+  changedBy: ChangedBySchema.nullable(),
   createdAt: z.date(),
   updatedAt: z.date(),
 });

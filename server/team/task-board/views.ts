@@ -88,6 +88,7 @@ async function toViews(db: DbOrTx, teamId: string, rows: TeamTask[]): Promise<Ta
       ready: r.status === "pending" && r.blockedBy.every((id) => blockerStatus.get(id) === "completed"),
       warnings,
       createdBy: r.createdBy,
+      changedBy: r.changedBy,
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
     });

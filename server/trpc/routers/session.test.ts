@@ -20,6 +20,8 @@ import {
   waitForTurns,
   type TestRuntime,
 } from "../../testing/runtime-harness";
+import type { Person } from "../../people/person";
+import { createTestPerson } from "../../testing/people";
 import type { TrpcContext } from "../init";
 import { appRouter, createCaller } from "../root";
 import type { LiveMessage } from "./session";
@@ -30,6 +32,7 @@ import type { LiveMessage } from "./session";
 
 let rt: TestRuntime;
 let ctx: TrpcContext;
+let ana: Person;
 let caller: ReturnType<typeof createCaller>;
 
 // One runtime per file (recovery sweeps the whole database, so a second runtime would compete
@@ -72,9 +75,10 @@ const model: LanguageModel = {
 
 const it = runtimeTest({ resolveModel: () => model });
 // The file's runtime (a fixture), bound once for the helpers below and the tests.
-it.beforeAll(({ rt: fileRuntime }) => {
+it.beforeAll(async ({ rt: fileRuntime }) => {
   rt = fileRuntime;
-  ctx = { db: rt.db, env: parseEnv(env({})), hub: rt.hub, runtime: rt.runtime };
+  ana = await createTestPerson(rt.db, "Ana");
+  ctx = { db: rt.db, env: parseEnv(env({})), hub: rt.hub, runtime: rt.runtime, person: ana };
   caller = createCaller(ctx);
 });
 beforeEach(() => {
@@ -288,7 +292,7 @@ describe("create, list, get", () => {
 describe("invalid input", () => {
   let id: SessionId;
   beforeEach(async () => {
-    id = await newTestSession(rt.db);
+    id = await newTestSession(rt.db, "test", ana);
   });
 
   async function expectNothingPersisted() {
@@ -371,12 +375,12 @@ describe("an unknown session", () => {
 
 describe("prompt and transcript", () => {
   it("returns the queued item, runs it as a turn and pages the transcript", async () => {
-    const id = await newTestSession(rt.db);
-    const item = await caller.session.prompt({ sessionId: id, text: "  What time is it in Europe/Paris?  ", author: "ana" });
+    const id = await newTestSession(rt.db, "test", ana);
+    const item = await caller.session.prompt({ sessionId: id, text: "  What time is it in Europe/Paris?  " });
     expect(item).toMatchObject({
       mode: "queue",
       text: "What time is it in Europe/Paris?",
-      source: { kind: "human", author: "ana" },
+      source: { kind: "human", userId: ana.id, name: "Ana" },
     });
     expect(item.id).toMatch(/^msg_/);
 
@@ -387,7 +391,7 @@ describe("prompt and transcript", () => {
     expect(n).toBeGreaterThan(10);
     expect(all.find((e) => e.payload.kind === "user_message" && e.payload.messageId === item.id)?.payload).toMatchObject({
       text: "What time is it in Europe/Paris?",
-      source: { kind: "human", author: "ana" },
+      source: { kind: "human", userId: ana.id, name: "Ana" },
     });
     expect(turnEnds(all).map((t) => t.reason)).toEqual(["completed", "completed"]);
 
@@ -435,14 +439,14 @@ describe("prompt and transcript", () => {
   });
 
   it("gives an empty transcript for a new session", async () => {
-    const id = await newTestSession(rt.db);
+    const id = await newTestSession(rt.db, "test", ana);
     expect(await caller.session.transcript({ sessionId: id })).toEqual({ events: [], hasMore: false });
   });
 });
 
 describe("queue controls, stop and fork", () => {
   it("edits, removes and steers queued prompts while a turn runs", async () => {
-    const id = await newTestSession(rt.db);
+    const id = await newTestSession(rt.db, "test", ana);
     holdModel(); // A's reply stays in flight until we let it go
     const a = await caller.session.prompt({ sessionId: id, text: "Write me a long plan for the garden" });
     const start = await waitForRunningTurn(id);
@@ -528,7 +532,7 @@ describe("queue controls, stop and fork", () => {
   });
 
   it("refuses steer now on an idle agent (STEER_UNAVAILABLE) and keeps the prompt queued", async () => {
-    const id = await newTestSession(rt.db);
+    const id = await newTestSession(rt.db, "test", ana);
     // Another (simulated) process holds a live lease and drives this agent, which is idle:
     // this process cannot take the agent, so the prompt stays queued deterministically.
     await rt.db.session.update({
@@ -559,7 +563,7 @@ describe("queue controls, stop and fork", () => {
   });
 
   it("stops a streaming turn, keeps the partial reply, and runs the queued prompt next", async () => {
-    const id = await newTestSession(rt.db);
+    const id = await newTestSession(rt.db, "test", ana);
     const story = "Tell me a long story about a lighthouse";
     holdModel(); // the reply streams its first words, then waits
     await caller.session.prompt({ sessionId: id, text: story });
@@ -608,7 +612,7 @@ describe("queue controls, stop and fork", () => {
   });
 
   it("treats stop on an idle session as a no-op that does not hit the next turn", async () => {
-    const id = await newTestSession(rt.db);
+    const id = await newTestSession(rt.db, "test", ana);
     expect(await caller.session.stop({ sessionId: id })).toEqual({ aborting: false });
     await caller.session.prompt({ sessionId: id, text: "/tool current_time {}" });
     const events = await waitForTurns(rt.db, id, 1, 20_000);
@@ -618,7 +622,7 @@ describe("queue controls, stop and fork", () => {
   });
 
   it("forks completed turns into a new independent session", async () => {
-    const source = await newTestSession(rt.db, "source");
+    const source = await newTestSession(rt.db, "source", ana);
     // Paced, so the source log holds streamed deltas that the fork must leave out.
     paceMs = 30;
     await caller.session.prompt({ sessionId: source, text: "/tool current_time {}" });
@@ -677,7 +681,7 @@ describe("queue controls, stop and fork", () => {
 
 describe("the live feed", () => {
   it("replays from the start, resumes after a given id without gap or duplicate, and streams new events", async () => {
-    const id = await newTestSession(rt.db);
+    const id = await newTestSession(rt.db, "test", ana);
     await caller.session.prompt({ sessionId: id, text: "/tool current_time {}" });
     const before = await waitForTurns(rt.db, id, 1);
     const n = before.length;
@@ -721,7 +725,7 @@ describe("the live feed", () => {
   });
 
   it("ends cleanly when the client goes away", async () => {
-    const id = await newTestSession(rt.db);
+    const id = await newTestSession(rt.db, "test", ana);
     const live = await subscribe(id, null);
     await waitFor(() => live.states().length >= 1, 10_000, "initial state");
     expect(live.events()).toEqual([]);

@@ -19,10 +19,13 @@ import {
 import { inTx } from "../../db/client";
 import { int4, int4String } from "../../input-guard";
 import { boundedText, LIMITS } from "../../limits";
-import { publicProcedure, router, type TrpcContext } from "../init";
+import { personProcedure, router, type PersonContext, type TrpcContext } from "../init";
+import { feedAccess, sessionAccess } from "../access";
 import { ListInput, SessionIdInput, TitleInput } from "../schemas";
 
-// Thin procedures: validate, call the domain function, return. Schemas sit beside each one.
+// Thin procedures: validate, check access (trpc/access.ts), call the domain function, return.
+// Schemas sit beside each one. Watching needs any role in the session's team, acting needs
+// owner or member; every action records the person.
 
 const sessionId = SessionIdInput;
 const SessionRef = z.object({ sessionId });
@@ -48,82 +51,99 @@ function wakeLocal(ctx: TrpcContext, id: SessionId) {
 }
 
 export const sessionRouter = router({
-  models: publicProcedure
+  models: personProcedure
     .output(z.array(ModelChoiceSchema.extend({ label: z.string() })))
     .query(({ ctx }) => availableModels(ctx.env)),
 
-  list: publicProcedure
+  /** The sessions of the teams the person belongs to. */
+  list: personProcedure
     .input(ListInput)
     .output(z.array(SessionViewSchema))
-    .query(({ ctx, input }) => listSessions(ctx.db, input?.limit)),
+    .query(({ ctx, input }) => listSessions(ctx.db, { limit: input?.limit, userId: ctx.person.id })),
 
-  get: publicProcedure
+  get: personProcedure
     .input(SessionRef)
     .output(StateSchema)
-    .query(({ ctx, input }) => readState(ctx, input.sessionId)),
+    .query(async ({ ctx, input }) => {
+      await sessionAccess(ctx, input.sessionId, "view");
+      return readState(ctx, input.sessionId);
+    }),
 
-  create: publicProcedure
+  /** A new team (its Lead session), owned by whoever creates it. */
+  create: personProcedure
     .input(z.object({ title: TitleInput, model: ModelChoiceSchema.default(SCRIPTED_CHOICE) }))
     .output(SessionViewSchema)
     .mutation(({ ctx, input }) => {
       assertModelAvailable(ctx.env, input.model);
-      return createSession(ctx.db, input);
+      return createSession(ctx.db, { ...input, by: ctx.person });
     }),
 
   /** A transcript page: the newest `limit` events before `beforeSeq`, ascending. */
-  transcript: publicProcedure
+  transcript: personProcedure
     .input(SessionRef.extend({ beforeSeq: int4(1).optional(), limit: z.number().int().min(1).max(1000).default(200) }))
     .output(z.object({ events: z.array(SessionEventSchema), hasMore: z.boolean() }))
     .query(async ({ ctx, input }) => {
-      await getSession(ctx.db, input.sessionId);
+      await sessionAccess(ctx, input.sessionId, "view");
       const events = await readEventsBefore(ctx.db, input.sessionId, input.beforeSeq, input.limit);
       return { events, hasMore: (events[0]?.seq ?? 1) > 1 };
     }),
 
-  prompt: publicProcedure
-    .input(SessionRef.extend({ text: promptText, author: z.string().trim().max(64).optional() }))
+  /** Queue adapter: the prompt is its own turn; the model sees who wrote it. */
+  prompt: personProcedure
+    .input(SessionRef.extend({ text: promptText }))
     .output(InboxItemSchema)
     .mutation(async ({ ctx, input }) => {
-      const item = await promptSession(ctx.db, input.sessionId, input);
+      const by = await sessionAccess(ctx, input.sessionId, "act");
+      const item = await promptSession(ctx.db, input.sessionId, { text: input.text, by });
       wakeLocal(ctx, input.sessionId);
       return item;
     }),
 
-  editQueued: publicProcedure
+  editQueued: personProcedure
     .input(SessionRef.extend({ itemId, text: promptText }))
     .output(InboxItemSchema)
-    .mutation(({ ctx, input }) => editQueued(ctx.db, input.sessionId, input.itemId, input.text)),
+    .mutation(async ({ ctx, input }) => {
+      const by = await sessionAccess(ctx, input.sessionId, "act");
+      return editQueued(ctx.db, input.sessionId, input.itemId, input.text, by);
+    }),
 
-  removeQueued: publicProcedure
+  removeQueued: personProcedure
     .input(SessionRef.extend({ itemId }))
     .output(z.object({ removed: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      await removeQueued(ctx.db, input.sessionId, input.itemId);
+      const by = await sessionAccess(ctx, input.sessionId, "act");
+      await removeQueued(ctx.db, input.sessionId, input.itemId, by);
       return { removed: true as const };
     }),
 
-  steerNow: publicProcedure
+  steerNow: personProcedure
     .input(SessionRef.extend({ itemId }))
     .output(z.object({ steered: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      await inTx(ctx.db, (tx) => steerNow(tx, input.sessionId, input.itemId));
+      const by = await sessionAccess(ctx, input.sessionId, "act");
+      await inTx(ctx.db, (tx) => steerNow(tx, input.sessionId, input.itemId, by));
       wakeLocal(ctx, input.sessionId);
       return { steered: true as const };
     }),
 
-  stop: publicProcedure
+  stop: personProcedure
     .input(SessionRef)
     .output(z.object({ aborting: z.boolean() }))
     .mutation(async ({ ctx, input }) => {
-      const result = await requestAbort(ctx.db, input.sessionId, "stop");
+      const by = await sessionAccess(ctx, input.sessionId, "act");
+      const result = await requestAbort(ctx.db, input.sessionId, "stop", by);
       void ctx.runtime.checkAbort(input.sessionId);
       return result;
     }),
 
-  fork: publicProcedure
+  /** A new team from the session's completed turns, owned by whoever forks it. */
+  fork: personProcedure
     .input(SessionRef.extend({ throughSeq: int4(1).optional(), title: TitleInput.optional() }))
     .output(SessionViewSchema)
-    .mutation(({ ctx, input }) => forkSession(ctx.db, input.sessionId, input)),
+    .mutation(async ({ ctx, input }) => {
+      const by = await sessionAccess(ctx, input.sessionId, "act");
+      return forkSession(ctx.db, input.sessionId, { ...input, by });
+    }),
 
   /**
    * Live feed of one session: every event after `lastEventId` (the seq), in order, then new
@@ -131,22 +151,24 @@ export const sessionRouter = router({
    * reconnect resumes from the last event id: no gap, no duplicate. Notifications are only
    * hints; rows are read by seq, with a periodic re-read as a safety net.
    */
-  live: publicProcedure
+  live: personProcedure
     .input(SessionRef.extend({ lastEventId: int4String.nullish() }))
     .subscription(async ({ ctx, input, signal }) => {
-      // Checked before the feed starts: an error thrown inside the generator escapes the
-      // appErrors mapping and would reach the client as INTERNAL_SERVER_ERROR, not NOT_FOUND.
-      await getSession(ctx.db, input.sessionId);
-      return liveFeed(ctx, input.sessionId, input.lastEventId ? Number(input.lastEventId) : 0, signal);
+      // Checked before the feed starts, so a refusal is the typed NOT_FOUND, not a broken stream.
+      const { teamId } = await sessionAccess(ctx, input.sessionId, "view");
+      return liveFeed(ctx, input.sessionId, teamId, input.lastEventId ? Number(input.lastEventId) : 0, signal);
     }),
 });
 
-async function* liveFeed(ctx: TrpcContext, id: SessionId, lastEventSeq: number, signal: AbortSignal | undefined) {
+async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, lastEventSeq: number, signal: AbortSignal | undefined) {
   let after = lastEventSeq;
   let lastState = "";
   while (!signal?.aborted) {
     const waiter = activityWaiter(ctx.hub, id);
+    // A person removed from the team loses the feed at once: people changes wake it.
+    const people = activityWaiter(ctx.hub, teamId, ["people"]);
     try {
+      await feedAccess(() => sessionAccess(ctx, id, "view"));
       // Batches, not single events: a long history arrives in a few messages.
       const events = await readEventsAfter(ctx.db, id, after, 500);
       const last = events.at(-1);
@@ -160,9 +182,10 @@ async function* liveFeed(ctx: TrpcContext, id: SessionId, lastEventSeq: number, 
         lastState = key;
         yield tracked(String(after), { type: "state", state } satisfies LiveMessage);
       }
-      if (events.length < 500) await waiter.wait(5_000, signal);
+      if (events.length < 500) await Promise.race([waiter.wait(5_000, signal), people.wait(5_000, signal)]);
     } finally {
       waiter.dispose();
+      people.dispose();
     }
   }
 }

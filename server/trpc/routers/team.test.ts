@@ -6,14 +6,22 @@ import { asSessionId } from "../../ids";
 import { teamPlaybook } from "../../team/playbook";
 import { runtimeTest } from "../../testing/fixtures";
 import { waitFor } from "../../testing/runtime-harness";
+import { createTestPerson } from "../../testing/people";
+import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
 import type { TeamState } from "./team";
 
 // The team router in-process: a human acts with Lead authority; stale revisions conflict.
 
-const it = runtimeTest({ team: true, playbook: teamPlaybook }).extend("trpc", { scope: "file" }, ({ rt }) =>
-  createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime }),
-);
+const it = runtimeTest({ team: true, playbook: teamPlaybook })
+  .extend("ctx", { scope: "file" }, async ({ rt }): Promise<TrpcContext> => ({
+    db: rt.db,
+    env: parseEnv({}),
+    hub: rt.hub,
+    runtime: rt.runtime,
+    person: await createTestPerson(rt.db, "Ana Owner"),
+  }))
+  .extend("trpc", { scope: "file" }, ({ ctx }) => createCaller(ctx));
 
 async function expectCode(p: Promise<unknown>, code: TRPCError["code"], appCode: string) {
   const e = await p.then(
@@ -69,10 +77,10 @@ describe("team router", () => {
     await expectCode(caller.team.task({ teamId: lead.id, taskId: "task-99" }), "NOT_FOUND", "TEAM_TASK_NOT_FOUND");
   });
 
-  it("streams the team state live and resumes without repeating an unchanged state", async ({ rt, trpc: caller }) => {
+  it("streams the team state live and resumes without repeating an unchanged state", async ({ ctx, trpc: caller }) => {
     const lead = await caller.session.create({ title: "Live team" });
     const abort = new AbortController();
-    const live = createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime }, { signal: abort.signal });
+    const live = createCaller(ctx, { signal: abort.signal });
     const received: { id: string; state: TeamState }[] = [];
     const iterable = await live.team.live({ teamId: lead.id, lastEventId: null });
     const pump = (async () => {
@@ -95,7 +103,7 @@ describe("team router", () => {
 
     // Resuming with the latest id sends nothing until something changes.
     const abort2 = new AbortController();
-    const again = createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime }, { signal: abort2.signal });
+    const again = createCaller(ctx, { signal: abort2.signal });
     const current = await (async () => {
       const it2 = await again.team.live({ teamId: lead.id, lastEventId: null });
       for await (const raw of it2 as AsyncIterable<unknown>) return (raw as [string, TeamState])[0];
@@ -103,7 +111,7 @@ describe("team router", () => {
     })();
     abort2.abort();
     const abort3 = new AbortController();
-    const resumed = createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime }, { signal: abort3.signal });
+    const resumed = createCaller(ctx, { signal: abort3.signal });
     const got: string[] = [];
     const it3 = await resumed.team.live({ teamId: lead.id, lastEventId: current });
     const pump3 = (async () => {

@@ -1,14 +1,13 @@
 import { createHash } from "node:crypto";
 import { tracked } from "@trpc/server";
 import { z } from "zod";
-import { AppError, isAppError } from "../../errors";
 import { asSessionId, type SessionId } from "../../ids";
 import { int4 } from "../../input-guard";
 import { activityWaiter } from "../../live/activity";
 import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
-import { membershipOf, type Membership } from "../../team/membership";
+import { leadOf } from "../../team/membership";
 import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema, type MemberView } from "../../team/roster";
 import {
   getTask,
@@ -21,36 +20,44 @@ import {
   UpdateTaskRequestSchema,
   type TaskView,
 } from "../../team/task-board";
-import { publicProcedure, router, type TrpcContext } from "../init";
+import { recentActions, PersonActionViewSchema, type PersonActionView } from "../../people/actions";
+import { leavePresence, listPresence, PresenceClientId, PresenceViewSchema, type PresenceView } from "../../people/presence";
+import { listPeople, TeamPersonViewSchema, TeamRoleSchema, type TeamPersonView, type TeamRole } from "../../people/team-people";
+import { feedAccess, teamAccess } from "../access";
+import { personProcedure, router, type PersonContext } from "../init";
 import { ListInput, SessionIdInput } from "../schemas";
 
-// The team room's API. A human in the browser acts with Lead authority: the tools' rules
-// apply, and task updates carry the revision the person saw (a stale one is a CONFLICT).
+// The team room's API. Every procedure checks the person's role in the team first
+// (trpc/access.ts); a person who acts does so with Lead authority: the tools' rules apply, the
+// board records the person, and task updates carry the revision the person saw (a stale one
+// is a CONFLICT).
 
 const teamId = SessionIdInput;
 const TeamRef = z.object({ teamId });
-
-/**
- * The human acts as the Lead of the team. The id must name a team (a Lead's session): a
- * teammate's session id is no team id, and never lends its team's Lead authority.
- */
-async function humanAsLead(ctx: TrpcContext, id: SessionId): Promise<Membership> {
-  const me = await membershipOf(ctx.db, id).catch((e: unknown) => {
-    if (isAppError(e)) return null;
-    throw e;
-  });
-  if (!me?.isLead) throw new AppError("TEAM_NOT_FOUND", `No team ${id}`, { teamId: id });
-  return me;
-}
 
 export interface TeamState {
   members: MemberView[];
   tasks: TaskView[];
   messages: TeamMessageView[];
+  /** The people of the team, who of them is in the room now, and what people did lately. */
+  people: TeamPersonView[];
+  presence: PresenceView[];
+  actions: PersonActionView[];
+  /** The viewer's own role: the room enables the controls it allows. */
+  myRole: TeamRole;
 }
+export const TeamStateSchema = z.object({
+  members: z.array(MemberViewSchema),
+  tasks: z.array(TaskViewSchema),
+  messages: z.array(TeamMessageViewSchema),
+  people: z.array(TeamPersonViewSchema),
+  presence: z.array(PresenceViewSchema),
+  actions: z.array(PersonActionViewSchema),
+  myRole: TeamRoleSchema,
+});
 
 /** Every task of the board, tombstones last. */
-async function allTasks(ctx: TrpcContext, id: SessionId): Promise<TaskView[]> {
+async function allTasks(ctx: PersonContext, id: SessionId): Promise<TaskView[]> {
   const out: TaskView[] = [];
   for (const status of [undefined, "deleted"] as const) {
     let cursor: string | undefined;
@@ -63,99 +70,115 @@ async function allTasks(ctx: TrpcContext, id: SessionId): Promise<TaskView[]> {
   return out;
 }
 
-/** The roster, the whole board and the first page of messages (the largest one). */
-async function readTeamState(ctx: TrpcContext, id: SessionId): Promise<TeamState> {
-  const [members, tasks, messages] = await Promise.all([
+/** The roster, the whole board, the first page of messages (the largest one) and the people. */
+async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole): Promise<TeamState> {
+  const [members, tasks, messages, people, presence, actions] = await Promise.all([
     listMembers(ctx.db, id),
     allTasks(ctx, id),
     listMessages(ctx.db, id, { limit: LIMITS.messageListMax }),
+    listPeople(ctx.db, id),
+    listPresence(ctx.db, id),
+    recentActions(ctx.db, id),
   ]);
-  return { members, tasks, messages };
+  return { members, tasks, messages, people, presence, actions, myRole };
 }
 
 export const teamRouter = router({
-  list: publicProcedure
+  /** The teams the person belongs to, with their role in each. */
+  list: personProcedure
     .input(ListInput)
     .output(z.array(TeamSummarySchema))
-    .query(({ ctx, input }) => listTeams(ctx.db, input?.limit)),
+    .query(({ ctx, input }) => listTeams(ctx.db, { limit: input?.limit, userId: ctx.person.id })),
 
-  roster: publicProcedure
+  roster: personProcedure
     .input(TeamRef)
     .output(z.array(MemberViewSchema))
-    .query(async ({ ctx, input }) => listMembers(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId)),
+    .query(async ({ ctx, input }) => listMembers(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId)),
 
-  addTeammate: publicProcedure
+  addTeammate: personProcedure
     .input(
       // A name is checked by the roster (TEAM_INVALID_MEMBER_NAME); here only its size.
       TeamRef.extend(SpawnInputSchema.shape).extend({ name: z.string().min(1).max(LIMITS.memberNameChars) }),
     )
     .output(MemberViewSchema)
     .mutation(async ({ ctx, input }) => {
-      const lead = await humanAsLead(ctx, input.teamId);
-      const member = await spawnTeammate(ctx.db, lead, input, teamLimitsOf(ctx.env));
+      const by = await teamAccess(ctx, input.teamId, "act");
+      const member = await spawnTeammate(ctx.db, leadOf(by.teamId), input, teamLimitsOf(ctx.env), by);
       void ctx.runtime.wake(asSessionId(member.sessionId));
       return member;
     }),
 
-  tasks: publicProcedure
+  tasks: personProcedure
     .input(TeamRef.extend(ListTasksInputSchema.shape))
     .output(TaskPageSchema)
     .query(async ({ ctx, input }) => {
       const { teamId: id, ...filters } = input;
-      return listTasks(ctx.db, (await humanAsLead(ctx, id)).teamId, filters);
+      return listTasks(ctx.db, (await teamAccess(ctx, id, "view")).teamId, filters);
     }),
 
-  task: publicProcedure
+  task: personProcedure
     .input(TeamRef.extend({ taskId: TaskIdSchema }))
     .output(TaskViewSchema)
-    .query(async ({ ctx, input }) => getTask(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId, input.taskId)),
+    .query(async ({ ctx, input }) => getTask(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, input.taskId)),
 
-  updateTask: publicProcedure
+  updateTask: personProcedure
     .input(TeamRef.extend(UpdateTaskRequestSchema.shape))
     .output(TaskViewSchema)
     .mutation(async ({ ctx, input }) => {
       const { teamId: id, ...update } = input;
-      const lead = await humanAsLead(ctx, id);
-      return updateTask(ctx.db, lead, update);
+      const by = await teamAccess(ctx, id, "act");
+      return updateTask(ctx.db, leadOf(by.teamId), update, by);
     }),
 
-  messages: publicProcedure
+  messages: personProcedure
     .input(TeamRef.extend({ afterSeq: int4().optional(), limit: z.number().int().min(1).max(LIMITS.messageListMax).optional() }))
     .output(z.array(TeamMessageViewSchema))
     .query(async ({ ctx, input }) =>
-      listMessages(ctx.db, (await humanAsLead(ctx, input.teamId)).teamId, { afterSeq: input.afterSeq, limit: input.limit }),
+      listMessages(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, { afterSeq: input.afterSeq, limit: input.limit }),
     ),
 
   /**
-   * Live team state: roster, board and mailbox as one snapshot, sent whenever any of them
-   * changes. The event id carries a digest of the snapshot: a reconnect with the last id gets
-   * the state again only if it changed meanwhile, so nothing is missed and nothing is doubled.
+   * Live team state: roster, board, mailbox and people as one snapshot, sent whenever any of
+   * them changes. The event id carries a digest of the snapshot: a reconnect with the last id
+   * gets the state again only if it changed meanwhile, so nothing is missed and nothing is
+   * doubled. `clientId` names the browser tab: its presence leaves when the feed closes.
    */
-  live: publicProcedure
-    .input(TeamRef.extend({ lastEventId: z.string().max(80).nullish() }))
+  live: personProcedure
+    .input(TeamRef.extend({ lastEventId: z.string().max(80).nullish(), clientId: PresenceClientId.optional() }))
     .subscription(async ({ ctx, input, signal }) => {
-      const id = (await humanAsLead(ctx, input.teamId)).teamId;
-      return teamFeed(ctx, id, input.lastEventId ?? null, signal);
+      const id = (await teamAccess(ctx, input.teamId, "view")).teamId;
+      return teamFeed(ctx, id, input.lastEventId ?? null, input.clientId ?? null, signal);
     }),
 });
 
-async function* teamFeed(ctx: TrpcContext, id: SessionId, lastId: string | null, signal: AbortSignal | undefined) {
+async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | null, clientId: string | null, signal: AbortSignal | undefined) {
   // Ids are "<time>.<digest of the state>": unique, and a reconnect compares the digest.
   let lastDigest = lastId?.split(".")[1] ?? null;
-  while (!signal?.aborted) {
-    // Any member's state or inbox changes, and task/mailbox changes announced on the team id.
-    const members = await listMembers(ctx.db, id);
-    const waiters = members.map((m) => activityWaiter(ctx.hub, m.sessionId, ["state", "inbox"]));
-    try {
-      const state = await readTeamState(ctx, id);
-      const digest = createHash("sha1").update(JSON.stringify(state)).digest("hex");
-      if (digest !== lastDigest) {
-        lastDigest = digest;
-        yield tracked(`${Date.now().toString(36)}.${digest}`, state);
+  try {
+    while (!signal?.aborted) {
+      // Members' state and inbox changes; task, mailbox and people changes come on the team id.
+      const members = await listMembers(ctx.db, id);
+      const waiters = [
+        activityWaiter(ctx.hub, id, ["state", "inbox", "people"]),
+        ...members.filter((m) => m.sessionId !== id).map((m) => activityWaiter(ctx.hub, m.sessionId, ["state", "inbox"])),
+      ];
+      try {
+        // Re-checked on every read: a person removed from the team loses the feed at once.
+        const { role } = await feedAccess(() => teamAccess(ctx, id, "view"));
+        const state = await readTeamState(ctx, id, role);
+        const digest = createHash("sha1").update(JSON.stringify(state)).digest("hex");
+        if (digest !== lastDigest) {
+          lastDigest = digest;
+          yield tracked(`${Date.now().toString(36)}.${digest}`, state);
+        }
+        // The timeout also lets presence that outlived its TTL drop out.
+        await Promise.race(waiters.map((w) => w.wait(5_000, signal)));
+      } finally {
+        for (const w of waiters) w.dispose();
       }
-      await Promise.race(waiters.map((w) => w.wait(5_000, signal)));
-    } finally {
-      for (const w of waiters) w.dispose();
     }
+  } finally {
+    // The tab closed (or lost access): it leaves the room now rather than at its TTL.
+    if (clientId) await leavePresence(ctx.db, id, clientId).catch(() => undefined);
   }
 }

@@ -1,0 +1,95 @@
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+// The web layer's locks (docs/SPEC.md §13 Web security), applied by the app server to every
+// request before anything else runs: a host allow-list (DNS rebinding), same-origin for every
+// state-changing request, and the security headers on every response.
+
+export interface WebPolicy {
+  /** The app's origin (APP_URL's), e.g. "https://teams.example.com". */
+  origin: string;
+  /** `Host` values served: APP_URL's host, and the loopback names when APP_URL is unset. */
+  hosts: ReadonlySet<string>;
+  /** Next dev mode evaluates code at run time; the CSP then allows it. */
+  dev: boolean;
+}
+
+/** The policy for an app served at `appUrl`; `local` adds the loopback names of its port. */
+export function webPolicy(appUrl: string, opts: { local: boolean; dev?: boolean }): WebPolicy {
+  const url = new URL(appUrl);
+  const hosts = new Set([url.host]);
+  if (opts.local) {
+    const port = url.port ? `:${url.port}` : "";
+    for (const name of ["localhost", "127.0.0.1", "[::1]"]) hosts.add(`${name}${port}`);
+  }
+  return { origin: url.origin, hosts, dev: opts.dev ?? false };
+}
+
+export type Refusal = { status: number; code: "UNKNOWN_HOST" | "CROSS_SITE_REQUEST"; message: string };
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Null when the request may proceed. A state-changing request must show it comes from the
+ * app's own pages: `Sec-Fetch-Site: same-origin`, or an `Origin` equal to the app's. A request
+ * with neither (a script, not a browser) must carry an API token: it then holds no ambient
+ * credential a foreign page could borrow.
+ */
+export function checkRequest(req: IncomingMessage, policy: WebPolicy): Refusal | null {
+  const host = req.headers.host?.toLowerCase();
+  if (!host || !policy.hosts.has(host)) {
+    return { status: 421, code: "UNKNOWN_HOST", message: "This server does not serve that host name (set APP_URL)" };
+  }
+  if (SAFE_METHODS.has(req.method ?? "GET")) return null;
+  const site = req.headers["sec-fetch-site"];
+  const origin = req.headers.origin;
+  if (site !== undefined && site !== "same-origin") return crossSite();
+  if (origin !== undefined && origin !== policy.origin) return crossSite();
+  if (site === undefined && origin === undefined && !/^Bearer\s/i.test(req.headers.authorization ?? "")) return crossSite();
+  return null;
+}
+
+const crossSite = (): Refusal => ({
+  status: 403,
+  code: "CROSS_SITE_REQUEST",
+  message: "State-changing requests are accepted only from this app's own pages (or with an API token)",
+});
+
+/** A fresh CSP nonce per page request. */
+export const newNonce = () => randomBytes(16).toString("base64");
+
+/**
+ * The Content-Security-Policy of a page. Scripts: only those carrying the page's nonce (Next
+ * puts it on its own) and what they load ('strict-dynamic'). Styles allow inline attributes,
+ * which React's `style` props need; no third-party origin appears anywhere.
+ */
+export function contentSecurityPolicy(nonce: string, policy: WebPolicy): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${policy.dev ? " 'unsafe-eval'" : ""}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    `connect-src 'self'${policy.dev ? " ws: wss:" : ""}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** Headers every response carries, pages and API alike. */
+export function setSecurityHeaders(res: ServerResponse, csp: string): void {
+  res.setHeader("Content-Security-Policy", csp);
+  res.setHeader("X-Frame-Options", "DENY");
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  res.setHeader("Referrer-Policy", "same-origin");
+  res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
+  res.setHeader("Permissions-Policy", "camera=(), microphone=(), geolocation=()");
+}
+
+export function refuse(res: ServerResponse, refusal: Refusal): void {
+  res.statusCode = refusal.status;
+  res.setHeader("Content-Type", "application/json");
+  res.end(JSON.stringify({ error: { code: refusal.code, message: refusal.message } }));
+}

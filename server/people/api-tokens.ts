@@ -1,0 +1,57 @@
+import { z } from "zod";
+import type { Db, DbOrTx } from "../db/client";
+import { AppError } from "../errors";
+import { asUserId, newApiTokenId, type UserId } from "../ids";
+import type { Person } from "./person";
+import { newSecret, secretHash } from "./tokens";
+
+// Personal API tokens: made in the browser, shown once, stored as a sha256, revocable. A
+// token acts with its owner's rights, for scripts (docs/SPEC.md §13).
+
+const TOKEN_PREFIX = "at_";
+/** lastUsedAt is refreshed at most this often, so a busy script does not write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export const ApiTokenViewSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  createdAt: z.date(),
+  lastUsedAt: z.date().nullable(),
+});
+export type ApiTokenView = z.infer<typeof ApiTokenViewSchema>;
+
+const select = { id: true, name: true, prefix: true, createdAt: true, lastUsedAt: true } as const;
+
+export async function createApiToken(db: DbOrTx, userId: UserId, name: string): Promise<ApiTokenView & { token: string }> {
+  const token = newSecret(TOKEN_PREFIX);
+  const row = await db.apiToken.create({
+    data: { id: newApiTokenId(), userId, name, tokenHash: secretHash(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6) },
+    select,
+  });
+  return { ...ApiTokenViewSchema.parse(row), token };
+}
+
+export async function listApiTokens(db: DbOrTx, userId: UserId): Promise<ApiTokenView[]> {
+  const rows = await db.apiToken.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, select });
+  return rows.map((r) => ApiTokenViewSchema.parse(r));
+}
+
+export async function revokeApiToken(db: DbOrTx, userId: UserId, id: string): Promise<void> {
+  const { count } = await db.apiToken.deleteMany({ where: { id, userId } });
+  if (count === 0) throw new AppError("API_TOKEN_NOT_FOUND", `No API token ${id}`, { id });
+}
+
+export async function personForToken(db: Db, token: string): Promise<Person | null> {
+  const row = await db.apiToken.findUnique({
+    where: { tokenHash: secretHash(token) },
+    select: { id: true, lastUsedAt: true, user: { select: { id: true, name: true, email: true, instanceOwner: true } } },
+  });
+  if (!row) return null;
+  const now = Date.now();
+  if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await db.apiToken.updateMany({ where: { id: row.id }, data: { lastUsedAt: new Date(now) } });
+  }
+  const { user } = row;
+  return { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: user.instanceOwner === true };
+}

@@ -1,0 +1,102 @@
+import { prismaAdapter } from "@better-auth/prisma-adapter";
+import { betterAuth } from "better-auth";
+import { APIError } from "better-auth/api";
+import type { Db } from "../db/client";
+import { LIMITS } from "../limits";
+import { instanceStatus } from "./instance";
+import { adoptOrphanTeams, inviteUsable } from "./team-people";
+
+// Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md: People). It owns
+// the users/auth_* tables through its Prisma adapter and serves /api/auth/*; this module only
+// configures it and adds the instance's sign-up rule.
+
+/** Set by the app server from the socket, replacing any value a client sent (rate limits key on it). */
+export const CLIENT_IP_HEADER = "x-agent-teams-client-ip";
+
+export interface AuthOptions {
+  /** The app's public URL (APP_URL): cookies are `Secure` when it is https. */
+  appUrl: string;
+  secret: string;
+  /** Sign-in attempts per client address per minute. */
+  signInPerMinute: number;
+}
+
+/** Display names: trimmed, 1–64 characters. One check for sign-up and rename. */
+function displayName(name: unknown): string {
+  const trimmed = typeof name === "string" ? name.trim() : "";
+  // One line: the name heads the person's prompts for the model ("From <name>:").
+  if (trimmed.length === 0 || trimmed.length > LIMITS.displayNameChars || /\p{Cc}/u.test(trimmed)) {
+    throw new APIError("BAD_REQUEST", {
+      message: `A display name is one line of 1–${LIMITS.displayNameChars} characters`,
+      code: "INVALID_DISPLAY_NAME",
+    });
+  }
+  return trimmed;
+}
+
+export function createAuth(db: Db, opts: AuthOptions) {
+  const origin = new URL(opts.appUrl).origin;
+  return betterAuth({
+    appName: "Agent Teams",
+    baseURL: origin,
+    basePath: "/api/auth",
+    secret: opts.secret,
+    trustedOrigins: [origin],
+    telemetry: { enabled: false },
+    database: prismaAdapter(db, { provider: "postgresql", transaction: true }),
+    user: {
+      modelName: "user",
+      // input: false: nobody can make themselves instance owner through the sign-up body.
+      additionalFields: { instanceOwner: { type: "boolean", required: false, input: false } },
+    },
+    session: { modelName: "authSession" },
+    account: { modelName: "authAccount" },
+    verification: { modelName: "authVerification" },
+    emailAndPassword: { enabled: true, autoSignIn: true, minPasswordLength: 8, maxPasswordLength: 128 },
+    rateLimit: {
+      enabled: true,
+      storage: "database",
+      modelName: "authRateLimit",
+      window: 60,
+      max: 600,
+      customRules: {
+        "/sign-in/email": { window: 60, max: opts.signInPerMinute },
+        "/sign-up/email": { window: 60, max: opts.signInPerMinute },
+        "/change-password": { window: 60, max: opts.signInPerMinute },
+      },
+    },
+    advanced: {
+      cookiePrefix: "agent-teams",
+      useSecureCookies: origin.startsWith("https:"),
+      ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
+      defaultCookieAttributes: { httpOnly: true, sameSite: "lax" },
+    },
+    databaseHooks: {
+      user: {
+        create: {
+          // A fresh instance: the first account is the owner. Later: open sign-up, or an invite.
+          before: async (user, ctx) => {
+            const name = displayName(user.name);
+            const status = await instanceStatus(db);
+            if (!status.hasOwner) return { data: { ...user, name, instanceOwner: true } };
+            const body: unknown = ctx?.body;
+            const token = body && typeof body === "object" && "inviteToken" in body ? body.inviteToken : undefined;
+            if (status.openSignUp || (typeof token === "string" && (await inviteUsable(db, token)))) {
+              return { data: { ...user, name, instanceOwner: null } };
+            }
+            throw new APIError("FORBIDDEN", { message: "Sign-up is by invitation: open the invite link you were sent", code: "SIGN_UP_CLOSED" });
+          },
+          // Teams made before accounts existed belong to the instance's owner.
+          after: async (user) => {
+            if (user.instanceOwner === true) await adoptOrphanTeams(db, user.id);
+          },
+        },
+        update: {
+          before: async (user) => ("name" in user && user.name !== undefined ? { data: { ...user, name: displayName(user.name) } } : undefined),
+        },
+      },
+    },
+  });
+}
+
+export type Auth = ReturnType<typeof createAuth>;

@@ -1,0 +1,34 @@
+import { z } from "zod";
+import type { Db } from "../db/client";
+import { asUserId, type UserId } from "../ids";
+import type { Auth } from "./auth";
+import { personForToken } from "./api-tokens";
+
+// Who is asking: a person signed in with a session cookie, or a script with one of the
+// person's API tokens (`Authorization: Bearer`). Either acts with the person's rights.
+
+/** A person as recorded on an action: the id, and the display name at that time. */
+export const PersonRefSchema = z.object({ id: z.string(), name: z.string() });
+export type PersonRef = z.infer<typeof PersonRefSchema>;
+
+export interface Person {
+  id: UserId;
+  name: string;
+  email: string;
+  instanceOwner: boolean;
+}
+
+export const ref = (p: Person): PersonRef => ({ id: p.id, name: p.name });
+
+/** The person behind a request's headers, or null for an anonymous (or badly signed) one. */
+export async function personFromHeaders(auth: Auth, db: Db, headers: Headers): Promise<Person | null> {
+  const authorization = headers.get("authorization");
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    return match ? personForToken(db, match[1]!) : null;
+  }
+  const found = await auth.api.getSession({ headers });
+  if (!found) return null;
+  const { user } = found;
+  return { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: user.instanceOwner === true };
+}

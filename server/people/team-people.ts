@@ -1,0 +1,281 @@
+import { z } from "zod";
+import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import { AppError } from "../errors";
+import { asSessionId, newInviteId, type SessionId, type UserId } from "../ids";
+import { notifyActivity } from "../live/activity";
+import { lockTeam } from "../team/membership";
+import { recordAction } from "./actions";
+import type { Person } from "./person";
+import { newSecret, secretHash } from "./tokens";
+
+// People in teams: roles, the one access check every procedure and feed goes through, and
+// invite links (docs/SPEC.md §13).
+
+export const TeamRoleSchema = z.enum(["owner", "member", "viewer"]);
+export type TeamRole = z.infer<typeof TeamRoleSchema>;
+/** What a request needs: to watch (any role), to act (owner, member), or to manage people (owner). */
+export type Need = "view" | "act" | "own";
+
+const ALLOWED: Record<Need, readonly TeamRole[]> = {
+  view: ["owner", "member", "viewer"],
+  act: ["owner", "member"],
+  own: ["owner"],
+};
+
+export interface TeamAccess {
+  teamId: SessionId;
+  role: TeamRole;
+}
+
+/** The role a person holds in a team, or null. */
+export async function roleIn(db: DbOrTx, teamId: SessionId, userId: UserId): Promise<TeamRole | null> {
+  const row = await db.teamPerson.findUnique({ where: { teamId_userId: { teamId, userId } }, select: { role: true } });
+  return row ? TeamRoleSchema.parse(row.role) : null;
+}
+
+/**
+ * The access check: the team the session belongs to (a teammate's session id resolves to its
+ * team), and the person's role in it. Outside the team the session does not exist for them
+ * (`notFound`: the team's existence is not revealed); a role too weak for `need` is FORBIDDEN.
+ */
+export async function authorize(
+  db: DbOrTx,
+  person: Person,
+  sessionId: SessionId,
+  need: Need,
+  notFound: () => AppError,
+): Promise<TeamAccess> {
+  const rows = z
+    .array(z.object({ team_id: z.string(), role: TeamRoleSchema }))
+    .parse(
+      await db.$queryRaw`SELECT s.team_id, p.role FROM sessions s
+        JOIN team_people p ON p.team_id = s.team_id AND p.user_id = ${person.id}
+        WHERE s.id = ${sessionId}`,
+    );
+  const row = rows[0];
+  if (!row) throw notFound();
+  if (!ALLOWED[need].includes(row.role)) {
+    throw new AppError("FORBIDDEN", need === "own" ? "Only a team owner can do this" : "A viewer watches and cannot act in this team", {
+      role: row.role,
+    });
+  }
+  return { teamId: asSessionId(row.team_id), role: row.role };
+}
+
+/** The teams a person belongs to, with their role. */
+export async function teamsOf(db: DbOrTx, userId: UserId): Promise<Map<string, TeamRole>> {
+  const rows = await db.teamPerson.findMany({ where: { userId }, select: { teamId: true, role: true } });
+  return new Map(rows.map((r) => [r.teamId, TeamRoleSchema.parse(r.role)]));
+}
+
+/** Makes the creator (or forker) of a team its owner, in the creating transaction. */
+export async function addOwner(tx: Tx, teamId: SessionId, person: Person): Promise<void> {
+  await tx.teamPerson.create({ data: { teamId, userId: person.id, role: "owner" } });
+}
+
+/** Teams made before accounts existed (no people at all) go to the instance's owner. */
+export async function adoptOrphanTeams(db: Db, userId: string): Promise<number> {
+  return db.$executeRaw`INSERT INTO team_people (team_id, user_id, role)
+    SELECT t.id, ${userId}, 'owner' FROM teams t
+    WHERE NOT EXISTS (SELECT 1 FROM team_people p WHERE p.team_id = t.id)
+    ON CONFLICT DO NOTHING`;
+}
+
+// ---- The people list -------------------------------------------------------------------
+
+export const TeamPersonViewSchema = z.object({
+  userId: z.string(),
+  name: z.string(),
+  email: z.string(),
+  role: TeamRoleSchema,
+  joinedAt: z.date(),
+});
+export type TeamPersonView = z.infer<typeof TeamPersonViewSchema>;
+
+export async function listPeople(db: DbOrTx, teamId: SessionId): Promise<TeamPersonView[]> {
+  const rows = await db.teamPerson.findMany({
+    where: { teamId },
+    orderBy: { createdAt: "asc" },
+    select: { userId: true, role: true, createdAt: true, user: { select: { name: true, email: true } } },
+  });
+  return rows.map((r) =>
+    TeamPersonViewSchema.parse({ userId: r.userId, name: r.user.name, email: r.user.email, role: r.role, joinedAt: r.createdAt }),
+  );
+}
+
+/** People changes wake the team's feeds (and end a removed person's feeds). */
+const notifyPeople = (tx: DbOrTx, teamId: SessionId) => notifyActivity(tx, teamId, "people");
+
+function personNotFound(userId: string): AppError {
+  return new AppError("PERSON_NOT_FOUND", `${userId} is not in this team`, { userId });
+}
+
+/** Under the team lock: a change that would leave the team without an owner is refused. */
+async function assertKeepsAnOwner(tx: Tx, teamId: SessionId, leaving: UserId): Promise<void> {
+  const owners = await tx.teamPerson.count({ where: { teamId, role: "owner", userId: { not: leaving } } });
+  if (owners === 0) throw new AppError("LAST_OWNER", "A team keeps at least one owner: make someone else owner first");
+}
+
+export async function setRole(db: Db, by: Person, teamId: SessionId, userId: UserId, role: TeamRole): Promise<TeamPersonView> {
+  return inTx(db, async (tx) => {
+    await lockTeam(tx, teamId);
+    const current = await roleIn(tx, teamId, userId);
+    if (!current) throw personNotFound(userId);
+    if (current === "owner" && role !== "owner") await assertKeepsAnOwner(tx, teamId, userId);
+    await tx.teamPerson.update({ where: { teamId_userId: { teamId, userId } }, data: { role } });
+    await recordAction(tx, { person: by, teamId }, "role_changed", { detail: { userId, from: current, to: role } });
+    await notifyPeople(tx, teamId);
+    const view = (await listPeople(tx, teamId)).find((p) => p.userId === userId);
+    if (!view) throw personNotFound(userId);
+    return view;
+  });
+}
+
+/** Removes a person (or, with `userId` = the caller, leaves). Access ends with the commit. */
+export async function removePerson(db: Db, by: Person, teamId: SessionId, userId: UserId): Promise<void> {
+  await inTx(db, async (tx) => {
+    await lockTeam(tx, teamId);
+    const current = await roleIn(tx, teamId, userId);
+    if (!current) throw personNotFound(userId);
+    if (current === "owner") await assertKeepsAnOwner(tx, teamId, userId);
+    await tx.teamPerson.delete({ where: { teamId_userId: { teamId, userId } } });
+    await tx.presence.deleteMany({ where: { teamId, userId } });
+    await recordAction(tx, { person: by, teamId }, userId === by.id ? "left" : "person_removed", { detail: { userId } });
+    await notifyPeople(tx, teamId);
+  });
+}
+
+// ---- Invite links ------------------------------------------------------------------------
+
+const INVITE_PREFIX = "inv_";
+export const INVITE_DEFAULT_HOURS = 72;
+export const INVITE_MAX_HOURS = 30 * 24;
+export const InviteRoleSchema = TeamRoleSchema.exclude(["owner"]);
+
+export const InviteViewSchema = z.object({
+  id: z.string(),
+  role: InviteRoleSchema,
+  createdByName: z.string(),
+  createdAt: z.date(),
+  expiresAt: z.date(),
+});
+export type InviteView = z.infer<typeof InviteViewSchema>;
+
+export const InviteStatusSchema = z.enum(["valid", "expired", "revoked", "used"]);
+export const InviteInfoSchema = z.object({
+  teamTitle: z.string(),
+  role: InviteRoleSchema,
+  invitedBy: z.string(),
+  expiresAt: z.date(),
+  status: InviteStatusSchema,
+});
+export type InviteInfo = z.infer<typeof InviteInfoSchema>;
+
+export async function createInvite(
+  db: Db,
+  by: Person,
+  teamId: SessionId,
+  input: { role: z.infer<typeof InviteRoleSchema>; expiresInHours: number },
+): Promise<InviteView & { token: string }> {
+  const token = newSecret(INVITE_PREFIX);
+  return inTx(db, async (tx) => {
+    const row = await tx.teamInvite.create({
+      data: {
+        id: newInviteId(),
+        teamId,
+        role: input.role,
+        tokenHash: secretHash(token),
+        createdBy: by.id,
+        expiresAt: new Date(Date.now() + input.expiresInHours * 3_600_000),
+      },
+    });
+    await recordAction(tx, { person: by, teamId }, "invite_created", { detail: { inviteId: row.id, role: input.role } });
+    await notifyPeople(tx, teamId);
+    return { ...InviteViewSchema.parse({ ...row, createdByName: by.name }), token };
+  });
+}
+
+/** Open invites (not used, revoked or expired), newest first. */
+export async function listInvites(db: DbOrTx, teamId: SessionId): Promise<InviteView[]> {
+  const rows = await db.teamInvite.findMany({
+    where: { teamId, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } },
+    orderBy: { createdAt: "desc" },
+  });
+  const names = new Map(
+    (await db.user.findMany({ where: { id: { in: rows.map((r) => r.createdBy) } }, select: { id: true, name: true } })).map((u) => [u.id, u.name]),
+  );
+  return rows.map((r) => InviteViewSchema.parse({ ...r, createdByName: names.get(r.createdBy) ?? "someone" }));
+}
+
+export async function revokeInvite(db: Db, by: Person, teamId: SessionId, inviteId: string): Promise<void> {
+  await inTx(db, async (tx) => {
+    const { count } = await tx.teamInvite.updateMany({
+      where: { id: inviteId, teamId, revokedAt: null, acceptedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (count === 0) throw new AppError("INVITE_NOT_FOUND", "That invite is not open any more", { inviteId });
+    await recordAction(tx, { person: by, teamId }, "invite_revoked", { detail: { inviteId } });
+    await notifyPeople(tx, teamId);
+  });
+}
+
+function statusOf(row: { revokedAt: Date | null; acceptedAt: Date | null; expiresAt: Date }): z.infer<typeof InviteStatusSchema> {
+  if (row.acceptedAt) return "used";
+  if (row.revokedAt) return "revoked";
+  return row.expiresAt <= new Date() ? "expired" : "valid";
+}
+
+async function inviteByToken(db: DbOrTx, token: string) {
+  return db.teamInvite.findUnique({ where: { tokenHash: secretHash(token) } });
+}
+
+/** What an invite link offers, for the page that opens it (anyone holding the link may see it). */
+export async function inviteInfo(db: DbOrTx, token: string): Promise<InviteInfo> {
+  const row = await inviteByToken(db, token);
+  if (!row) throw new AppError("INVITE_NOT_FOUND", "This invite link is not valid");
+  const [team, inviter] = await Promise.all([
+    db.session.findUnique({ where: { id: row.teamId }, select: { title: true } }),
+    db.user.findUnique({ where: { id: row.createdBy }, select: { name: true } }),
+  ]);
+  return InviteInfoSchema.parse({
+    teamTitle: team?.title ?? "a team",
+    role: row.role,
+    invitedBy: inviter?.name ?? "someone",
+    expiresAt: row.expiresAt,
+    status: statusOf(row),
+  });
+}
+
+/** Sign-up with an invite: the link must still be usable. */
+export async function inviteUsable(db: DbOrTx, token: string): Promise<boolean> {
+  const row = await inviteByToken(db, token);
+  return row !== null && statusOf(row) === "valid";
+}
+
+/**
+ * Joins the team with the invite's role, once: the invite row is claimed with a conditional
+ * update, so two people racing for one link cannot both join. Someone already in the team keeps
+ * their role (an invite never demotes) and the link stays unused.
+ */
+export async function acceptInvite(db: Db, person: Person, token: string): Promise<TeamAccess> {
+  return inTx(db, async (tx) => {
+    const row = await inviteByToken(tx, token);
+    if (!row) throw new AppError("INVITE_NOT_FOUND", "This invite link is not valid");
+    const teamId = asSessionId(row.teamId);
+    const existing = await roleIn(tx, teamId, person.id);
+    if (existing) return { teamId, role: existing };
+    const status = statusOf(row);
+    if (status !== "valid") throw new AppError("INVITE_NOT_FOUND", `This invite link is ${status}`, { status });
+    const { count } = await tx.teamInvite.updateMany({
+      where: { id: row.id, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } },
+      data: { acceptedAt: new Date(), acceptedBy: person.id },
+    });
+    if (count === 0) throw new AppError("INVITE_NOT_FOUND", "This invite link was just used or revoked");
+    const role = InviteRoleSchema.parse(row.role);
+    await tx.teamPerson.create({ data: { teamId, userId: person.id, role } });
+    await recordAction(tx, { person, teamId }, "joined", { detail: { role, inviteId: row.id } });
+    await notifyPeople(tx, teamId);
+    return { teamId, role };
+  });
+}
+

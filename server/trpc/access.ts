@@ -1,0 +1,41 @@
+import { TRPCError } from "@trpc/server";
+import { AppError, ERROR_CODES } from "../errors";
+import type { SessionId } from "../ids";
+import type { HumanActor } from "../people/actions";
+import { authorize, type Need, type TeamAccess } from "../people/team-people";
+import type { PersonContext } from "./init";
+
+// The one access check of every team-scoped procedure and feed (docs/SPEC.md §13): the team
+// the named data belongs to, and the person's role in it.
+
+export type Access = TeamAccess & HumanActor;
+
+/** Any session id (a Lead's or a teammate's) resolves to its team. */
+export async function sessionAccess(ctx: PersonContext, sessionId: SessionId, need: Need): Promise<Access> {
+  const access = await authorize(ctx.db, ctx.person, sessionId, need, () => sessionNotFound(sessionId));
+  return { ...access, person: ctx.person };
+}
+
+/** A team id must name the team itself (its Lead's session): a teammate's id is no team id. */
+export async function teamAccess(ctx: PersonContext, teamId: SessionId, need: Need): Promise<Access> {
+  const access = await authorize(ctx.db, ctx.person, teamId, need, () => teamNotFound(teamId));
+  if (access.teamId !== teamId) throw teamNotFound(teamId);
+  return { ...access, person: ctx.person };
+}
+
+const sessionNotFound = (sessionId: SessionId) => new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
+const teamNotFound = (teamId: SessionId) => new AppError("TEAM_NOT_FOUND", `No team ${teamId}`, { teamId });
+
+/**
+ * A live feed re-checks access before every read. Inside a feed's generator an AppError would
+ * reach the client as INTERNAL_SERVER_ERROR, so the refusal is thrown as a TRPCError that keeps
+ * the AppError as its cause (and so its app code).
+ */
+export async function feedAccess(check: () => Promise<Access>): Promise<Access> {
+  try {
+    return await check();
+  } catch (e) {
+    if (e instanceof AppError) throw new TRPCError({ code: ERROR_CODES[e.code], message: e.message, cause: e });
+    throw e;
+  }
+}

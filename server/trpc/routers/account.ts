@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { AppError } from "../../errors";
+import { LIMITS } from "../../limits";
+import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeApiToken } from "../../people/api-tokens";
+import { instanceStatus, InstanceStatusSchema, setOpenSignUp } from "../../people/instance";
+import { personProcedure, publicProcedure, router } from "../init";
+
+// The person's own account beside what Better Auth serves under /api/auth (sign-up, sign-in,
+// sign-out, password, display name): who am I, API tokens, and the instance's settings.
+
+const MeSchema = z.object({ id: z.string(), name: z.string(), email: z.string(), instanceOwner: z.boolean() });
+
+export const accountRouter = router({
+  /** Open to anyone: a fresh instance's page asks for the owner account. */
+  status: publicProcedure
+    .output(InstanceStatusSchema.extend({ me: MeSchema.nullable() }))
+    .query(async ({ ctx }) => {
+      const status = await instanceStatus(ctx.db);
+      const p = ctx.person;
+      return { ...status, me: p ? { id: p.id, name: p.name, email: p.email, instanceOwner: p.instanceOwner } : null };
+    }),
+
+  /** The instance owner opens (or closes) sign-up to anyone. */
+  setOpenSignUp: personProcedure
+    .input(z.object({ open: z.boolean() }))
+    .output(InstanceStatusSchema)
+    .mutation(({ ctx, input }) => {
+      if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
+      return setOpenSignUp(ctx.db, input.open);
+    }),
+
+  tokens: personProcedure.output(z.array(ApiTokenViewSchema)).query(({ ctx }) => listApiTokens(ctx.db, ctx.person.id)),
+
+  /** A new API token: the secret is in this answer only. */
+  createToken: personProcedure
+    .input(z.object({ name: z.string().trim().min(1).max(LIMITS.tokenNameChars) }))
+    .output(ApiTokenViewSchema.extend({ token: z.string() }))
+    .mutation(({ ctx, input }) => createApiToken(ctx.db, ctx.person.id, input.name)),
+
+  revokeToken: personProcedure
+    .input(z.object({ id: z.string().min(1).max(64) }))
+    .output(z.object({ revoked: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      await revokeApiToken(ctx.db, ctx.person.id, input.id);
+      return { revoked: true as const };
+    }),
+});
