@@ -15,6 +15,8 @@ const dev = process.argv.includes("--dev");
 const pages = !process.argv.includes("--no-pages");
 
 async function main() {
+  // Nothing phones home: Next's telemetry (its build and server) stays off.
+  process.env.NEXT_TELEMETRY_DISABLED = "1";
   // A local .env (see .env.example) fills in what the shell did not set.
   if (existsSync(path.join(root, ".env"))) process.loadEnvFile(path.join(root, ".env"));
   const env = parseEnv();

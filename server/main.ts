@@ -58,6 +58,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   let pages: ReturnType<ReturnType<typeof next>["getRequestHandler"]> | null = null;
   let nextApp: ReturnType<typeof next> | null = null;
   if (opts.pages !== false) {
+    // Nothing phones home, however the server was started (docs/SPEC.md §13).
+    process.env.NEXT_TELEMETRY_DISABLED = "1";
     nextApp = next({ dev: opts.dev ?? false, dir: path.resolve(import.meta.dirname, ".."), hostname: opts.env.HOST, port: opts.env.PORT });
     await nextApp.prepare();
     pages = nextApp.getRequestHandler();
