@@ -22,6 +22,10 @@ export const metadata: Metadata = {
 
 export const viewport: Viewport = { themeColor: "#2454d6" };
 
+// Every page is rendered per request: the Content-Security-Policy's nonce (server/http/
+// security.ts) is new each time, and Next can only put it on scripts it renders then.
+export const dynamic = "force-dynamic";
+
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
