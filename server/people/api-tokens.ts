@@ -53,5 +53,11 @@ export async function personForToken(db: Db, token: string): Promise<Person | nu
     await db.apiToken.updateMany({ where: { id: row.id }, data: { lastUsedAt: new Date(now) } });
   }
   const { user } = row;
-  return { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: user.instanceOwner === true };
+  return {
+    id: asUserId(user.id),
+    name: user.name,
+    email: user.email,
+    instanceOwner: user.instanceOwner === true,
+    credential: { kind: "token", id: row.id },
+  };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Db } from "../db/client";
+import type { Db, DbOrTx } from "../db/client";
 import { asUserId, type UserId } from "../ids";
 import type { Auth } from "./auth";
 import { personForToken } from "./api-tokens";
@@ -16,6 +16,8 @@ export interface Person {
   name: string;
   email: string;
   instanceOwner: boolean;
+  /** What signed the request in: long-lived feeds re-check it (sign-out everywhere ends them). */
+  credential?: { kind: "session"; id: string } | { kind: "token"; id: string };
 }
 
 export const ref = (p: Person): PersonRef => ({ id: p.id, name: p.name });
@@ -29,6 +31,20 @@ export async function personFromHeaders(auth: Auth, db: Db, headers: Headers): P
   }
   const found = await auth.api.getSession({ headers });
   if (!found) return null;
-  const { user } = found;
-  return { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: user.instanceOwner === true };
+  const { user, session } = found;
+  return {
+    id: asUserId(user.id),
+    name: user.name,
+    email: user.email,
+    instanceOwner: user.instanceOwner === true,
+    credential: { kind: "session", id: session.id },
+  };
+}
+
+/** The credential still holds: its session row is not revoked or expired, its token not revoked. */
+export async function credentialHolds(db: DbOrTx, person: Person): Promise<boolean> {
+  const c = person.credential;
+  if (!c) return true;
+  if (c.kind === "token") return (await db.apiToken.count({ where: { id: c.id, userId: person.id } })) > 0;
+  return (await db.authSession.count({ where: { id: c.id, userId: person.id, expiresAt: { gt: new Date() } } })) > 0;
 }

@@ -2,6 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { AppError, ERROR_CODES } from "../errors";
 import type { SessionId } from "../ids";
 import type { HumanActor } from "../people/actions";
+import { credentialHolds } from "../people/person";
 import { authorize, type Need, type TeamAccess } from "../people/team-people";
 import type { PersonContext } from "./init";
 
@@ -27,12 +28,14 @@ const sessionNotFound = (sessionId: SessionId) => new AppError("SESSION_NOT_FOUN
 const teamNotFound = (teamId: SessionId) => new AppError("TEAM_NOT_FOUND", `No team ${teamId}`, { teamId });
 
 /**
- * A live feed re-checks access before every read. Inside a feed's generator an AppError would
- * reach the client as INTERNAL_SERVER_ERROR, so the refusal is thrown as a TRPCError that keeps
- * the AppError as its cause (and so its app code).
+ * A live feed re-checks access before every read: the person's sign-in still holds (sign-out
+ * everywhere, a revoked token) and their role in the team. Inside a feed's generator an
+ * AppError would reach the client as INTERNAL_SERVER_ERROR, so the refusal is thrown as a
+ * TRPCError that keeps the AppError as its cause (and so its app code).
  */
-export async function feedAccess(check: () => Promise<Access>): Promise<Access> {
+export async function feedAccess(ctx: PersonContext, check: () => Promise<Access>): Promise<Access> {
   try {
+    if (!(await credentialHolds(ctx.db, ctx.person))) throw new AppError("UNAUTHORIZED", "Signed out: sign in again");
     return await check();
   } catch (e) {
     if (e instanceof AppError) throw new TRPCError({ code: ERROR_CODES[e.code], message: e.message, cause: e });

@@ -168,7 +168,7 @@ async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, l
     // A person removed from the team loses the feed at once: people changes wake it.
     const people = activityWaiter(ctx.hub, teamId, ["people"]);
     try {
-      await feedAccess(() => sessionAccess(ctx, id, "view"));
+      await feedAccess(ctx, () => sessionAccess(ctx, id, "view"));
       // Batches, not single events: a long history arrives in a few messages.
       const events = await readEventsAfter(ctx.db, id, after, 500);
       const last = events.at(-1);

@@ -164,7 +164,7 @@ async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | nul
       ];
       try {
         // Re-checked on every read: a person removed from the team loses the feed at once.
-        const { role } = await feedAccess(() => teamAccess(ctx, id, "view"));
+        const { role } = await feedAccess(ctx, () => teamAccess(ctx, id, "view"));
         const state = await readTeamState(ctx, id, role);
         const digest = createHash("sha1").update(JSON.stringify(state)).digest("hex");
         if (digest !== lastDigest) {
