@@ -84,6 +84,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const policy = webPolicy(appUrl, { local: !opts.env.APP_URL, dev: opts.dev });
   const auth = createAuth(db, {
     appUrl,
+    origins: [...policy.origins],
     secret: opts.env.AUTH_SECRET ?? (await authSecretOf(db)),
     signInPerMinute: opts.env.AUTH_SIGN_IN_PER_MINUTE,
   });

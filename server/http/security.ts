@@ -6,10 +6,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 // state-changing request, and the security headers on every response.
 
 export interface WebPolicy {
-  /** The app's origin (APP_URL's), e.g. "https://teams.example.com". */
-  origin: string;
   /** `Host` values served: APP_URL's host, and the loopback names when APP_URL is unset. */
   hosts: ReadonlySet<string>;
+  /** The origins of those hosts: the only ones state-changing requests may come from. */
+  origins: ReadonlySet<string>;
   /** Next dev mode evaluates code at run time; the CSP then allows it. */
   dev: boolean;
 }
@@ -22,7 +22,8 @@ export function webPolicy(appUrl: string, opts: { local: boolean; dev?: boolean 
     const port = url.port ? `:${url.port}` : "";
     for (const name of ["localhost", "127.0.0.1", "[::1]"]) hosts.add(`${name}${port}`);
   }
-  return { origin: url.origin, hosts, dev: opts.dev ?? false };
+  const origins = new Set([...hosts].map((h) => `${url.protocol}//${h}`));
+  return { hosts, origins, dev: opts.dev ?? false };
 }
 
 export type Refusal = { status: number; code: "UNKNOWN_HOST" | "CROSS_SITE_REQUEST"; message: string };
@@ -44,7 +45,7 @@ export function checkRequest(req: IncomingMessage, policy: WebPolicy): Refusal |
   const site = req.headers["sec-fetch-site"];
   const origin = req.headers.origin;
   if (site !== undefined && site !== "same-origin") return crossSite();
-  if (origin !== undefined && origin !== policy.origin) return crossSite();
+  if (origin !== undefined && !policy.origins.has(origin)) return crossSite();
   if (site === undefined && origin === undefined && !/^Bearer\s/i.test(req.headers.authorization ?? "")) return crossSite();
   return null;
 }

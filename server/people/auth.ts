@@ -16,6 +16,8 @@ export const CLIENT_IP_HEADER = "x-agent-teams-client-ip";
 export interface AuthOptions {
   /** The app's public URL (APP_URL): cookies are `Secure` when it is https. */
   appUrl: string;
+  /** Origins the app is served under (the web layer's allow-list). */
+  origins: readonly string[];
   secret: string;
   /** Sign-in attempts per client address per minute. */
   signInPerMinute: number;
@@ -41,7 +43,7 @@ export function createAuth(db: Db, opts: AuthOptions) {
     baseURL: origin,
     basePath: "/api/auth",
     secret: opts.secret,
-    trustedOrigins: [origin],
+    trustedOrigins: [...opts.origins],
     telemetry: { enabled: false },
     database: prismaAdapter(db, { provider: "postgresql", transaction: true }),
     user: {
