@@ -1,31 +1,23 @@
-import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
-import { EventSource } from "eventsource";
-import superjson from "superjson";
 import { describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import { startAppServer, type AppServer } from "../main";
 import type { SessionEvent } from "../runtime/events";
 import { databaseTest } from "../testing/fixtures";
+import { httpClient } from "../testing/http-client";
+import { signUpOverHttp, type HttpPerson } from "../testing/people";
 import { waitFor } from "../testing/runtime-harness";
-import type { AppRouter } from "../trpc/root";
 import type { LiveMessage } from "../trpc/routers/session";
 
 // Two app server processes' worth of stack (HTTP, SSE, runtime, LISTEN/NOTIFY) on one
-// database: a prompt sent to one server streams live through the other.
+// database: a prompt sent to one server streams live through the other. One person, signed up
+// on server A, owns the teams; their session cookie works on both servers (one database).
 
 const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "5" });
 
+let ana: HttpPerson;
+
 function client(server: AppServer) {
-  const url = `${server.url}/api/trpc`;
-  return createTRPCClient<AppRouter>({
-    links: [
-      splitLink({
-        condition: (op) => op.type === "subscription",
-        true: httpSubscriptionLink({ url, transformer: superjson, EventSource }),
-        false: httpBatchLink({ url, transformer: superjson }),
-      }),
-    ],
-  });
+  return httpClient(server.url, { cookie: ana.cookie });
 }
 
 function subscribe(server: AppServer, sessionId: string, lastEventId: string | null) {
@@ -61,6 +53,10 @@ const it = databaseTest()
     return b;
   });
 
+it.beforeAll(async ({ a }) => {
+  ana = await signUpOverHttp(a.url, { name: "Ana" });
+});
+
 describe("the live session feed over SSE", () => {
   it("streams a prompt sent to one server through another, in order, with the last seq of each batch as the event id", async ({ a, b }) => {
     const session = await client(a).session.create.mutate({ title: "two servers" });
@@ -72,7 +68,9 @@ describe("the live session feed over SSE", () => {
     expect(live.events.map((e) => e.seq)).toEqual(live.events.map((_, i) => i + 1));
     expect(live.ids).toEqual(live.lastSeqOfBatch);
     expect(live.events.some((e) => e.payload.kind === "assistant_delta")).toBe(true);
-    expect(live.events.some((e) => e.payload.kind === "user_message" && e.payload.text === "hello from server A")).toBe(true);
+    const prompt = live.events.find((e) => e.payload.kind === "user_message" && e.payload.text === "hello from server A");
+    // The person behind the cookie is the prompt's author.
+    expect(prompt?.payload).toMatchObject({ source: { kind: "human", name: "Ana", userId: expect.any(String) } });
     expect(live.events[0]!.createdAt).toBeInstanceOf(Date);
   });
 

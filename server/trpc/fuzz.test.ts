@@ -6,7 +6,10 @@ import { asSessionId, type SessionId } from "../ids";
 import { startAppServer, type AppServer } from "../main";
 import { createTask } from "../team/task-board";
 import { leadOf } from "../team/membership";
+import { asUserId } from "../ids";
+import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
+import { signUpOverHttp } from "../testing/people";
 import { newTestSession } from "../testing/runtime-harness";
 import { MAX_BATCH_SIZE } from "./batch";
 import { appRouter } from "./root";
@@ -14,7 +17,9 @@ import { appRouter } from "./root";
 // Every procedure over real HTTP with hostile input: NUL characters and lone surrogates in
 // every text field, integers past Postgres' range, wrong types, a teammate's session id where
 // a team id belongs, oversized batches. Never a 5xx, always an appCode, no stack trace, and a
-// refusal leaves every table as it was.
+// refusal leaves every table as it was. The calls are a signed-in team owner's, as their pages
+// make them (session cookie, and the app's Origin on mutations), so the input checks, not the
+// access checks, are what refuses.
 
 const it = databaseTest({ poolSize: 3 }).extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
   const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: tdb.url, pages: false, log: () => undefined });
@@ -26,13 +31,15 @@ let server: AppServer;
 let db: Db;
 let lead: SessionId;
 let mate: SessionId;
-
-const TABLES = ["sessions", "session_events", "inbox_items", "teams", "team_members", "team_messages", "team_tasks"] as const;
+let cookie: string;
 
 it.beforeAll(async ({ db: fileClient, server: fileServer }) => {
   db = fileClient;
   server = fileServer;
-  lead = await newTestSession(db, "fuzzed team");
+  const ana = await signUpOverHttp(server.url, { name: "Ana" });
+  cookie = ana.cookie;
+  const user = await db.user.findUniqueOrThrow({ where: { email: ana.email } });
+  lead = await newTestSession(db, "fuzzed team", { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: true });
   // A teammate that nothing drives (no work), so the database stays still between calls.
   mate = asSessionId("ses_fuzz_teammate_0001");
   await db.session.create({ data: { id: mate, teamId: lead, memberName: "mate", title: "mate", model: { provider: "scripted", model: "keyless" } } });
@@ -50,7 +57,7 @@ function baseInputs(): Record<string, Input | undefined> {
     "session.get": { sessionId: lead },
     "session.create": { title: "t" },
     "session.transcript": { sessionId: lead, beforeSeq: 5, limit: 10 },
-    "session.prompt": { sessionId: lead, text: "hi", author: "me" },
+    "session.prompt": { sessionId: lead, text: "hi" },
     "session.editQueued": { sessionId: lead, itemId: "msg_x", text: "t" },
     "session.removeQueued": { sessionId: lead, itemId: "msg_x" },
     "session.steerNow": { sessionId: lead, itemId: "msg_x" },
@@ -64,7 +71,22 @@ function baseInputs(): Record<string, Input | undefined> {
     "team.task": { teamId: lead, taskId: "task-1" },
     "team.updateTask": { teamId: lead, taskId: "task-1", expectedRevision: 1, action: "edit", subject: "s", description: "d", writeScopes: ["src"] },
     "team.messages": { teamId: lead, afterSeq: 0, limit: 5 },
-    "team.live": { teamId: lead, lastEventId: null },
+    "team.live": { teamId: lead, lastEventId: null, clientId: "fuzz-tab-0001" },
+    "account.status": undefined,
+    "account.setOpenSignUp": { open: true },
+    "account.tokens": undefined,
+    "account.createToken": { name: "script" },
+    "account.revokeToken": { id: "tok_x" },
+    "people.list": { teamId: lead },
+    "people.invites": { teamId: lead },
+    "people.invite": { teamId: lead, role: "member", expiresInHours: 1 },
+    "people.revokeInvite": { teamId: lead, inviteId: "inv_x" },
+    "people.inviteInfo": { token: "inv_x" },
+    "people.accept": { token: "inv_x" },
+    "people.setRole": { teamId: lead, userId: "usr_x", role: "member" },
+    "people.remove": { teamId: lead, userId: "usr_x" },
+    "people.leave": { teamId: lead },
+    "people.presence": { teamId: lead, clientId: "fuzz-tab-0002", watching: lead, typingTo: lead },
   };
 }
 
@@ -87,14 +109,8 @@ function* mutations(base: Input): Generator<{ what: string; input: Input }> {
   yield { what: "NUL in an unknown field", input: { ...base, extra: "\u0000" } };
 }
 
-async function counts(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const t of TABLES) {
-    const rows = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${t}`);
-    out[t] = rows[0]!.n;
-  }
-  return out;
-}
+/** Every table's rows (a digest): a refusal changes none of them. */
+const counts = () => tableDigests(db);
 
 interface Reply {
   status: number;
@@ -105,13 +121,14 @@ interface Reply {
 const typeOf = (path: string) => (appRouter._def.procedures as unknown as Record<string, { _def: { type: string } }>)[path]!._def.type;
 
 /** One call as the browser's links make it: GET for queries and SSE, POST for mutations. */
-async function callHttp(path: string, input: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+async function callHttp(path: string, input: unknown, extra: Record<string, string> = {}): Promise<Reply> {
   const url = new URL(`${server.url}/api/trpc/${path}`);
   const type = typeOf(path);
   const encoded = superjson.stringify(input);
+  const headers = { cookie, ...extra };
   let res: Response;
   if (type === "mutation") {
-    res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: encoded });
+    res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", origin: server.url, ...headers }, body: encoded });
   } else {
     if (input !== undefined) url.searchParams.set("input", encoded);
     res = await fetch(url, { headers: type === "subscription" ? { accept: "text/event-stream", ...headers } : headers });
@@ -155,6 +172,10 @@ describe("every procedure over HTTP", () => {
           failures.push(`${where}: ${reply.error.data.appCode} instead of INVALID_INPUT`);
         }
         if (what.includes("teammate") && reply.error.data.appCode !== "TEAM_NOT_FOUND") failures.push(`${where}: ${reply.error.data.appCode}`);
+        // The caller owns the team and the instance: the input is what must be refused.
+        if (reply.error.data.appCode === "UNAUTHORIZED" || reply.error.data.appCode === "FORBIDDEN") {
+          failures.push(`${where}: ${reply.error.data.appCode}, not an input refusal`);
+        }
         const after = await counts();
         if (JSON.stringify(after) !== JSON.stringify(before)) failures.push(`${where}: rows changed ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
       }
@@ -179,7 +200,7 @@ describe("every procedure over HTTP", () => {
     const body = Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i), superjson.serialize({ title: `batch ${i}` })]));
     const res = await fetch(`${server.url}/api/trpc/${paths}?batch=1`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", origin: server.url, cookie },
       body: JSON.stringify(body),
     });
     expect(res.status).toBe(400);
@@ -189,7 +210,8 @@ describe("every procedure over HTTP", () => {
     // The limit itself is fine.
     const ok = Array.from({ length: MAX_BATCH_SIZE }, () => "session.models").join(",");
     const input = Object.fromEntries(Array.from({ length: MAX_BATCH_SIZE }, (_, i) => [String(i), superjson.serialize(undefined)]));
-    expect((await fetch(`${server.url}/api/trpc/${ok}?batch=1&input=${encodeURIComponent(JSON.stringify(input))}`)).status).toBe(200);
+    const okRes = await fetch(`${server.url}/api/trpc/${ok}?batch=1&input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { cookie } });
+    expect(okRes.status).toBe(200);
   });
 
   it("hides internal failures: a generic message, no stack, appCode INTERNAL", async () => {

@@ -354,13 +354,24 @@ describe("an unknown session", () => {
     expect(await rt.db.inboxItem.count({ where: { sessionId } })).toBe(0);
   });
 
-  it("has no queued items to edit, remove or steer (QUEUE_ITEM_NOT_FOUND)", async () => {
+  it("is NOT_FOUND (SESSION_NOT_FOUND) for queue controls too: the access check comes first", async () => {
     const sessionId = UNKNOWN;
+    const itemId = "msg_nothing";
+    const gone = (p: Promise<unknown>, path: string) => expectAppError(p, "NOT_FOUND", "SESSION_NOT_FOUND", path);
+    await gone(caller.session.editQueued({ sessionId, itemId, text: "x" }), "session.editQueued");
+    await gone(caller.session.removeQueued({ sessionId, itemId }), "session.removeQueued");
+    await gone(caller.session.steerNow({ sessionId, itemId }), "session.steerNow");
+  });
+
+  it("has no queued items to edit, remove or steer in a known session (QUEUE_ITEM_NOT_FOUND)", async () => {
+    const sessionId = await newTestSession(rt.db, "no queue", ana);
     const itemId = "msg_nothing";
     const gone = (p: Promise<unknown>, path: string) => expectAppError(p, "NOT_FOUND", "QUEUE_ITEM_NOT_FOUND", path);
     await gone(caller.session.editQueued({ sessionId, itemId, text: "x" }), "session.editQueued");
     await gone(caller.session.removeQueued({ sessionId, itemId }), "session.removeQueued");
     await gone(caller.session.steerNow({ sessionId, itemId }), "session.steerNow");
+    // A refusal records no action.
+    expect(await rt.db.personAction.count({ where: { sessionId, action: { not: "team_created" } } })).toBe(0);
   });
 
   it("fails the live feed with NOT_FOUND (SESSION_NOT_FOUND)", async () => {
@@ -461,7 +472,9 @@ describe("queue controls, stop and fork", () => {
 
     // Edit: text only, same id and position.
     const edited = await caller.session.editQueued({ sessionId: id, itemId: b.id, text: "  B edited  " });
-    expect(edited).toEqual({ ...b, text: "B edited" });
+    // The edit records who made it; the source keeps who wrote the prompt.
+    expect(edited).toEqual({ ...b, text: "B edited", editedBy: { id: ana.id, name: "Ana" } });
+    expect(b.editedBy).toBeNull();
     const afterEdit = await listInbox(rt.db, id);
     expect(afterEdit.map((i) => [i.id, i.position, i.text])).toEqual([
       [b.id, b.position, "B edited"],
