@@ -22,7 +22,12 @@
 //   long after the last commit the final reply was on screen.
 // - eventToScreen: BENCH_LATENCY_SAMPLES (50) user_message events committed one at a time; the
 //   bench stamps Date.now() when the commit resolves, a MutationObserver in the page stamps
-//   performance.timeOrigin + performance.now() when the text is first in the DOM.
+//   performance.timeOrigin + performance.now() when the text is first in the DOM. Measured in
+//   two browsers at once: the owner's and a second person's (a member who joined by invite
+//   link), both watching the same Lead; `secondPerson` is the same figure for the second one.
+// - signInToRoom: BENCH_LOADS fresh browsers open the room's URL signed out, are sent to the
+//   sign-in page, sign in as the owner and land in the room: ms from the sign-in click until
+//   the room's Prompt box is usable (visible and enabled). Median.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -38,7 +43,11 @@ import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
 import { appendEvents } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
+import { asUserId } from "../server/ids";
+import type { Person } from "../server/people/person";
+import { httpClient } from "../server/testing/http-client";
 import { freePort } from "../server/testing/net";
+import { signUpOverHttp, type HttpPerson } from "../server/testing/people";
 import { percentile as nearestRank, round, runBench, sleep } from "./support";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -121,9 +130,40 @@ const readProbe = (page: Page) => page.evaluate(() => (window as unknown as { __
 
 // ------------------------------------------------------------------ database side
 
-async function newLead(db: Db, title: string): Promise<SessionId> {
-  const s = await createSession(db, { title, model: SCRIPTED_CHOICE });
+async function newLead(db: Db, title: string, owner: Person): Promise<SessionId> {
+  const s = await createSession(db, { title, model: SCRIPTED_CHOICE, by: owner });
   return asSessionId(s.id);
+}
+
+// ------------------------------------------------------------------ people
+
+const PASSWORD = "bench password 1234";
+
+/** The instance's first account: its owner, who owns the bench's teams. */
+async function signUpOwner(db: Db, baseUrl: string): Promise<HttpPerson & { person: Person }> {
+  const owner = await signUpOverHttp(baseUrl, { name: "Bench Owner", password: PASSWORD });
+  const row = await db.user.findUniqueOrThrow({ where: { email: owner.email } });
+  return { ...owner, person: { id: asUserId(row.id), name: row.name, email: row.email, instanceOwner: row.instanceOwner === true } };
+}
+
+/** Invites the second person into `teamId` as a member; they sign up with the link and accept. */
+async function inviteMember(baseUrl: string, owner: HttpPerson, teamId: SessionId): Promise<HttpPerson> {
+  const invite = await httpClient(baseUrl, { cookie: owner.cookie }).people.invite.mutate({ teamId, role: "member" });
+  const member = await signUpOverHttp(baseUrl, { name: "Bench Member", password: PASSWORD, inviteToken: invite.token });
+  await httpClient(baseUrl, { cookie: member.cookie }).people.accept.mutate({ token: invite.token });
+  return member;
+}
+
+/** A browser context signed in with the person's session cookie. */
+async function signedInContext(browser: Browser, baseUrl: string, who: HttpPerson) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.addCookies(
+    who.cookie.split("; ").map((pair) => {
+      const i = pair.indexOf("=");
+      return { name: pair.slice(0, i), value: pair.slice(i + 1), url: baseUrl };
+    }),
+  );
+  return context;
 }
 
 async function seedHistory(db: Db, id: SessionId, turns: number, lastReply: string): Promise<number> {
@@ -203,10 +243,40 @@ async function stopServer(child: ChildProcess): Promise<void> {
 
 // ------------------------------------------------------------------ phases
 
-async function measureLoads(browser: Browser, roomUrl: string, lastReply: string) {
-  const loads: { seenMs: number | null; visibleMs: number; longestTaskMs: number }[] = [];
+async function measureSignIn(browser: Browser, roomUrl: string, owner: HttpPerson) {
+  const times: number[] = [];
   for (let i = 0; i < LOADS; i++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(roomUrl);
+    await page.waitForURL(/\/sign-in/, { timeout: 30_000 });
+    await page.getByLabel("Email").fill(owner.email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    const t0 = Date.now();
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const box = page.getByRole("textbox", { name: "Prompt", exact: true });
+    await box.waitFor({ state: "visible", timeout: 60_000 });
+    await expectEnabled(box);
+    times.push(Date.now() - t0);
+    progress(`sign-in ${i + 1}: room usable after ${times.at(-1)} ms`);
+    await context.close();
+  }
+  return { samples: LOADS, medianMs: percentile(times, 50), perSignInMs: times };
+}
+
+/** Polls until the locator is enabled (Playwright's waitFor has no "enabled" state). */
+async function expectEnabled(locator: ReturnType<Page["getByRole"]>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await locator.isEnabled())) {
+    if (Date.now() > deadline) throw new Error("the Prompt box never became enabled");
+    await sleep(10);
+  }
+}
+
+async function measureLoads(browser: Browser, baseUrl: string, owner: HttpPerson, roomUrl: string, lastReply: string) {
+  const loads: { seenMs: number | null; visibleMs: number; longestTaskMs: number }[] = [];
+  for (let i = 0; i < LOADS; i++) {
+    const context = await signedInContext(browser, baseUrl, owner);
     const page = await context.newPage();
     await page.addInitScript(installProbe, lastReply);
     const t0 = Date.now();
@@ -342,8 +412,8 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
   }
 }
 
-async function measureLatency(db: Db, page: Page, id: SessionId) {
-  await page.evaluate(watchMarkers);
+async function measureLatency(db: Db, pages: Page[], id: SessionId) {
+  for (const page of pages) await page.evaluate(watchMarkers);
   const committed = new Map<string, number>();
   for (let i = 0; i < LATENCY_SAMPLES; i++) {
     const text = `LATMARK-${i}-${randomBytes(3).toString("hex")} is this prompt on screen yet?`;
@@ -353,6 +423,10 @@ async function measureLatency(db: Db, page: Page, id: SessionId) {
     committed.set(String(i), Date.now());
     await sleep(80 + Math.random() * 70);
   }
+  return Promise.all(pages.map((page) => latencyFigures(page, committed)));
+}
+
+async function latencyFigures(page: Page, committed: Map<string, number>) {
   const deadline = Date.now() + 10_000;
   let seen: Record<string, number> = {};
   while (Date.now() < deadline) {
@@ -406,23 +480,26 @@ async function main(): Promise<void> {
     const { url } = await createTemporaryDatabase(adminUrl, name);
     db = createDb(url, 4);
 
-    const lastReply = `Final seeded reply ${randomBytes(4).toString("hex")}: the picnic is planned.`;
-    const loadLead = await newLead(db, "Bench: long history");
-    const seeded = await seedHistory(db, loadLead, SEED_TURNS, lastReply);
-    const streamLead = await newLead(db, "Bench: streaming");
-    progress(`seeded ${seeded} events`);
-
     const port = await freePort();
     progress(`starting the app server on port ${port}`);
     const s = await startServer(url, port);
     server = s.child;
+
+    // The owner makes the instance; the teams are theirs, and a member joins the streaming one.
+    const owner = await signUpOwner(db, s.baseUrl);
+    const lastReply = `Final seeded reply ${randomBytes(4).toString("hex")}: the picnic is planned.`;
+    const loadLead = await newLead(db, "Bench: long history", owner.person);
+    const seeded = await seedHistory(db, loadLead, SEED_TURNS, lastReply);
+    const streamLead = await newLead(db, "Bench: streaming", owner.person);
+    const member = await inviteMember(s.baseUrl, owner, streamLead);
+    progress(`seeded ${seeded} events`);
 
     browser = await chromium.launch(chromiumLaunchOptions);
     const chromiumVersion = browser.version();
 
     // Warm the server (first requests compile routes, open pools) on an unrelated page.
     {
-      const ctx = await browser.newContext();
+      const ctx = await signedInContext(browser, s.baseUrl, owner);
       const warm = await ctx.newPage();
       await warm.goto(`${s.baseUrl}/teams/${streamLead}`);
       await warm.getByRole("region", { name: "Transcript" }).waitFor({ timeout: 60_000 });
@@ -430,20 +507,28 @@ async function main(): Promise<void> {
     }
 
     progress(`team room loads (${LOADS})`);
-    const loads = await measureLoads(browser, `${s.baseUrl}/teams/${loadLead}`, lastReply);
+    const loads = await measureLoads(browser, s.baseUrl, owner, `${s.baseUrl}/teams/${loadLead}`, lastReply);
     const seenTimes = loads.flatMap((l) => (l.seenMs === null ? [] : [l.seenMs]));
+    progress(`sign-in to a usable room (${LOADS})`);
+    const signIn = await measureSignIn(browser, `${s.baseUrl}/teams/${streamLead}`, owner);
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await signedInContext(browser, s.baseUrl, owner);
     const page = await context.newPage();
     await page.addInitScript(installProbe, null);
     await page.goto(`${s.baseUrl}/teams/${streamLead}`);
     await page.getByRole("textbox", { name: "Prompt", exact: true }).waitFor({ timeout: 60_000 });
+    const memberContext = await signedInContext(browser, s.baseUrl, member);
+    const memberPage = await memberContext.newPage();
+    await memberPage.addInitScript(installProbe, null);
+    await memberPage.goto(`${s.baseUrl}/teams/${streamLead}`);
+    await memberPage.getByRole("region", { name: "Transcript" }).waitFor({ timeout: 60_000 });
 
     progress(`streaming ${CHUNKS} chunks`);
     const streaming = await measureStreaming(db, page, streamLead);
-    progress(`event-to-screen latency (${LATENCY_SAMPLES} samples)`);
-    const latency = await measureLatency(db, page, streamLead);
+    progress(`event-to-screen latency (${LATENCY_SAMPLES} samples, two people watching)`);
+    const [latency, secondPerson] = await measureLatency(db, [page, memberPage], streamLead);
     await context.close();
+    await memberContext.close();
 
     const result = {
       bench: "ui",
@@ -457,8 +542,9 @@ async function main(): Promise<void> {
         perLoad: loads,
         note: "seenMs: navigation start to the last reply's text in the DOM (page clock); visibleMs: page.goto call to Playwright seeing it visible",
       },
+      signInToRoom: signIn,
       streaming,
-      eventToScreen: latency,
+      eventToScreen: { ...latency!, secondPerson: secondPerson! },
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
