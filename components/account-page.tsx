@@ -239,17 +239,28 @@ function ApiTokens() {
 function InstanceSettings({ openSignUp }: { openSignUp: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  // What the person just chose, until the server's answer is read back.
+  const [choice, setChoice] = useState<boolean | null>(null);
   const set = useMutation(
     trpc.account.setOpenSignUp.mutationOptions({
-      onSuccess: () => void queryClient.invalidateQueries({ queryKey: trpc.account.status.queryKey() }),
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.account.status.queryKey() }),
+      onSettled: () => setChoice(null),
     }),
   );
-  const checked = set.isPending && set.variables ? set.variables.open : openSignUp;
+  const checked = choice ?? openSignUp;
   return (
     <section aria-labelledby="instance" className="card">
       <h2 id="instance">This instance</h2>
       <label className="check">
-        <input type="checkbox" checked={checked} disabled={set.isPending} onChange={(e) => set.mutate({ open: e.target.checked })} />
+        <input
+          type="checkbox"
+          checked={checked}
+          disabled={set.isPending}
+          onChange={(e) => {
+            setChoice(e.target.checked);
+            set.mutate({ open: e.target.checked });
+          }}
+        />
         Anyone can sign up
       </label>
       <p className="muted">

@@ -134,17 +134,18 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
           create.mutate({ teamId, role });
         }}
       >
-        <label>
+        <label className="grow">
           <span className="label">Invite as</span>
           <select value={role} onChange={(e) => setRole(e.target.value === "viewer" ? "viewer" : "member")}>
-            <option value="member">member (prompts and edits)</option>
-            <option value="viewer">viewer (watches only)</option>
+            <option value="member">member</option>
+            <option value="viewer">viewer</option>
           </select>
         </label>
         <button type="submit" disabled={create.isPending}>
           Create invite link
         </button>
       </form>
+      <p className="muted hint">{role === "member" ? "A member prompts agents, edits the board and adds teammates." : "A viewer watches live and acts on nothing."}</p>
       {created && link && (
         <div className="secret" role="group" aria-label={`New ${created.role} invite`}>
           <label>
