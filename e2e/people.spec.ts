@@ -166,6 +166,29 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     const stranger = await trpcMutation(member.request, base, "session.prompt", { sessionId: teamId, text: "still here?" });
     expect(stranger.status()).toBe(404);
     await expect(owner.getByRole("region", { name: "Recent activity" })).toContainText(`${OLIVE.name} removed ${BOB.name} from the team`);
+
+    // Invited again, Bob (signed in) joins with one button; a revoked link lets nobody in.
+    const again = await inviteLink(owner, "member");
+    const revoked = await inviteLink(owner, "viewer");
+    const open = owner.getByRole("list", { name: "Open invites" });
+    await expect(open.getByRole("listitem")).toHaveCount(2);
+    await open.getByRole("listitem", { name: /^viewer invite/ }).getByRole("button", { name: "Revoke" }).click();
+    await expect(open.getByRole("listitem")).toHaveCount(1);
+    await member.goto(revoked);
+    await expect(member.getByRole("alert").filter({ hasText: "This invite link was revoked" })).toBeVisible();
+    await member.goto(again);
+    await member.getByRole("button", { name: "Join People room as member" }).click();
+    await expect(member).toHaveURL(new RegExp(`/teams/${teamId}$`));
+    await expect(member.getByLabel("your role: member")).toBeVisible();
+    await member.getByRole("link", { name: "Agent Teams" }).click();
+    await expect(member.getByRole("list", { name: "Teams" }).getByRole("listitem")).toHaveCount(1);
+    await expect(member.getByRole("list", { name: "Teams" }).getByRole("listitem")).toContainText("People room");
+    await expect(member.getByRole("list", { name: "Teams" }).getByLabel("your role: member")).toBeVisible();
+
+    // A role change reaches the open room live: the viewer made a member gets the composer.
+    await owner.getByRole("region", { name: "People" }).getByRole("combobox", { name: `Role of ${VERA.name}` }).selectOption("member");
+    await expect(viewer.getByLabel("your role: member")).toBeVisible();
+    await expect(viewer.getByRole("textbox", { name: "Prompt" })).toBeVisible();
   } finally {
     await Promise.all(contexts.map((c) => c.close()));
     await stopServer(server);
