@@ -70,46 +70,61 @@ export function InviteSignUp({ token, onJoining }: { token: string; onJoining?: 
   const refresh = useRefreshAccount();
   const info = useInviteInfo(token);
   const accept = useMutation(trpc.people.accept.mutationOptions());
-  const [entering, setEntering] = useState(false);
-  const problem = inviteProblem(info);
+  // After the account exists: joining (then the page shows nothing of the used link), or a failed join to retry.
+  const [phase, setPhase] = useState<"form" | "joining" | "failed">("form");
 
-  async function joined() {
-    setEntering(true);
+  async function join() {
+    setPhase("joining");
     onJoining?.();
     try {
       const { teamId } = await accept.mutateAsync({ token });
       await refresh();
       router.push(`/teams/${teamId}`);
     } catch {
-      setEntering(false);
+      setPhase("failed");
     }
   }
 
+  if (phase === "joining") {
+    return (
+      <main className="page narrow">
+        <p className="muted" role="status">
+          Account made. Opening the team…
+        </p>
+      </main>
+    );
+  }
+  const problem = inviteProblem(info);
   return (
     <main className="page narrow">
       <section aria-labelledby="invite">
         <h1 id="invite">{info.data && info.data.status === "valid" ? `Join ${info.data.teamTitle}` : "Invitation"}</h1>
-        {problem ?? (
-          <>
-            {info.data && <InviteSummary info={info.data} />}
-            {entering ? (
-              <p className="muted">Opening the team…</p>
-            ) : (
-              <>
-                <h2>Create your account</h2>
-                <SignUpForm submitLabel="Create account and join" inviteToken={token} onSignedUp={joined} />
-                {accept.error && (
+        {problem ??
+          (info.data && (
+            <>
+              <InviteSummary info={info.data} />
+              {phase === "form" ? (
+                <>
+                  <h2>Create your account</h2>
+                  <SignUpForm submitLabel="Create account and join" inviteToken={token} onSignedUp={join} />
+                </>
+              ) : (
+                <>
                   <p role="alert" className="error">
-                    Your account was made, but joining failed: {accept.error.message}
+                    Your account was made, but joining failed: {accept.error?.message ?? "no answer"}
                   </p>
-                )}
-              </>
-            )}
-          </>
+                  <button type="button" onClick={() => void join()}>
+                    Join {info.data.teamTitle} as {info.data.role}
+                  </button>
+                </>
+              )}
+            </>
+          ))}
+        {phase === "form" && (
+          <p className="muted">
+            Already have an account? <Link href={`/sign-in?next=${encodeURIComponent(`/invite/${token}`)}`}>Sign in</Link> and open the link again.
+          </p>
         )}
-        <p className="muted">
-          Already have an account? <Link href={`/sign-in?next=${encodeURIComponent(`/invite/${token}`)}`}>Sign in</Link> and open the link again.
-        </p>
       </section>
     </main>
   );

@@ -27,7 +27,7 @@ test("with sign-up open, a new person makes an account, uses and revokes an API 
   page,
   browser,
   baseURL,
-}) => {
+}, testInfo) => {
   // The instance owner opens sign-up.
   await page.goto("/account");
   const open = page.getByRole("checkbox", { name: "Anyone can sign up" });
@@ -57,6 +57,7 @@ test("with sign-up open, a new person makes an account, uses and revokes an API 
     const token = await sam.getByRole("group", { name: "New API token" }).getByRole("textbox").inputValue();
     expect(token).toMatch(/^at_/);
     await expect(sam.getByRole("group", { name: "New API token" })).toContainText("shown only once");
+    await sam.screenshot({ path: testInfo.outputPath("account.png"), fullPage: true });
     const whoIs = async (bearer: string) => {
       const res = await fetch(new URL("/api/trpc/account.status", baseURL), { headers: { Authorization: `Bearer ${bearer}` } });
       return ((await res.json()) as { result: { data: { json: { me: { name: string } | null } } } }).result.data.json.me;

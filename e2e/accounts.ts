@@ -26,12 +26,13 @@ export async function anonymousContext(browser: Browser, baseURL: string): Promi
 }
 
 /** Makes the first account of a fresh instance (its owner) through the page a first visitor sees. */
-export async function createInstanceOwner(page: Page, person: TestPerson): Promise<void> {
+export async function createInstanceOwner(page: Page, person: TestPerson, screenshot?: string): Promise<void> {
   await page.goto("/");
   await expect(page).toHaveURL(/\/sign-in$/);
   await expect(page.getByRole("heading", { name: "Create the owner account" })).toBeVisible();
   await expect(page.getByText("This is a fresh instance")).toBeVisible();
   await fillAccountForm(page, person);
+  if (screenshot) await page.screenshot({ path: screenshot });
   await page.getByRole("button", { name: "Create owner account" }).click();
   await expect(page.getByRole("heading", { name: "New team" })).toBeVisible();
   await expect(page.getByRole("navigation", { name: "Account" }).getByRole("link", { name: person.name })).toBeVisible();
