@@ -24,7 +24,7 @@ export function SignInPage() {
     if (me) router.replace(next);
   }, [me, next, router]);
 
-  if (status.error) {
+  if (status.error && !status.data) {
     return (
       <main className="page narrow">
         <p role="alert" className="error">

@@ -7,17 +7,19 @@ import { useAccountStatus } from "./use-account";
 
 /**
  * Pages for signed-in people: anyone else is sent to the sign-in page, which brings them back
- * here. The API refuses everything anyway; this only saves a page full of errors.
+ * here. The API refuses everything anyway; this only saves a page full of errors. A sign-out
+ * elsewhere is noticed within RECHECK_MS (or on focus), and the page leaves too.
  */
 export function SignedIn({ children }: { children: ReactNode }) {
-  const status = useAccountStatus();
+  const status = useAccountStatus({ watch: true });
   const router = useRouter();
   const anonymous = status.data !== undefined && status.data.me === null;
   useEffect(() => {
     if (anonymous) router.replace(signInHref(`${window.location.pathname}${window.location.search}${window.location.hash}`));
   }, [anonymous, router]);
 
-  if (status.error) {
+  // A failed re-check keeps the page (the server may be restarting); only a first read that failed shows.
+  if (status.error && !status.data) {
     return (
       <main className="page">
         <p role="alert" className="error">

@@ -4,10 +4,20 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
 import { useTRPC } from "./trpc";
 
-/** The instance (fresh? sign-up open?) and who is signed in: `me` is null when nobody is. */
-export function useAccountStatus() {
+/** How often a signed-in page re-reads who is signed in (a sign-out in another tab or device). */
+const RECHECK_MS = 30_000;
+
+/**
+ * The instance (fresh? sign-up open?) and who is signed in: `me` is null when nobody is.
+ * `watch`: re-read it now and then and when the tab regains focus, so a page whose person
+ * signed out elsewhere leaves (and closes its live feeds) instead of staying open.
+ */
+export function useAccountStatus({ watch = false }: { watch?: boolean } = {}) {
   const trpc = useTRPC();
-  return useQuery(trpc.account.status.queryOptions());
+  return useQuery({
+    ...trpc.account.status.queryOptions(),
+    ...(watch ? { refetchInterval: RECHECK_MS, refetchOnWindowFocus: true } : {}),
+  });
 }
 
 /**
