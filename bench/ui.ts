@@ -22,7 +22,15 @@
 //   long after the last commit the final reply was on screen.
 // - eventToScreen: BENCH_LATENCY_SAMPLES (50) user_message events committed one at a time; the
 //   bench stamps Date.now() when the commit resolves, a MutationObserver in the page stamps
-//   performance.timeOrigin + performance.now() when the text is first in the DOM.
+//   performance.timeOrigin + performance.now() when the text is first in the DOM. Measured in
+//   two browsers at once: the owner's, and a second person's (a viewer by invite) watching the
+//   same team (`secondPerson`), as the same figure.
+// - signInToRoom: BENCH_SIGN_INS (3, within the sign-in rate limit) fresh browsers sign in on
+//   /sign-in?next=<room>; ms from the Sign in click until the room is usable (its Prompt
+//   textbox visible). Median and each.
+//
+// The instance is fresh: the owner signs up over HTTP first (and so owns the seeded teams,
+// which were made before any account); every browser context carries a person's cookies.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -39,6 +47,7 @@ import type { EventPayload } from "../server/runtime/events";
 import { appendEvents } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
 import { freePort } from "../server/testing/net";
+import { signUpOverHttp, type HttpPerson } from "../server/testing/people";
 import { percentile as nearestRank, round, runBench, sleep } from "./support";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -49,6 +58,8 @@ const CHUNKS_PER_TX = 100;
 const TX_GAP_MS = Number(process.env.BENCH_TX_GAP_MS ?? 20);
 const TYPE_EVERY_MS = 100;
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 50);
+const SIGN_INS = Number(process.env.BENCH_SIGN_INS ?? 3);
+const OWNER = { name: "Bench Owner", email: "owner@bench.test", password: `bench-${randomBytes(6).toString("hex")}` };
 
 const progress = (line: string) => process.stderr.write(`[bench:ui] ${line}\n`);
 
@@ -201,12 +212,63 @@ async function stopServer(child: ChildProcess): Promise<void> {
   }
 }
 
+// ------------------------------------------------------------------ people
+
+/** A signed-up person's session cookies, for a browser context on the app's origin. */
+async function signedInContext(browser: Browser, person: HttpPerson, baseUrl: string) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.addCookies(
+    person.cookie.split("; ").map((pair) => {
+      const eq = pair.indexOf("=");
+      return { name: pair.slice(0, eq), value: pair.slice(eq + 1), url: baseUrl };
+    }),
+  );
+  return context;
+}
+
+/** A tRPC mutation as a person over HTTP (cookie and the app's Origin). */
+async function mutate<T>(baseUrl: string, person: HttpPerson, path: string, input: unknown): Promise<T> {
+  const res = await fetch(`${baseUrl}/api/trpc/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: baseUrl, cookie: person.cookie },
+    body: JSON.stringify({ json: input }),
+  });
+  if (!res.ok) throw new Error(`${path} failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { result: { data: { json: T } } }).result.data.json;
+}
+
+/** A second person who watches a team: invited as a viewer by the owner, signed up with the link. */
+async function inviteWatcher(baseUrl: string, owner: HttpPerson, teamId: SessionId): Promise<HttpPerson> {
+  const { token } = await mutate<{ token: string }>(baseUrl, owner, "people.invite", { teamId, role: "viewer" });
+  const watcher = await signUpOverHttp(baseUrl, { name: "Bench Watcher", inviteToken: token });
+  await mutate(baseUrl, watcher, "people.accept", { token });
+  return watcher;
+}
+
 // ------------------------------------------------------------------ phases
 
-async function measureLoads(browser: Browser, roomUrl: string, lastReply: string) {
+async function measureSignIns(browser: Browser, baseUrl: string, roomPath: string) {
+  const times: number[] = [];
+  for (let i = 0; i < SIGN_INS; i++) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${baseUrl}/sign-in?next=${encodeURIComponent(roomPath)}`);
+    await page.getByLabel("Email").fill(OWNER.email);
+    await page.getByLabel("Password").fill(OWNER.password);
+    const t0 = Date.now();
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("textbox", { name: "Prompt", exact: true }).waitFor({ state: "visible", timeout: 60_000 });
+    times.push(Date.now() - t0);
+    progress(`sign-in ${i + 1}: room usable after ${times.at(-1)} ms`);
+    await context.close();
+  }
+  return { samples: SIGN_INS, medianMs: percentile(times, 50), perSignInMs: times };
+}
+
+async function measureLoads(browser: Browser, owner: HttpPerson, baseUrl: string, roomUrl: string, lastReply: string) {
   const loads: { seenMs: number | null; visibleMs: number; longestTaskMs: number }[] = [];
   for (let i = 0; i < LOADS; i++) {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await signedInContext(browser, owner, baseUrl);
     const page = await context.newPage();
     await page.addInitScript(installProbe, lastReply);
     const t0 = Date.now();
@@ -342,8 +404,9 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
   }
 }
 
-async function measureLatency(db: Db, page: Page, id: SessionId) {
-  await page.evaluate(watchMarkers);
+/** Event-to-screen latency in every page at once (each page's own clock, synchronised by timeOrigin). */
+async function measureLatency(db: Db, pages: Page[], id: SessionId) {
+  for (const page of pages) await page.evaluate(watchMarkers);
   const committed = new Map<string, number>();
   for (let i = 0; i < LATENCY_SAMPLES; i++) {
     const text = `LATMARK-${i}-${randomBytes(3).toString("hex")} is this prompt on screen yet?`;
@@ -353,22 +416,26 @@ async function measureLatency(db: Db, page: Page, id: SessionId) {
     committed.set(String(i), Date.now());
     await sleep(80 + Math.random() * 70);
   }
-  const deadline = Date.now() + 10_000;
-  let seen: Record<string, number> = {};
-  while (Date.now() < deadline) {
-    seen = (await readProbe(page)).seen;
-    if (Object.keys(seen).length >= LATENCY_SAMPLES) break;
-    await sleep(100);
-  }
-  const latencies = [...committed].flatMap(([k, at]) => (seen[k] === undefined ? [] : [seen[k] - at]));
-  return {
-    samples: LATENCY_SAMPLES,
-    seen: latencies.length,
-    p50Ms: percentile(latencies, 50),
-    p95Ms: percentile(latencies, 95),
-    maxMs: latencies.length ? round(Math.max(...latencies)) : null,
-    minMs: latencies.length ? round(Math.min(...latencies)) : null,
-  };
+  return Promise.all(
+    pages.map(async (page) => {
+      const deadline = Date.now() + 10_000;
+      let seen: Record<string, number> = {};
+      while (Date.now() < deadline) {
+        seen = (await readProbe(page)).seen;
+        if (Object.keys(seen).length >= LATENCY_SAMPLES) break;
+        await sleep(100);
+      }
+      const latencies = [...committed].flatMap(([k, at]) => (seen[k] === undefined ? [] : [seen[k] - at]));
+      return {
+        samples: LATENCY_SAMPLES,
+        seen: latencies.length,
+        p50Ms: percentile(latencies, 50),
+        p95Ms: percentile(latencies, 95),
+        maxMs: latencies.length ? round(Math.max(...latencies)) : null,
+        minMs: latencies.length ? round(Math.min(...latencies)) : null,
+      };
+    }),
+  );
 }
 
 // ------------------------------------------------------------------ main
@@ -417,12 +484,16 @@ async function main(): Promise<void> {
     const s = await startServer(url, port);
     server = s.child;
 
+    // A fresh instance: its first account owns it, and the teams seeded before any account.
+    const owner = await signUpOverHttp(s.baseUrl, OWNER);
+    const watcher = await inviteWatcher(s.baseUrl, owner, streamLead);
+
     browser = await chromium.launch(chromiumLaunchOptions);
     const chromiumVersion = browser.version();
 
     // Warm the server (first requests compile routes, open pools) on an unrelated page.
     {
-      const ctx = await browser.newContext();
+      const ctx = await signedInContext(browser, owner, s.baseUrl);
       const warm = await ctx.newPage();
       await warm.goto(`${s.baseUrl}/teams/${streamLead}`);
       await warm.getByRole("region", { name: "Transcript" }).waitFor({ timeout: 60_000 });
@@ -430,10 +501,13 @@ async function main(): Promise<void> {
     }
 
     progress(`team room loads (${LOADS})`);
-    const loads = await measureLoads(browser, `${s.baseUrl}/teams/${loadLead}`, lastReply);
+    const loads = await measureLoads(browser, owner, s.baseUrl, `${s.baseUrl}/teams/${loadLead}`, lastReply);
     const seenTimes = loads.flatMap((l) => (l.seenMs === null ? [] : [l.seenMs]));
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    progress(`sign-in to a usable room (${SIGN_INS})`);
+    const signInToRoom = await measureSignIns(browser, s.baseUrl, `/teams/${streamLead}`);
+
+    const context = await signedInContext(browser, owner, s.baseUrl);
     const page = await context.newPage();
     await page.addInitScript(installProbe, null);
     await page.goto(`${s.baseUrl}/teams/${streamLead}`);
@@ -441,9 +515,17 @@ async function main(): Promise<void> {
 
     progress(`streaming ${CHUNKS} chunks`);
     const streaming = await measureStreaming(db, page, streamLead);
+    // The second person watches the same team in a browser of their own (opened after the
+    // streaming phase, so it does not share the machine with it).
+    const watcherContext = await signedInContext(browser, watcher, s.baseUrl);
+    const watcherPage = await watcherContext.newPage();
+    await watcherPage.addInitScript(installProbe, null);
+    await watcherPage.goto(`${s.baseUrl}/teams/${streamLead}`);
+    await watcherPage.getByRole("article", { name: "Reply" }).last().waitFor({ timeout: 60_000 });
     progress(`event-to-screen latency (${LATENCY_SAMPLES} samples)`);
-    const latency = await measureLatency(db, page, streamLead);
+    const [latency, secondPerson] = await measureLatency(db, [page, watcherPage], streamLead);
     await context.close();
+    await watcherContext.close();
 
     const result = {
       bench: "ui",
@@ -457,8 +539,9 @@ async function main(): Promise<void> {
         perLoad: loads,
         note: "seenMs: navigation start to the last reply's text in the DOM (page clock); visibleMs: page.goto call to Playwright seeing it visible",
       },
+      signInToRoom,
       streaming,
-      eventToScreen: latency,
+      eventToScreen: { ...latency, secondPerson },
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
