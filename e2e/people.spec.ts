@@ -94,7 +94,7 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     // The member types to the Lead (the others see it while it lasts), then sends.
     const box = member.getByRole("textbox", { name: "Prompt" });
     const prompt = '/tool team_task_create {"subject":"Shared plan","description":"made by the member"}';
-    const typing = box.pressSequentially(prompt, { delay: 40 });
+    const typing = box.pressSequentially(prompt, { delay: 60 });
     await expect(inRoom(owner, BOB)).toContainText("typing to lead");
     await expect(inRoom(viewer, BOB)).toContainText("typing to lead");
     await typing;
