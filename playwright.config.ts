@@ -1,11 +1,12 @@
 import { defineConfig, devices } from "@playwright/test";
+import { OWNER_STATE } from "./e2e/accounts";
 import { chromiumLaunchOptions } from "./e2e/chromium";
 
 // The e2e server (scripts/e2e-server.ts) creates its own fresh database, builds if needed and
-// serves the app on PORT.
+// serves the app on PORT. Its instance is fresh: the setup project creates the owner account
+// through the first visitor's page, and every test starts signed in as that owner.
 const port = Number.parseInt(process.env.E2E_PORT ?? "3100", 10);
 const baseURL = `http://127.0.0.1:${port}/`;
-
 
 export default defineConfig({
   testDir: "e2e",
@@ -22,8 +23,14 @@ export default defineConfig({
   },
   projects: [
     {
-      name: "chromium",
+      name: "setup",
+      testMatch: /\.setup\.ts$/,
       use: { ...devices["Desktop Chrome"], launchOptions: chromiumLaunchOptions },
+    },
+    {
+      name: "chromium",
+      dependencies: ["setup"],
+      use: { ...devices["Desktop Chrome"], launchOptions: chromiumLaunchOptions, storageState: OWNER_STATE },
     },
   ],
   webServer: {

@@ -1,6 +1,6 @@
 import type { Metadata, Viewport } from "next";
-import Link from "next/link";
 import type { ReactNode } from "react";
+import { TopBar } from "~/components/top-bar";
 import { Providers } from "~/components/trpc";
 import "./globals.css";
 import "./room.css";
@@ -22,20 +22,18 @@ export const metadata: Metadata = {
 
 export const viewport: Viewport = { themeColor: "#2454d6" };
 
-// Every page is rendered per request: the Content-Security-Policy's nonce (server/http/
-// security.ts) is new each time, and Next can only put it on scripts it renders then.
+// Every page is rendered per request: the CSP allows only scripts carrying the request's nonce
+// ('strict-dynamic' ignores 'self'), and a page prerendered at build time has none.
 export const dynamic = "force-dynamic";
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
-        <header className="topbar">
-          <Link href="/" className="brand">
-            Agent Teams
-          </Link>
-        </header>
-        <Providers>{children}</Providers>
+        <Providers>
+          <TopBar />
+          {children}
+        </Providers>
       </body>
     </html>
   );

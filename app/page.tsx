@@ -1,5 +1,10 @@
+import { SignedIn } from "~/components/signed-in";
 import { TeamHome } from "~/components/team-home";
 
 export default function HomePage() {
-  return <TeamHome />;
+  return (
+    <SignedIn>
+      <TeamHome />
+    </SignedIn>
+  );
 }

@@ -23,11 +23,14 @@
 // - eventToScreen: BENCH_LATENCY_SAMPLES (50) user_message events committed one at a time; the
 //   bench stamps Date.now() when the commit resolves, a MutationObserver in the page stamps
 //   performance.timeOrigin + performance.now() when the text is first in the DOM. Measured in
-//   two browsers at once: the owner's and a second person's (a member who joined by invite
-//   link), both watching the same Lead; `secondPerson` is the same figure for the second one.
-// - signInToRoom: BENCH_LOADS fresh browsers open the room's URL signed out, are sent to the
-//   sign-in page, sign in as the owner and land in the room: ms from the sign-in click until
-//   the room's Prompt box is usable (visible and enabled). Median.
+//   two browsers at once: the owner's, and a second person's (a viewer by invite) watching the
+//   same team (`secondPerson`), as the same figure.
+// - signInToRoom: BENCH_SIGN_INS (3, within the sign-in rate limit) fresh browsers sign in on
+//   /sign-in?next=<room>; ms from the Sign in click until the room is usable (its Prompt
+//   textbox visible). Median and each.
+//
+// The instance is fresh: the owner signs up over HTTP first (and so owns the seeded teams,
+// which were made before any account); every browser context carries a person's cookies.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -43,9 +46,6 @@ import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
 import { appendEvents } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
-import { asUserId } from "../server/ids";
-import type { Person } from "../server/people/person";
-import { httpClient } from "../server/testing/http-client";
 import { freePort } from "../server/testing/net";
 import { signUpOverHttp, type HttpPerson } from "../server/testing/people";
 import { percentile as nearestRank, round, runBench, sleep } from "./support";
@@ -58,6 +58,8 @@ const CHUNKS_PER_TX = 100;
 const TX_GAP_MS = Number(process.env.BENCH_TX_GAP_MS ?? 20);
 const TYPE_EVERY_MS = 100;
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 50);
+const SIGN_INS = Number(process.env.BENCH_SIGN_INS ?? 3);
+const OWNER = { name: "Bench Owner", email: "owner@bench.test", password: `bench-${randomBytes(6).toString("hex")}` };
 
 const progress = (line: string) => process.stderr.write(`[bench:ui] ${line}\n`);
 
@@ -130,40 +132,9 @@ const readProbe = (page: Page) => page.evaluate(() => (window as unknown as { __
 
 // ------------------------------------------------------------------ database side
 
-async function newLead(db: Db, title: string, owner: Person): Promise<SessionId> {
-  const s = await createSession(db, { title, model: SCRIPTED_CHOICE, by: owner });
+async function newLead(db: Db, title: string): Promise<SessionId> {
+  const s = await createSession(db, { title, model: SCRIPTED_CHOICE });
   return asSessionId(s.id);
-}
-
-// ------------------------------------------------------------------ people
-
-const PASSWORD = "bench password 1234";
-
-/** The instance's first account: its owner, who owns the bench's teams. */
-async function signUpOwner(db: Db, baseUrl: string): Promise<HttpPerson & { person: Person }> {
-  const owner = await signUpOverHttp(baseUrl, { name: "Bench Owner", password: PASSWORD });
-  const row = await db.user.findUniqueOrThrow({ where: { email: owner.email } });
-  return { ...owner, person: { id: asUserId(row.id), name: row.name, email: row.email, instanceOwner: row.instanceOwner === true } };
-}
-
-/** Invites the second person into `teamId` as a member; they sign up with the link and accept. */
-async function inviteMember(baseUrl: string, owner: HttpPerson, teamId: SessionId): Promise<HttpPerson> {
-  const invite = await httpClient(baseUrl, { cookie: owner.cookie }).people.invite.mutate({ teamId, role: "member" });
-  const member = await signUpOverHttp(baseUrl, { name: "Bench Member", password: PASSWORD, inviteToken: invite.token });
-  await httpClient(baseUrl, { cookie: member.cookie }).people.accept.mutate({ token: invite.token });
-  return member;
-}
-
-/** A browser context signed in with the person's session cookie. */
-async function signedInContext(browser: Browser, baseUrl: string, who: HttpPerson) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.addCookies(
-    who.cookie.split("; ").map((pair) => {
-      const i = pair.indexOf("=");
-      return { name: pair.slice(0, i), value: pair.slice(i + 1), url: baseUrl };
-    }),
-  );
-  return context;
 }
 
 async function seedHistory(db: Db, id: SessionId, turns: number, lastReply: string): Promise<number> {
@@ -241,42 +212,63 @@ async function stopServer(child: ChildProcess): Promise<void> {
   }
 }
 
+// ------------------------------------------------------------------ people
+
+/** A signed-up person's session cookies, for a browser context on the app's origin. */
+async function signedInContext(browser: Browser, person: HttpPerson, baseUrl: string) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.addCookies(
+    person.cookie.split("; ").map((pair) => {
+      const eq = pair.indexOf("=");
+      return { name: pair.slice(0, eq), value: pair.slice(eq + 1), url: baseUrl };
+    }),
+  );
+  return context;
+}
+
+/** A tRPC mutation as a person over HTTP (cookie and the app's Origin). */
+async function mutate<T>(baseUrl: string, person: HttpPerson, path: string, input: unknown): Promise<T> {
+  const res = await fetch(`${baseUrl}/api/trpc/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: baseUrl, cookie: person.cookie },
+    body: JSON.stringify({ json: input }),
+  });
+  if (!res.ok) throw new Error(`${path} failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { result: { data: { json: T } } }).result.data.json;
+}
+
+/** A second person who watches a team: invited as a viewer by the owner, signed up with the link. */
+async function inviteWatcher(baseUrl: string, owner: HttpPerson, teamId: SessionId): Promise<HttpPerson> {
+  const { token } = await mutate<{ token: string }>(baseUrl, owner, "people.invite", { teamId, role: "viewer" });
+  const watcher = await signUpOverHttp(baseUrl, { name: "Bench Watcher", inviteToken: token });
+  await mutate(baseUrl, watcher, "people.accept", { token });
+  return watcher;
+}
+
 // ------------------------------------------------------------------ phases
 
-async function measureSignIn(browser: Browser, roomUrl: string, owner: HttpPerson) {
+async function measureSignIns(browser: Browser, baseUrl: string, roomPath: string) {
   const times: number[] = [];
-  for (let i = 0; i < LOADS; i++) {
+  for (let i = 0; i < SIGN_INS; i++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
-    await page.goto(roomUrl);
-    await page.waitForURL(/\/sign-in/, { timeout: 30_000 });
-    await page.getByLabel("Email").fill(owner.email);
-    await page.getByLabel("Password").fill(PASSWORD);
+    await page.goto(`${baseUrl}/sign-in?next=${encodeURIComponent(roomPath)}`);
+    await page.getByLabel("Email").fill(OWNER.email);
+    await page.getByLabel("Password").fill(OWNER.password);
     const t0 = Date.now();
     await page.getByRole("button", { name: "Sign in" }).click();
-    const box = page.getByRole("textbox", { name: "Prompt", exact: true });
-    await box.waitFor({ state: "visible", timeout: 60_000 });
-    await expectEnabled(box);
+    await page.getByRole("textbox", { name: "Prompt", exact: true }).waitFor({ state: "visible", timeout: 60_000 });
     times.push(Date.now() - t0);
     progress(`sign-in ${i + 1}: room usable after ${times.at(-1)} ms`);
     await context.close();
   }
-  return { samples: LOADS, medianMs: percentile(times, 50), perSignInMs: times };
+  return { samples: SIGN_INS, medianMs: percentile(times, 50), perSignInMs: times };
 }
 
-/** Polls until the locator is enabled (Playwright's waitFor has no "enabled" state). */
-async function expectEnabled(locator: ReturnType<Page["getByRole"]>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await locator.isEnabled())) {
-    if (Date.now() > deadline) throw new Error("the Prompt box never became enabled");
-    await sleep(10);
-  }
-}
-
-async function measureLoads(browser: Browser, baseUrl: string, owner: HttpPerson, roomUrl: string, lastReply: string) {
+async function measureLoads(browser: Browser, owner: HttpPerson, baseUrl: string, roomUrl: string, lastReply: string) {
   const loads: { seenMs: number | null; visibleMs: number; longestTaskMs: number }[] = [];
   for (let i = 0; i < LOADS; i++) {
-    const context = await signedInContext(browser, baseUrl, owner);
+    const context = await signedInContext(browser, owner, baseUrl);
     const page = await context.newPage();
     await page.addInitScript(installProbe, lastReply);
     const t0 = Date.now();
@@ -412,6 +404,7 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
   }
 }
 
+/** Event-to-screen latency in every page at once (each page's own clock, synchronised by timeOrigin). */
 async function measureLatency(db: Db, pages: Page[], id: SessionId) {
   for (const page of pages) await page.evaluate(watchMarkers);
   const committed = new Map<string, number>();
@@ -423,26 +416,26 @@ async function measureLatency(db: Db, pages: Page[], id: SessionId) {
     committed.set(String(i), Date.now());
     await sleep(80 + Math.random() * 70);
   }
-  return Promise.all(pages.map((page) => latencyFigures(page, committed)));
-}
-
-async function latencyFigures(page: Page, committed: Map<string, number>) {
-  const deadline = Date.now() + 10_000;
-  let seen: Record<string, number> = {};
-  while (Date.now() < deadline) {
-    seen = (await readProbe(page)).seen;
-    if (Object.keys(seen).length >= LATENCY_SAMPLES) break;
-    await sleep(100);
-  }
-  const latencies = [...committed].flatMap(([k, at]) => (seen[k] === undefined ? [] : [seen[k] - at]));
-  return {
-    samples: LATENCY_SAMPLES,
-    seen: latencies.length,
-    p50Ms: percentile(latencies, 50),
-    p95Ms: percentile(latencies, 95),
-    maxMs: latencies.length ? round(Math.max(...latencies)) : null,
-    minMs: latencies.length ? round(Math.min(...latencies)) : null,
-  };
+  return Promise.all(
+    pages.map(async (page) => {
+      const deadline = Date.now() + 10_000;
+      let seen: Record<string, number> = {};
+      while (Date.now() < deadline) {
+        seen = (await readProbe(page)).seen;
+        if (Object.keys(seen).length >= LATENCY_SAMPLES) break;
+        await sleep(100);
+      }
+      const latencies = [...committed].flatMap(([k, at]) => (seen[k] === undefined ? [] : [seen[k] - at]));
+      return {
+        samples: LATENCY_SAMPLES,
+        seen: latencies.length,
+        p50Ms: percentile(latencies, 50),
+        p95Ms: percentile(latencies, 95),
+        maxMs: latencies.length ? round(Math.max(...latencies)) : null,
+        minMs: latencies.length ? round(Math.min(...latencies)) : null,
+      };
+    }),
+  );
 }
 
 // ------------------------------------------------------------------ main
@@ -480,26 +473,27 @@ async function main(): Promise<void> {
     const { url } = await createTemporaryDatabase(adminUrl, name);
     db = createDb(url, 4);
 
+    const lastReply = `Final seeded reply ${randomBytes(4).toString("hex")}: the picnic is planned.`;
+    const loadLead = await newLead(db, "Bench: long history");
+    const seeded = await seedHistory(db, loadLead, SEED_TURNS, lastReply);
+    const streamLead = await newLead(db, "Bench: streaming");
+    progress(`seeded ${seeded} events`);
+
     const port = await freePort();
     progress(`starting the app server on port ${port}`);
     const s = await startServer(url, port);
     server = s.child;
 
-    // The owner makes the instance; the teams are theirs, and a member joins the streaming one.
-    const owner = await signUpOwner(db, s.baseUrl);
-    const lastReply = `Final seeded reply ${randomBytes(4).toString("hex")}: the picnic is planned.`;
-    const loadLead = await newLead(db, "Bench: long history", owner.person);
-    const seeded = await seedHistory(db, loadLead, SEED_TURNS, lastReply);
-    const streamLead = await newLead(db, "Bench: streaming", owner.person);
-    const member = await inviteMember(s.baseUrl, owner, streamLead);
-    progress(`seeded ${seeded} events`);
+    // A fresh instance: its first account owns it, and the teams seeded before any account.
+    const owner = await signUpOverHttp(s.baseUrl, OWNER);
+    const watcher = await inviteWatcher(s.baseUrl, owner, streamLead);
 
     browser = await chromium.launch(chromiumLaunchOptions);
     const chromiumVersion = browser.version();
 
     // Warm the server (first requests compile routes, open pools) on an unrelated page.
     {
-      const ctx = await signedInContext(browser, s.baseUrl, owner);
+      const ctx = await signedInContext(browser, owner, s.baseUrl);
       const warm = await ctx.newPage();
       await warm.goto(`${s.baseUrl}/teams/${streamLead}`);
       await warm.getByRole("region", { name: "Transcript" }).waitFor({ timeout: 60_000 });
@@ -507,28 +501,31 @@ async function main(): Promise<void> {
     }
 
     progress(`team room loads (${LOADS})`);
-    const loads = await measureLoads(browser, s.baseUrl, owner, `${s.baseUrl}/teams/${loadLead}`, lastReply);
+    const loads = await measureLoads(browser, owner, s.baseUrl, `${s.baseUrl}/teams/${loadLead}`, lastReply);
     const seenTimes = loads.flatMap((l) => (l.seenMs === null ? [] : [l.seenMs]));
-    progress(`sign-in to a usable room (${LOADS})`);
-    const signIn = await measureSignIn(browser, `${s.baseUrl}/teams/${streamLead}`, owner);
 
-    const context = await signedInContext(browser, s.baseUrl, owner);
+    progress(`sign-in to a usable room (${SIGN_INS})`);
+    const signInToRoom = await measureSignIns(browser, s.baseUrl, `/teams/${streamLead}`);
+
+    const context = await signedInContext(browser, owner, s.baseUrl);
     const page = await context.newPage();
     await page.addInitScript(installProbe, null);
     await page.goto(`${s.baseUrl}/teams/${streamLead}`);
     await page.getByRole("textbox", { name: "Prompt", exact: true }).waitFor({ timeout: 60_000 });
-    const memberContext = await signedInContext(browser, s.baseUrl, member);
-    const memberPage = await memberContext.newPage();
-    await memberPage.addInitScript(installProbe, null);
-    await memberPage.goto(`${s.baseUrl}/teams/${streamLead}`);
-    await memberPage.getByRole("region", { name: "Transcript" }).waitFor({ timeout: 60_000 });
 
     progress(`streaming ${CHUNKS} chunks`);
     const streaming = await measureStreaming(db, page, streamLead);
-    progress(`event-to-screen latency (${LATENCY_SAMPLES} samples, two people watching)`);
-    const [latency, secondPerson] = await measureLatency(db, [page, memberPage], streamLead);
+    // The second person watches the same team in a browser of their own (opened after the
+    // streaming phase, so it does not share the machine with it).
+    const watcherContext = await signedInContext(browser, watcher, s.baseUrl);
+    const watcherPage = await watcherContext.newPage();
+    await watcherPage.addInitScript(installProbe, null);
+    await watcherPage.goto(`${s.baseUrl}/teams/${streamLead}`);
+    await watcherPage.getByRole("article", { name: "Reply" }).last().waitFor({ timeout: 60_000 });
+    progress(`event-to-screen latency (${LATENCY_SAMPLES} samples)`);
+    const [latency, secondPerson] = await measureLatency(db, [page, watcherPage], streamLead);
     await context.close();
-    await memberContext.close();
+    await watcherContext.close();
 
     const result = {
       bench: "ui",
@@ -542,9 +539,9 @@ async function main(): Promise<void> {
         perLoad: loads,
         note: "seenMs: navigation start to the last reply's text in the DOM (page clock); visibleMs: page.goto call to Playwright seeing it visible",
       },
-      signInToRoom: signIn,
+      signInToRoom,
       streaming,
-      eventToScreen: { ...latency!, secondPerson: secondPerson! },
+      eventToScreen: { ...latency, secondPerson },
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

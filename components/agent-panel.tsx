@@ -3,15 +3,32 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type KeyboardEvent } from "react";
-import type { AppErrorCode } from "./api-types";
-import { appCodeOf } from "./app-error";
+import type { AppErrorCode, InboxItem } from "./api-types";
+import { accessLost, appCodeOf } from "./app-error";
 import { StatusBadge } from "./status-badge";
 import { Transcript } from "./transcript";
 import { useTRPC } from "./trpc";
 import { useSessionLive } from "./use-session-live";
+import { ViewerHint } from "./viewer-hint";
 
-/** One agent: its live transcript, its queued prompts and a composer. Works for any member. */
-export function AgentPanel({ sessionId, name }: { sessionId: string; name: string }) {
+/**
+ * One agent: its live transcript, its queued prompts (with who queued and edited them) and a
+ * composer. Works for any member. Without `canAct` (a viewer) nothing here acts.
+ */
+export function AgentPanel({
+  sessionId,
+  name,
+  canAct,
+  onTyping,
+  onSent,
+}: {
+  sessionId: string;
+  name: string;
+  canAct: boolean;
+  /** A keystroke in the composer (presence: "typing to"). */
+  onTyping: (sessionId: string) => void;
+  onSent: () => void;
+}) {
   const trpc = useTRPC();
   const router = useRouter();
   const { events, state, connection, error } = useSessionLive(sessionId);
@@ -30,6 +47,7 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
     if (!sent.trim()) return;
     // Cleared at once so the next prompt can be typed; a failed send puts the text back.
     setText("");
+    onSent();
     prompt.mutate({ sessionId, text: sent }, { onError: () => setText((current) => current || sent) });
   }
   function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
@@ -44,6 +62,11 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
       <div className="panel-head">
         <h2>{name}</h2>
         {session && <StatusBadge status={session.status} />}
+        {session?.createdBy && (
+          <span className="muted created-by">
+            {session.forkedFromId ? "forked" : "created"} by {session.createdBy.name}
+          </span>
+        )}
         {connection === "connecting" && events.length > 0 && (
           <span role="status" className="muted">
             Reconnecting…
@@ -52,46 +75,54 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
       </div>
       {error && (
         <p role="alert" className="error">
-          {error.message}
+          {accessLost(error) ? "You no longer have access to this team" : error.message}
         </p>
       )}
 
       <Transcript
         events={events}
         running={session?.running ?? false}
-        onFork={(seq) => fork.mutate({ sessionId, throughSeq: seq })}
+        onFork={canAct ? (seq) => fork.mutate({ sessionId, throughSeq: seq }) : undefined}
       />
 
       <section aria-label="Queued prompts" className="queue">
         {queued.length > 0 && <h3 className="label">Queued ({queued.length})</h3>}
         <ol>
           {queued.map((item) => (
-            <QueuedPrompt key={item.id} sessionId={sessionId} itemId={item.id} text={item.text} running={session?.running ?? false} />
+            <QueuedPrompt key={item.id} sessionId={sessionId} item={item} running={session?.running ?? false} canAct={canAct} />
           ))}
         </ol>
       </section>
 
-      <form className="composer" onSubmit={submit} aria-label={`Prompt ${name}`}>
-        <label className="grow">
-          <span className="sr-only">Prompt</span>
-          <textarea
-            value={text}
-            onChange={(e) => setText(e.target.value)}
-            onKeyDown={onKeyDown}
-            placeholder={`Prompt ${name} (Enter to queue, Shift+Enter for a new line)`}
-            rows={3}
-            maxLength={65_536}
-          />
-        </label>
-        <div className="composer-actions">
-          <button type="submit" disabled={!text.trim()}>
-            Send
-          </button>
-          <button type="button" className="secondary" onClick={() => stop.mutate({ sessionId })} disabled={!session?.running}>
-            Stop
-          </button>
-        </div>
-      </form>
+      {canAct ? (
+        <form className="composer" onSubmit={submit} aria-label={`Prompt ${name}`}>
+          <label className="grow">
+            <span className="sr-only">Prompt</span>
+            <textarea
+              value={text}
+              onChange={(e) => {
+                setText(e.target.value);
+                if (e.target.value) onTyping(sessionId);
+                else onSent();
+              }}
+              onKeyDown={onKeyDown}
+              placeholder={`Prompt ${name} (Enter to queue, Shift+Enter for a new line)`}
+              rows={3}
+              maxLength={65_536}
+            />
+          </label>
+          <div className="composer-actions">
+            <button type="submit" disabled={!text.trim()}>
+              Send
+            </button>
+            <button type="button" className="secondary" onClick={() => stop.mutate({ sessionId })} disabled={!session?.running}>
+              Stop
+            </button>
+          </div>
+        </form>
+      ) : (
+        <ViewerHint />
+      )}
       {failure && (
         <p role="alert" className="error">
           {failure.message}
@@ -107,8 +138,10 @@ export function AgentPanel({ sessionId, name }: { sessionId: string; name: strin
  */
 const LOST_RACES: ReadonlySet<AppErrorCode | null> = new Set<AppErrorCode>(["QUEUE_ITEM_NOT_FOUND", "STEER_UNAVAILABLE"]);
 
-/** A queued prompt: edit its text, remove it, or steer it into the running turn. */
-function QueuedPrompt({ sessionId, itemId, text, running }: { sessionId: string; itemId: string; text: string; running: boolean }) {
+/** A queued prompt with who queued (and last edited) it: edit its text, remove it, or steer it into the running turn. */
+function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string; item: InboxItem; running: boolean; canAct: boolean }) {
+  const { id: itemId, text } = item;
+  const by = item.source.kind === "human" ? item.source.name : undefined;
   const trpc = useTRPC();
   const [editing, setEditing] = useState<string | null>(null);
   const edit = useMutation(trpc.session.editQueued.mutationOptions({ onSuccess: () => setEditing(null) }));
@@ -118,7 +151,14 @@ function QueuedPrompt({ sessionId, itemId, text, running }: { sessionId: string;
   return (
     <li className="queued">
       {editing === null ? (
-        <span className="grow">{text}</span>
+        <span className="grow">
+          {text}
+          <span className="muted queued-by">
+            {" "}
+            · queued by {by ?? "someone"}
+            {item.editedBy && ` · edited by ${item.editedBy.name}`}
+          </span>
+        </span>
       ) : (
         <form
           className="grow row"
@@ -134,17 +174,21 @@ function QueuedPrompt({ sessionId, itemId, text, running }: { sessionId: string;
           <button type="submit">Save</button>
         </form>
       )}
-      {editing === null && (
-        <button type="button" className="secondary" onClick={() => setEditing(text)}>
-          Edit
-        </button>
+      {canAct && (
+        <>
+          {editing === null && (
+            <button type="button" className="secondary" onClick={() => setEditing(text)}>
+              Edit
+            </button>
+          )}
+          <button type="button" className="secondary" onClick={() => steer.mutate({ sessionId, itemId })} disabled={!running}>
+            Steer now
+          </button>
+          <button type="button" className="secondary" onClick={() => remove.mutate({ sessionId, itemId })}>
+            Remove
+          </button>
+        </>
       )}
-      <button type="button" className="secondary" onClick={() => steer.mutate({ sessionId, itemId })} disabled={!running}>
-        Steer now
-      </button>
-      <button type="button" className="secondary" onClick={() => remove.mutate({ sessionId, itemId })}>
-        Remove
-      </button>
       {failure && (
         <p role="alert" className="error">
           {failure.message}

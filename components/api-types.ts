@@ -13,10 +13,11 @@ export type RouterOutputs = inferRouterOutputs<AppRouter>;
 /** What one message of a subscription carries (tracked events arrive as { id, data }). */
 type Yielded<T> = T extends AsyncIterable<infer U> ? U : never;
 
-/** The live team snapshot: roster, board, mailbox. */
+/** The live team snapshot: roster, board, mailbox, people. */
 export type TeamState = Yielded<RouterOutputs["team"]["live"]>["data"];
 export type MemberView = TeamState["members"][number];
 export type TaskView = TeamState["tasks"][number];
+export type ChangedBy = NonNullable<TaskView["changedBy"]>;
 export type TeamMessageView = TeamState["messages"][number];
 
 /** One message of a session's live feed: a batch of events, or the session state. */
@@ -41,3 +42,17 @@ export type TaskAction = TaskUpdate["action"];
 /** A failed call as the client sees it; `data.appCode` is the server's stable code. */
 export type ApiError = TRPCClientErrorLike<AppRouter>;
 export type AppErrorCode = NonNullable<ApiError["data"]>["appCode"];
+
+/** People: the team's people, who is in the room, what people did, and one's own role. */
+export type TeamPerson = TeamState["people"][number];
+export type PresenceView = TeamState["presence"][number];
+export type PersonAction = TeamState["actions"][number];
+export type TeamRole = TeamState["myRole"];
+export type InviteRole = RouterInputs["people"]["invite"]["role"];
+export type InviteView = RouterOutputs["people"]["invites"][number];
+export type InviteInfo = RouterOutputs["people"]["inviteInfo"];
+export type InboxItem = SessionLiveState["inbox"][number];
+
+/** The instance and who is signed in (null when nobody is). */
+export type AccountStatus = RouterOutputs["account"]["status"];
+export type ApiTokenView = RouterOutputs["account"]["tokens"][number];

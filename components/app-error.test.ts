@@ -1,7 +1,7 @@
 import { TRPCClientError } from "@trpc/client";
 import { describe, expect, it } from "vitest";
 import type { AppRouter } from "./api-types";
-import { appCodeOf } from "./app-error";
+import { accessLost, appCodeOf } from "./app-error";
 
 describe("appCodeOf", () => {
   it("reads the app code the server's error formatter adds", () => {
@@ -19,5 +19,25 @@ describe("appCodeOf", () => {
     expect(appCodeOf(TRPCClientError.from<AppRouter>(new Error("fetch failed")))).toBeNull();
     expect(appCodeOf(null)).toBeNull();
     expect(appCodeOf(undefined)).toBeNull();
+  });
+});
+
+describe("accessLost", () => {
+  const refusal = (appCode: "TEAM_NOT_FOUND" | "SESSION_NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL", code: "NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL_SERVER_ERROR") =>
+    TRPCClientError.from<AppRouter>({
+      error: { code: -32004, message: "refused", data: { code, httpStatus: 404, appCode, details: null, zodError: null, path: "team.live" } },
+    });
+
+  it("is true when the team is gone for the person or they are signed out", () => {
+    expect(accessLost(refusal("TEAM_NOT_FOUND", "NOT_FOUND"))).toBe(true);
+    expect(accessLost(refusal("SESSION_NOT_FOUND", "NOT_FOUND"))).toBe(true);
+    expect(accessLost(refusal("UNAUTHORIZED", "UNAUTHORIZED"))).toBe(true);
+  });
+
+  it("is false for refusals a reconnect or another action may get past", () => {
+    expect(accessLost(refusal("FORBIDDEN", "FORBIDDEN"))).toBe(false);
+    expect(accessLost(refusal("INTERNAL", "INTERNAL_SERVER_ERROR"))).toBe(false);
+    expect(accessLost(TRPCClientError.from<AppRouter>(new Error("fetch failed")))).toBe(false);
+    expect(accessLost(null)).toBe(false);
   });
 });

@@ -7,3 +7,14 @@ import type { ApiError, AppErrorCode } from "./api-types";
 export function appCodeOf(error: Pick<ApiError, "data"> | null | undefined): AppErrorCode | null {
   return error?.data?.appCode ?? null;
 }
+
+/**
+ * A refusal that means the person cannot see this team any more: removed from it (the team
+ * and its sessions no longer exist for them) or signed out. Retrying would not help.
+ */
+const ACCESS_LOST: ReadonlySet<AppErrorCode> = new Set<AppErrorCode>(["UNAUTHORIZED", "TEAM_NOT_FOUND", "SESSION_NOT_FOUND"]);
+
+export function accessLost(error: Pick<ApiError, "data"> | null | undefined): boolean {
+  const code = appCodeOf(error);
+  return code !== null && ACCESS_LOST.has(code);
+}

@@ -8,16 +8,19 @@ import { useTRPC } from "./trpc";
 
 type TeammateContext = NonNullable<RouterInputs["team"]["addTeammate"]["context"]>;
 
-/** The Lead and every teammate with live status; selecting one shows its transcript. */
+/** The Lead and every teammate with live status and who added it; selecting one shows its transcript. */
 export function Roster({
   teamId,
   members,
   selected,
+  canAct,
   onSelect,
 }: {
   teamId: string;
   members: MemberView[];
   selected: string;
+  /** Members and owners add teammates; viewers only watch. */
+  canAct: boolean;
   onSelect: (name: string) => void;
 }) {
   return (
@@ -40,6 +43,7 @@ export function Roster({
               <span className="muted member-meta">
                 {m.role}
                 {m.context ? ` · ${m.context}` : ""} · {m.model.provider}:{m.model.model} · {m.tokensUsed.toLocaleString()} tokens
+                {m.addedBy && ` · added by ${m.addedBy.name}`}
               </span>
               {m.description && <span className="member-desc">{m.description}</span>}
               {m.diagnostic && (
@@ -51,7 +55,7 @@ export function Roster({
           </li>
         ))}
       </ul>
-      <AddTeammate teamId={teamId} />
+      {canAct && <AddTeammate teamId={teamId} />}
     </section>
   );
 }

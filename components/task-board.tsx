@@ -2,7 +2,7 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import type { MemberView, TaskAction, TaskUpdate, TaskView } from "./api-types";
+import type { ChangedBy, MemberView, TaskAction, TaskUpdate, TaskView } from "./api-types";
 import { appCodeOf } from "./app-error";
 import { useTRPC } from "./trpc";
 
@@ -21,9 +21,10 @@ type Refusal = { kind: "conflict"; taskId: string; message: string } | { kind: "
 /**
  * The board, live. A person acts with Lead authority and always sends the revision they saw;
  * when someone changed the task first, the conflict is shown with the current task, and
- * nothing is overwritten. Any other refusal shows its message.
+ * nothing is overwritten. Any other refusal shows its message. Every task shows who changed it
+ * last; a viewer sees the board without its controls.
  */
-export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: TaskView[]; members: MemberView[] }) {
+export function TaskBoard({ teamId, tasks, members, canAct }: { teamId: string; tasks: TaskView[]; members: MemberView[]; canAct: boolean }) {
   const trpc = useTRPC();
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   // Kept here, not in the card: a card remounts when its task moves to another column.
@@ -80,7 +81,7 @@ export function TaskBoard({ teamId, tasks, members }: { teamId: string; tasks: T
                     key={t.id}
                     task={t}
                     members={members}
-                    onAct={act}
+                    onAct={canAct ? act : null}
                     editing={editing?.taskId === t.id ? editing : null}
                     setEditing={setEditing}
                   />
@@ -107,7 +108,8 @@ function TaskCard({
 }: {
   task: TaskView;
   members: MemberView[];
-  onAct: (task: TaskView, action: TaskAction, extra?: ActExtra) => void;
+  /** Null for a viewer: the card has no controls. */
+  onAct: ((task: TaskView, action: TaskAction, extra?: ActExtra) => void) | null;
   editing: Editing | null;
   setEditing: (e: Editing | null) => void;
 }) {
@@ -121,7 +123,7 @@ function TaskCard({
         {task.ready && <span className="badge badge-ready">ready</span>}
         <span className="muted">rev {task.revision}</span>
       </div>
-      {editing === null ? (
+      {editing === null || !onAct ? (
         <div className="task-subject">{task.subject}</div>
       ) : (
         <form
@@ -146,57 +148,65 @@ function TaskCard({
         {task.ownerName ? `owner: ${task.ownerName}` : "unowned"}
         {task.blockedBy.length > 0 && ` · waits for ${task.blockedBy.join(", ")}`}
         {task.writeScopes.length > 0 && ` · scopes: ${task.writeScopes.join(", ")}`}
+        {task.changedBy && ` · ${changedByText(task.changedBy)}`}
       </div>
       {task.warnings.map((w) => (
         <div key={`${w.taskId}-${w.scope}`} className="warning" role="note">
           Write scope {w.scope} overlaps {w.taskId} ({w.otherScope})
         </div>
       ))}
-      <div className="task-actions">
-        {task.status === "pending" && (
-          <button type="button" className="secondary" onClick={() => onAct(task, "claim")} aria-label={`Claim ${task.id}`}>
-            Claim
-          </button>
-        )}
-        {task.status === "in_progress" && (
-          <>
-            <button type="button" className="secondary" onClick={() => onAct(task, "complete")} aria-label={`Complete ${task.id}`}>
-              Complete
+      {onAct && (
+        <div className="task-actions">
+          {task.status === "pending" && (
+            <button type="button" className="secondary" onClick={() => onAct(task, "claim")} aria-label={`Claim ${task.id}`}>
+              Claim
             </button>
-            <button type="button" className="secondary" onClick={() => onAct(task, "release")} aria-label={`Release ${task.id}`}>
-              Release
+          )}
+          {task.status === "in_progress" && (
+            <>
+              <button type="button" className="secondary" onClick={() => onAct(task, "complete")} aria-label={`Complete ${task.id}`}>
+                Complete
+              </button>
+              <button type="button" className="secondary" onClick={() => onAct(task, "release")} aria-label={`Release ${task.id}`}>
+                Release
+              </button>
+            </>
+          )}
+          {task.status === "completed" && (
+            <button type="button" className="secondary" onClick={() => onAct(task, "reopen")} aria-label={`Reopen ${task.id}`}>
+              Reopen
             </button>
-          </>
-        )}
-        {task.status === "completed" && (
-          <button type="button" className="secondary" onClick={() => onAct(task, "reopen")} aria-label={`Reopen ${task.id}`}>
-            Reopen
+          )}
+          {task.status !== "completed" && (
+            <label className="assign">
+              <span className="sr-only">Assign {task.id}</span>
+              <select
+                value=""
+                onChange={(e) => onAct(task, "reassign", { owner: e.target.value === "-" ? null : e.target.value })}
+              >
+                <option value="">Assign…</option>
+                {assignable.map((m) => (
+                  <option key={m.name} value={m.name}>
+                    {m.name}
+                  </option>
+                ))}
+                <option value="-">Unassign</option>
+              </select>
+            </label>
+          )}
+          <button type="button" className="secondary" onClick={() => setEditing({ taskId: task.id, subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
+            Edit
           </button>
-        )}
-        {task.status !== "completed" && (
-          <label className="assign">
-            <span className="sr-only">Assign {task.id}</span>
-            <select
-              value=""
-              onChange={(e) => onAct(task, "reassign", { owner: e.target.value === "-" ? null : e.target.value })}
-            >
-              <option value="">Assign…</option>
-              {assignable.map((m) => (
-                <option key={m.name} value={m.name}>
-                  {m.name}
-                </option>
-              ))}
-              <option value="-">Unassign</option>
-            </select>
-          </label>
-        )}
-        <button type="button" className="secondary" onClick={() => setEditing({ taskId: task.id, subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
-          Edit
-        </button>
-        <button type="button" className="secondary danger" onClick={() => onAct(task, "delete")} aria-label={`Delete ${task.id}`}>
-          Delete
-        </button>
-      </div>
+          <button type="button" className="secondary danger" onClick={() => onAct(task, "delete")} aria-label={`Delete ${task.id}`}>
+            Delete
+          </button>
+        </div>
+      )}
     </li>
   );
+}
+
+/** Who made a task's last change: a person in the room, or an agent (by member name). */
+function changedByText(by: ChangedBy): string {
+  return by.kind === "person" ? `changed by ${by.name}` : `changed by agent ${by.name}`;
 }

@@ -66,13 +66,18 @@ export function TeamHome() {
       </section>
 
       <section aria-labelledby="teams">
-        <h2 id="teams">Teams</h2>
-        {teams.data?.length === 0 && <p className="muted">No teams yet. Create one above, then send its Lead a prompt.</p>}
+        <h2 id="teams">Your teams</h2>
+        {teams.data?.length === 0 && (
+          <p className="muted">No teams yet. Create one above, then send its Lead a prompt, or open an invite link a team owner sent you.</p>
+        )}
         <ul className="session-list" aria-label="Teams">
           {teams.data?.map((t) => (
             <li key={t.id}>
               <Link href={`/teams/${t.id}`}>{t.title}</Link>
               <StatusBadge status={t.status} />
+              <span className={`badge badge-role-${t.myRole}`} aria-label={`your role: ${t.myRole}`}>
+                {t.myRole}
+              </span>
               <span className="muted">
                 {t.memberCount} member{t.memberCount === 1 ? "" : "s"} · {t.model.provider}:{t.model.model} · last activity{" "}
                 {new Date(t.lastActivityAt).toLocaleString()}

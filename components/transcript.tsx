@@ -91,9 +91,9 @@ function Item({ item, onFork }: { item: TranscriptItem; onFork?: (seq: number) =
         );
       }
       return (
-        <article className="msg user" aria-label="Prompt">
+        <article className="msg user" aria-label={`Prompt from ${source.name ?? "someone"}`}>
           <div className="who">
-            {source.name ?? "Someone"}
+            <strong>{source.name ?? "Someone"}</strong>
             <ForkButton seq={item.seq} onFork={onFork} />
           </div>
           <div className="text">{item.text}</div>

@@ -5,12 +5,15 @@ import { useState } from "react";
 import type { TeamState } from "./api-types";
 import { useTRPC } from "./trpc";
 
-/** The live team state (roster, board, mailbox); the SSE link resumes from the last id. */
-export function useTeamLive(teamId: string) {
+/**
+ * The live team state (roster, board, mailbox, people, presence); the SSE link resumes from the
+ * last id. `clientId` names this tab: its presence leaves the room when the feed closes.
+ */
+export function useTeamLive(teamId: string, clientId: string) {
   const trpc = useTRPC();
   const [state, setState] = useState<TeamState | null>(null);
   const sub = useSubscription(
-    trpc.team.live.subscriptionOptions({ teamId, lastEventId: null }, { onData: ({ data }) => setState(data) }),
+    trpc.team.live.subscriptionOptions({ teamId, lastEventId: null, clientId }, { onData: ({ data }) => setState(data) }),
   );
   return { state, connection: sub.status, error: sub.error };
 }

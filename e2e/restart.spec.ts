@@ -1,34 +1,28 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { expect, test } from "@playwright/test";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { anonymousContext, signUpOverApi } from "./accounts";
 import { agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
+import { startServer, stopServer } from "./server";
 
 // Kill the server with SIGKILL in the middle of a team run and start it again on the same
-// database: the page reconnects by itself, nothing is lost, and the scenario finishes.
+// database: the page reconnects by itself, still signed in (sessions live in the database),
+// nothing is lost, and the scenario finishes.
 
 const port = Number(process.env.E2E_RESTART_PORT ?? 3190);
+const base = `http://127.0.0.1:${port}/`;
 
-function startServer(url: string): Promise<ChildProcess> {
-  const child = spawn("node", ["--import", "tsx", "scripts/e2e-server.ts"], {
-    env: { ...process.env, PORT: String(port), E2E_DATABASE_URL: url, E2E_SKIP_BUILD: "1", AGENT_LEASE_TTL_MS: "1500" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`server exited early (${code})`)));
-    child.stdout!.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("e2e server ready")) resolve(child);
-    });
-  });
-}
-
-test("a SIGKILLed server comes back: the room reconnects and the team finishes", async ({ page }) => {
+test("a SIGKILLed server comes back: the room reconnects and the team finishes", async ({ browser }) => {
   test.setTimeout(180_000);
   // The e2e server migrates it.
   const database = await createTemporaryDatabase(testServerUrl(), temporaryDatabaseName("at_e2e_restart_"), { migrate: false });
   const { url } = database;
-  let server = await startServer(url);
+  let server = await startServer(url, port, { AGENT_LEASE_TTL_MS: "1500" });
+  const context = await anonymousContext(browser, base);
   try {
-    await createTeam(page, "Survives restarts", `http://127.0.0.1:${port}/`);
+    const page = await context.newPage();
+    // A fresh instance: its first account owns it.
+    await signUpOverApi(page.request, base, { name: "Rita Restart", email: "rita@example.test", password: "rita-password-1" });
+    await createTeam(page, "Survives restarts");
     await send(page, "Build a tiny todo app");
     await expect(page.getByRole("button", { name: /^researcher \(teammate\)/ })).toBeVisible({ timeout: 30_000 });
     const promptsBefore = await transcript(page).getByRole("article", { name: "Prompt" }).count();
@@ -36,18 +30,19 @@ test("a SIGKILLed server comes back: the room reconnects and the team finishes",
     server.kill("SIGKILL");
     await new Promise((r) => server.once("exit", r));
     await expect(page.getByRole("status").filter({ hasText: "Reconnecting" }).first()).toBeVisible({ timeout: 30_000 });
-    server = await startServer(url);
+    server = await startServer(url, port, { AGENT_LEASE_TTL_MS: "1500" });
 
     await expect(finalAnswer(page)).toBeVisible({ timeout: 120_000 });
     await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 30_000 });
     await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(promptsBefore);
     await expect(page.getByRole("region", { name: "Completed tasks" }).getByRole("listitem")).toHaveCount(2);
+    // The same session cookie still works after the restart: a reload shows the room, not sign-in.
+    await page.reload();
+    await expect(page.getByRole("heading", { name: "Survives restarts", level: 1 })).toBeVisible();
+    await expect(page.getByRole("navigation", { name: "Account" }).getByRole("link", { name: "Rita Restart" })).toBeVisible();
   } finally {
-    if (server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((r) => server.once("exit", r));
-      server.kill("SIGTERM");
-      await exited;
-    }
+    await context.close();
+    await stopServer(server);
     await database.drop().catch(() => undefined);
   }
 });

@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
-import { agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
+import { OWNER } from "./accounts";
+import { agent, agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
 
 // One agent end to end: real server, real Postgres, keyless model, real Chromium.
 
@@ -68,6 +69,9 @@ test("forking from a message starts a new team with the history up to that turn"
   await transcript(page).getByRole("article", { name: "Prompt" }).getByRole("button", { name: /^Fork a new team/ }).click();
   await expect(page).not.toHaveURL(source);
   await expect(page.getByRole("heading", { name: "Fork source (fork)", level: 1 })).toBeVisible();
+  // Whoever forks owns the fork, and it says who made it.
+  await expect(page.getByLabel("your role: owner")).toBeVisible();
+  await expect(agent(page).getByText(`forked by ${OWNER.name}`)).toBeVisible();
   // The fork holds the completed turn, and it is an independent team: only its Lead.
   await expect(transcript(page).getByRole("article", { name: "Prompt" })).toContainText("/tool list_agents");
   await expect(page.getByRole("region", { name: "Roster" }).getByRole("button")).toHaveCount(2); // lead + "Add a teammate"

@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { OWNER } from "./accounts";
 import { agent, agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
 
 // The team room end to end with the keyless model: the whole team scenario seen through the
@@ -110,6 +111,9 @@ test("queue controls on the Lead: edit and remove queued prompts, steer one into
   await edit.fill("edited prompt");
   await edit.press("Enter");
   await expect(queue).toContainText("edited prompt");
+  // Who queued each prompt, and who edited it.
+  await expect(queue.getByRole("listitem").filter({ hasText: "edited prompt" })).toContainText(`queued by ${OWNER.name} · edited by ${OWNER.name}`);
+  await expect(queue.getByRole("listitem").filter({ hasText: "to be removed" })).not.toContainText("edited by");
 
   await queue.getByRole("listitem").filter({ hasText: "to be removed" }).getByRole("button", { name: "Remove" }).click();
   await expect(queue).not.toContainText("to be removed");

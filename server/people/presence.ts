@@ -2,14 +2,13 @@ import { z } from "zod";
 import type { DbOrTx } from "../db/client";
 import type { SessionId, UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
+import { PRESENCE_TTL_MS } from "./presence-timing";
 
 // Who is in a team room (docs/SPEC.md §13 Presence). Each open tab has a row, refreshed by
 // its heartbeat and removed when its team feed closes; a tab that vanished without closing
 // (crash, lost network) drops out once its row is older than PRESENCE_TTL_MS.
 
-export const PRESENCE_TTL_MS = 30_000;
-/** How often a tab refreshes its row: well inside the TTL. */
-export const PRESENCE_HEARTBEAT_MS = 10_000;
+export { PRESENCE_HEARTBEAT_MS, PRESENCE_TTL_MS } from "./presence-timing";
 
 /** A browser tab's own random id. */
 export const PresenceClientId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "A client id is 8–64 letters, digits, - or _");

@@ -1,11 +1,14 @@
 import { Suspense } from "react";
+import { SignedIn } from "~/components/signed-in";
 import { TeamRoom } from "~/components/team-room";
 
 export default async function TeamPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   return (
     <Suspense>
-      <TeamRoom teamId={id} />
+      <SignedIn>
+        <TeamRoom teamId={id} />
+      </SignedIn>
     </Suspense>
   );
 }

@@ -1,0 +1,6 @@
+import { InvitePage } from "~/components/invite-page";
+
+export default async function Page({ params }: { params: Promise<{ token: string }> }) {
+  const { token } = await params;
+  return <InvitePage token={token} />;
+}

@@ -1,0 +1,278 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import type { AccountStatus } from "./api-types";
+import { authClient, authErrorText } from "./auth-client";
+import { CopyButton } from "./copy-button";
+import { useTRPC } from "./trpc";
+import { leaveToSignIn, useAccountStatus } from "./use-account";
+
+// /account: display name, password, signing out (here or everywhere), personal API tokens,
+// and, for the instance's owner, whether anyone may sign up.
+
+type Me = NonNullable<AccountStatus["me"]>;
+
+export function AccountPage() {
+  const status = useAccountStatus();
+  const me = status.data?.me;
+  if (!me || !status.data) return null;
+  return (
+    <main className="page narrow">
+      <h1>Your account</h1>
+      <p className="muted">
+        Signed in as {me.name} ({me.email}){me.instanceOwner ? " · owner of this instance" : ""}
+      </p>
+      <DisplayName me={me} />
+      <PasswordChange />
+      <SignOut />
+      <ApiTokens />
+      {me.instanceOwner && <InstanceSettings openSignUp={status.data.openSignUp} />}
+    </main>
+  );
+}
+
+function Outcome({ error, done }: { error: string | null; done: string | null }) {
+  if (error) {
+    return (
+      <p role="alert" className="error">
+        {error}
+      </p>
+    );
+  }
+  return done ? (
+    <p role="status" className="muted">
+      {done}
+    </p>
+  ) : null;
+}
+
+function DisplayName({ me }: { me: Me }) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(me.name);
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    setDone(null);
+    const { error: failed } = await authClient.updateUser({ name: name.trim() });
+    if (failed) return setError(authErrorText(failed));
+    await queryClient.invalidateQueries();
+    setDone("Name saved. New prompts carry it; earlier ones keep the name they were sent with.");
+  }
+  return (
+    <section aria-labelledby="name" className="card">
+      <h2 id="name">Display name</h2>
+      <form className="row" onSubmit={(e) => void submit(e)}>
+        <label className="grow">
+          <span className="label">Display name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={64} autoComplete="name" />
+        </label>
+        <button type="submit" disabled={!name.trim() || name.trim() === me.name}>
+          Save name
+        </button>
+      </form>
+      <Outcome error={error} done={done} />
+    </section>
+  );
+}
+
+function PasswordChange() {
+  const [form, setForm] = useState({ current: "", next: "", signOutOthers: true });
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    setDone(null);
+    const { error: failed } = await authClient.changePassword({
+      currentPassword: form.current,
+      newPassword: form.next,
+      revokeOtherSessions: form.signOutOthers,
+    });
+    if (failed) return setError(failed.code === "INVALID_PASSWORD" ? "The current password is wrong" : authErrorText(failed));
+    setForm({ current: "", next: "", signOutOthers: form.signOutOthers });
+    setDone(form.signOutOthers ? "Password changed; your other devices are signed out." : "Password changed.");
+  }
+  return (
+    <section aria-labelledby="password" className="card">
+      <h2 id="password">Password</h2>
+      <form className="stack" onSubmit={(e) => void submit(e)}>
+        <label>
+          <span className="label">Current password</span>
+          <input
+            type="password"
+            value={form.current}
+            onChange={(e) => setForm({ ...form, current: e.target.value })}
+            autoComplete="current-password"
+            required
+          />
+        </label>
+        <label>
+          <span className="label">New password</span>
+          <input
+            type="password"
+            value={form.next}
+            onChange={(e) => setForm({ ...form, next: e.target.value })}
+            autoComplete="new-password"
+            required
+            minLength={8}
+            maxLength={128}
+          />
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={form.signOutOthers} onChange={(e) => setForm({ ...form, signOutOthers: e.target.checked })} />
+          Sign out other devices
+        </label>
+        <button type="submit">Change password</button>
+      </form>
+      <Outcome error={error} done={done} />
+    </section>
+  );
+}
+
+function SignOut() {
+  const [error, setError] = useState<string | null>(null);
+  async function signOut(everywhere: boolean) {
+    setError(null);
+    // Everywhere: every session of the account ends (other browsers, other devices), then this one.
+    if (everywhere) {
+      const { error: failed } = await authClient.revokeSessions();
+      if (failed) return setError(authErrorText(failed));
+    }
+    await authClient.signOut();
+    leaveToSignIn();
+  }
+  return (
+    <section aria-labelledby="sessions" className="card">
+      <h2 id="sessions">Signing out</h2>
+      <div className="row">
+        <button type="button" className="secondary" onClick={() => void signOut(false)}>
+          Sign out
+        </button>
+        <button type="button" className="secondary danger" onClick={() => void signOut(true)}>
+          Sign out everywhere
+        </button>
+      </div>
+      <p className="muted">Everywhere ends every session of this account, on every device. API tokens stay valid until revoked.</p>
+      <Outcome error={error} done={null} />
+    </section>
+  );
+}
+
+function ApiTokens() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const tokens = useQuery(trpc.account.tokens.queryOptions());
+  const [name, setName] = useState("");
+  const refetch = () => queryClient.invalidateQueries({ queryKey: trpc.account.tokens.queryKey() });
+  const create = useMutation(trpc.account.createToken.mutationOptions({ onSuccess: () => void refetch() }));
+  const revoke = useMutation(trpc.account.revokeToken.mutationOptions({ onSuccess: () => void refetch() }));
+  const created = create.data;
+  return (
+    <section aria-labelledby="tokens" className="card">
+      <h2 id="tokens">API tokens</h2>
+      <p className="muted">
+        For scripts: a token acts with your rights, sent as <code>Authorization: Bearer &lt;token&gt;</code>.
+      </p>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (name.trim()) create.mutate({ name: name.trim() }, { onSuccess: () => setName("") });
+        }}
+      >
+        <label className="grow">
+          <span className="label">Token name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={64} placeholder="What the script is" />
+        </label>
+        <button type="submit" disabled={!name.trim() || create.isPending}>
+          Create token
+        </button>
+      </form>
+      {created && (
+        <div className="secret" role="group" aria-label="New API token">
+          <p>
+            <strong>Copy it now:</strong> this token is shown only once.
+          </p>
+          <div className="row">
+            <label className="grow">
+              <span className="label">Token {created.name}</span>
+              <input readOnly value={created.token} onFocus={(e) => e.target.select()} />
+            </label>
+            <CopyButton text={created.token} label="Copy token" />
+          </div>
+        </div>
+      )}
+      {create.error && (
+        <p role="alert" className="error">
+          {create.error.message}
+        </p>
+      )}
+      {tokens.data?.length === 0 && <p className="muted">No tokens.</p>}
+      <ul className="plain-list" aria-label="Your API tokens">
+        {tokens.data?.map((t) => (
+          <li key={t.id}>
+            <span className="grow">
+              <strong>{t.name}</strong> <code>{t.prefix}…</code>
+              <span className="muted">
+                {" "}
+                · created {new Date(t.createdAt).toLocaleString()} · {t.lastUsedAt ? `last used ${new Date(t.lastUsedAt).toLocaleString()}` : "never used"}
+              </span>
+            </span>
+            <button type="button" className="secondary danger" onClick={() => revoke.mutate({ id: t.id })} aria-label={`Revoke ${t.name}`}>
+              Revoke
+            </button>
+          </li>
+        ))}
+      </ul>
+      {revoke.error && (
+        <p role="alert" className="error">
+          {revoke.error.message}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function InstanceSettings({ openSignUp }: { openSignUp: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  // What the person just chose, until the server's answer is read back.
+  const [choice, setChoice] = useState<boolean | null>(null);
+  const set = useMutation(
+    trpc.account.setOpenSignUp.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.account.status.queryKey() }),
+      onSettled: () => setChoice(null),
+    }),
+  );
+  const checked = choice ?? openSignUp;
+  return (
+    <section aria-labelledby="instance" className="card">
+      <h2 id="instance">This instance</h2>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={checked}
+          disabled={set.isPending}
+          onChange={(e) => {
+            setChoice(e.target.checked);
+            set.mutate({ open: e.target.checked });
+          }}
+        />
+        Anyone can sign up
+      </label>
+      <p className="muted">
+        {openSignUp
+          ? "Anyone who reaches this server can make an account (they see only the teams they are invited to)."
+          : "Sign-up is by invitation: a new person needs a team's invite link."}
+      </p>
+      {set.error && (
+        <p role="alert" className="error">
+          {set.error.message}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,70 @@
+import type { MemberView, PersonAction, TeamPerson } from "./api-types";
+
+// "Recent activity": the team's recorded human actions (server/people/actions.ts) as short
+// sentences. Pure, so the room and its tests read them the same way.
+
+const TASK_VERBS: Record<string, string> = {
+  create: "created",
+  claim: "claimed",
+  release: "released",
+  edit: "edited",
+  set_dependencies: "changed the dependencies of",
+  complete: "completed",
+  reopen: "reopened",
+  reassign: "reassigned",
+  delete: "deleted",
+};
+
+const text = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
+
+/** Names for user ids: the team's people now, and anyone who acted before (they may have left). */
+export function personNames(people: readonly TeamPerson[], actions: readonly PersonAction[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const a of actions) if (!names.has(a.userId)) names.set(a.userId, a.userName);
+  for (const p of people) names.set(p.userId, p.name);
+  return names;
+}
+
+/** One action as a sentence, e.g. "Bob removed a queued prompt for lead". */
+export function describeAction(a: PersonAction, members: readonly MemberView[], names: ReadonlyMap<string, string>): string {
+  const who = a.userName;
+  const agent = a.sessionId ? (members.find((m) => m.sessionId === a.sessionId)?.name ?? "an agent") : null;
+  const person = (id: unknown) => (text(id) ? (names.get(String(id)) ?? "someone") : "someone");
+  const d = a.detail;
+  switch (a.action) {
+    case "prompt":
+      return `${who} prompted ${agent ?? "an agent"}`;
+    case "queue_edited":
+      return `${who} edited a queued prompt${agent ? ` for ${agent}` : ""}`;
+    case "queue_removed":
+      return `${who} removed a queued prompt${agent ? ` for ${agent}` : ""}`;
+    case "steer_now":
+      return `${who} steered a queued prompt into ${agent ?? "an agent"}'s turn`;
+    case "stop":
+      return `${who} pressed Stop${agent ? ` on ${agent}` : ""}`;
+    case "task_changed": {
+      const task = text(d.taskId) ?? "a task";
+      const verb = TASK_VERBS[String(d.action)] ?? "changed";
+      return `${who} ${verb} ${task}`;
+    }
+    case "teammate_added":
+      return `${who} added teammate ${text(d.name) ?? ""}`.trimEnd();
+    case "fork":
+      // Recorded in the source team (with the fork's id) and in the fork itself.
+      return text(d.forkId) ? `${who} forked ${agent ?? "an agent"} into a new team` : `${who} forked this team from another`;
+    case "team_created":
+      return `${who} created the team`;
+    case "role_changed":
+      return `${who} made ${person(d.userId)} ${d.to === "owner" ? "an owner" : `a ${String(d.to)}`}`;
+    case "person_removed":
+      return `${who} removed ${person(d.userId)} from the team`;
+    case "left":
+      return `${who} left the team`;
+    case "joined":
+      return `${who} joined as a ${text(d.role) ?? "member"}`;
+    case "invite_created":
+      return `${who} created an invite link${text(d.role) ? ` for a ${String(d.role)}` : ""}`;
+    case "invite_revoked":
+      return `${who} revoked an invite link`;
+  }
+}

@@ -1,0 +1,134 @@
+"use client";
+
+import { useState, type FormEvent } from "react";
+import { authClient, authErrorText } from "./auth-client";
+
+// The account forms of the sign-in, sign-up and invite pages. Each calls Better Auth (which
+// sets the session cookie) and hands over to the page on success.
+
+const MIN_PASSWORD = 8;
+const MAX_PASSWORD = 128;
+const MAX_NAME = 64;
+
+/** Create an account: the instance's owner on a fresh instance, or a person with an invite or open sign-up. */
+export function SignUpForm({
+  submitLabel,
+  inviteToken,
+  onSignedUp,
+}: {
+  submitLabel: string;
+  inviteToken?: string;
+  onSignedUp: () => Promise<void>;
+}) {
+  const [form, setForm] = useState({ name: "", email: "", password: "" });
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const { error: failed } = await authClient.signUp.email(
+        { name: form.name.trim(), email: form.email.trim(), password: form.password },
+        // The server's sign-up rule reads the invite from the body (server/people/auth.ts).
+        inviteToken ? { body: { inviteToken } } : undefined,
+      );
+      if (failed) setError(authErrorText(failed));
+      else await onSignedUp();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label={submitLabel}>
+      <label>
+        <span className="label">Name</span>
+        <input
+          value={form.name}
+          onChange={(e) => setForm({ ...form, name: e.target.value })}
+          autoComplete="name"
+          required
+          maxLength={MAX_NAME}
+          placeholder="How teammates see you"
+        />
+      </label>
+      <label>
+        <span className="label">Email</span>
+        <input type="email" value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} autoComplete="email" required />
+      </label>
+      <label>
+        <span className="label">Password</span>
+        <input
+          type="password"
+          value={form.password}
+          onChange={(e) => setForm({ ...form, password: e.target.value })}
+          autoComplete="new-password"
+          required
+          minLength={MIN_PASSWORD}
+          maxLength={MAX_PASSWORD}
+          placeholder={`At least ${MIN_PASSWORD} characters`}
+        />
+      </label>
+      <button type="submit" disabled={busy}>
+        {submitLabel}
+      </button>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+export function SignInForm({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
+  const [form, setForm] = useState({ email: "", password: "" });
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const { error: failed } = await authClient.signIn.email({ email: form.email.trim(), password: form.password });
+      if (failed) setError(authErrorText(failed));
+      else await onSignedIn();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label="Sign in">
+      <label>
+        <span className="label">Email</span>
+        <input type="email" value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} autoComplete="email" required />
+      </label>
+      <label>
+        <span className="label">Password</span>
+        <input
+          type="password"
+          value={form.password}
+          onChange={(e) => setForm({ ...form, password: e.target.value })}
+          autoComplete="current-password"
+          required
+        />
+      </label>
+      <button type="submit" disabled={busy}>
+        Sign in
+      </button>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
