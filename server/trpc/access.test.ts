@@ -314,6 +314,41 @@ describe("the authorisation matrix", () => {
     expect(await personFromHeaders(auth, db, new Headers({ authorization: `Basic ${token}` }))).toBeNull();
   });
 
+  it("removal ends access at once: the member's open feeds end with NOT_FOUND", async () => {
+    const t = await newTeam();
+    const abort = new AbortController();
+    const member = createCaller(ctxOf(people.member), { signal: abort.signal });
+    const clientId = "tab-member-removed";
+    await member.people.presence({ teamId: t.lead, clientId, watching: t.lead, typingTo: t.lead });
+    const session = (await member.session.live({ sessionId: t.lead, lastEventId: null }))[Symbol.asyncIterator]();
+    const room = (await member.team.live({ teamId: t.lead, lastEventId: null, clientId }))[Symbol.asyncIterator]();
+    expect((await session.next()).done).toBe(false);
+    expect((await room.next()).done).toBe(false);
+
+    await createCaller(ctxOf(people.owner)).people.remove({ teamId: t.lead, userId: people.member.id });
+    /** Reads on until the feed fails; a feed that just ends would be a silent refusal. */
+    const endOf = async (feed: AsyncIterator<unknown>) => {
+      for (;;) {
+        try {
+          if ((await feed.next()).done) return "ended without an error";
+        } catch (e) {
+          return e;
+        }
+      }
+    };
+    const [sessionEnd, roomEnd] = await Promise.all([endOf(session), endOf(room)]);
+    abort.abort();
+    expect(sessionEnd).toBeInstanceOf(TRPCError);
+    expect(sessionEnd).toMatchObject({ code: "NOT_FOUND", cause: { code: "SESSION_NOT_FOUND" } });
+    expect(roomEnd).toMatchObject({ code: "NOT_FOUND", cause: { code: "TEAM_NOT_FOUND" } });
+    expect(await db.presence.count({ where: { teamId: t.lead } })).toBe(0);
+    expect(await db.personAction.findFirst({ where: { teamId: t.lead, action: "person_removed" } })).toMatchObject({
+      userId: people.owner.id,
+      userName: people.owner.name,
+      detail: { userId: people.member.id },
+    });
+  });
+
   it("a teammate's session id where a team id belongs: TEAM_NOT_FOUND for everyone; as a session id it resolves to its team", async () => {
     const mateFor = (t: Team): Team => ({ ...t, lead: t.mate, queued: t.mateQueued });
     for (const who of ["stranger", "viewer", "member", "owner"] as const) {
