@@ -5,19 +5,18 @@ import { parseEnv } from "../env";
 import { AppError, type AppErrorCode } from "../errors";
 import { asSessionId, type SessionId } from "../ids";
 import { ActivityHub } from "../live/activity";
-import { ScriptedModel } from "../models/scripted";
 import { createApiToken } from "../people/api-tokens";
 import { createAuth } from "../people/auth";
 import { personFromHeaders, type Person } from "../people/person";
 import { createInvite } from "../people/team-people";
-import { Runtime } from "../runtime/runtime";
+import type { Runtime } from "../runtime/runtime";
 import { promptSession } from "../runtime/sessions";
 import { leadOf } from "../team/membership";
 import { createTask } from "../team/task-board";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
-import { newTestSession, TEST_CONFIG } from "../testing/runtime-harness";
+import { inertRuntime, newTestSession } from "../testing/runtime-harness";
 import type { TrpcContext } from "./init";
 import { appRouter, createCaller } from "./root";
 
@@ -147,8 +146,7 @@ const it = databaseTest().extend("hub", { scope: "file" }, async ({ tdb }, { onC
 it.beforeAll(async ({ db: fileDb, hub: fileHub }) => {
   db = fileDb;
   hub = fileHub;
-  runtime = new Runtime({ db, hub, config: TEST_CONFIG, resolveModel: () => new ScriptedModel({ delayMs: 0 }), log: () => undefined });
-  await runtime.stop(); // never started: wake-ups are no-ops, queued prompts stay queued
+  runtime = await inertRuntime(db, hub);
   for (const who of ["stranger", "viewer", "member", "owner"] as const) people[who] = await createTestPerson(db, `Matrix ${who}`);
   // The team's owner made the instance too: the instance's settings are theirs.
   await db.user.update({ where: { id: people.owner.id }, data: { instanceOwner: true } });
