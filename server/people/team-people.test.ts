@@ -273,11 +273,23 @@ describe("roles", () => {
     for (let round = 0; round < 5; round++) {
       const [qi, ray] = [await person("Qi"), await person("Ray")];
       const team = await teamOf(qi, [[ray, "owner"]]);
+      // Both past any access check (both are owners): the lock alone decides.
+      const outcomes = await Promise.all([codeOf(setRole(db, qi, team, ray.id, "member")), codeOf(setRole(db2, ray, team, qi.id, "member"))]);
+      expect(outcomes.sort()).toEqual(["LAST_OWNER", "OK"]);
+      expect(await db.teamPerson.count({ where: { teamId: team, role: "owner" } })).toBe(1);
+      expect(await db.personAction.count({ where: { teamId: team, action: "role_changed" } })).toBe(1);
+    }
+    // Through the router: the later of the two may also meet the access check after the
+    // earlier one committed (FORBIDDEN: no longer an owner); either way one owner remains.
+    for (let round = 0; round < 5; round++) {
+      const [qi, ray] = [await person("Qi"), await person("Ray")];
+      const team = await teamOf(qi, [[ray, "owner"]]);
       const outcomes = await Promise.all([
         codeOf(as(qi, db).people.setRole({ teamId: team, userId: ray.id, role: "member" })),
         codeOf(as(ray, db2).people.setRole({ teamId: team, userId: qi.id, role: "member" })),
       ]);
-      expect(outcomes.sort()).toEqual(["LAST_OWNER", "OK"]);
+      expect(outcomes.filter((o) => o === "OK")).toHaveLength(1);
+      expect(outcomes.filter((o) => o !== "OK")[0]).toMatch(/^(LAST_OWNER|FORBIDDEN)$/);
       expect(await db.teamPerson.count({ where: { teamId: team, role: "owner" } })).toBe(1);
       expect(await db.personAction.count({ where: { teamId: team, action: "role_changed" } })).toBe(1);
     }
@@ -342,6 +354,22 @@ describe("presence", () => {
     expect(await codeOf(as(ana).people.presence({ teamId: vicsTeam, clientId: "tab-ana-only", watching: null, typingTo: null }))).toBe("TEAM_NOT_FOUND");
     expect(await db.presence.findUniqueOrThrow({ where: { clientId: "tab-ana-only" } })).toEqual(row);
     expect(await listPresence(db, vicsTeam)).toEqual([]);
+  });
+
+  it("cannot be ended by another person's feed naming the same client id", async () => {
+    const ana = await person("Ana");
+    const xan = await person("Xan");
+    const team = await teamOf(ana, [[xan, "member"]]);
+    await as(ana).people.presence({ teamId: team, clientId: "tab-ana-evict", watching: team, typingTo: null });
+    // Client ids are on every teammate's screen (the presence list): Xan opens and closes a
+    // team feed with Ana's, as a tab of his own would.
+    const abort = new AbortController();
+    const xans = createCaller(ctxOf(xan), { signal: abort.signal });
+    const feed = (await xans.team.live({ teamId: team, lastEventId: null, clientId: "tab-ana-evict" }))[Symbol.asyncIterator]();
+    expect((await feed.next()).done).toBe(false);
+    await feed.return?.();
+    abort.abort();
+    expect((await listPresence(db, team)).map((p) => [p.clientId, p.userId])).toEqual([["tab-ana-evict", ana.id]]);
   });
 
   it("leaves when the tab's team feed closes, and with a removed person", async () => {
