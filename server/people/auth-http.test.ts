@@ -137,7 +137,7 @@ describe("sign-up", () => {
     const owner = httpClient(server.url, { cookie: ownerCookie });
     await owner.account.setOpenSignUp.mutate({ open: true });
     try {
-      for (const name of ["", "   ", "x".repeat(LIMITS.displayNameChars + 1), "Two\nlines", "Tab\there", "Bell\u0007"]) {
+      for (const name of ["", "   ", "x".repeat(LIMITS.displayNameChars + 1), "Two\nlines", "Cr\rlf", "Tab\there", "Bell\u0007", "Line\u2028separator", "Para\u2029separator", "Next\u0085line"]) {
         const address = email("badname");
         const refused = await signUp({ name, email: address });
         expect(refused.status, JSON.stringify(name)).toBe(400);
