@@ -84,6 +84,39 @@ describe("a fresh instance", () => {
   });
 });
 
+describe("a fresh instance, raced", () => {
+  it("two first sign-ups at once: exactly one owner, the other refused without an account", async () => {
+    const tdb = await createTestDatabase();
+    const [one, two] = [await serve(tdb.url), await serve(tdb.url)];
+    try {
+      const [a, b] = await Promise.all(
+        [one, two].map((s, i) =>
+          fetch(`${s.url}/api/auth/sign-up/email`, {
+            method: "POST",
+            headers: { "content-type": "application/json", origin: s.url },
+            body: JSON.stringify({ name: `First ${i}`, email: `first.${i}@example.test`, password: PASSWORD }),
+          }),
+        ),
+      );
+      // The later one either saw the owner (403 SIGN_UP_CLOSED) or met the unique index on
+      // users.instance_owner (the library's 422): never a second owner.
+      const statuses = [a!.status, b!.status].sort();
+      const { withClient } = await import("../db/admin");
+      const owners = await withClient(tdb.url, (c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE instance_owner"));
+      const users = await withClient(tdb.url, (c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM users"));
+      expect(owners.rows[0]!.n).toBe(1);
+      expect(users.rows[0]!.n).toBe(1);
+      expect(statuses[0]).toBe(200);
+      expect(statuses[1]).toBeGreaterThanOrEqual(400);
+      expect(statuses[1]).toBeLessThan(500);
+    } finally {
+      await one.close();
+      await two.close();
+      await tdb.drop();
+    }
+  });
+});
+
 describe("sign-up", () => {
   it("is closed to someone without an invite: 403 SIGN_UP_CLOSED and no account", async () => {
     const address = email("uninvited");
