@@ -329,6 +329,21 @@ describe("presence", () => {
     expect(await db.presence.count({ where: { teamId: team } })).toBe(3);
   });
 
+  it("names only the team's own sessions as watched or typed to", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    const elsewhere = await teamOf(await person("Else"));
+    const before = await tableDigests(db);
+    for (const [watching, typingTo] of [
+      [elsewhere, null],
+      [team, elsewhere],
+      [asSessionId("ses_no_such_session"), null],
+    ] as const) {
+      expect(await codeOf(as(ana).people.presence({ teamId: team, clientId: "tab-ana-elsewhere", watching, typingTo }))).toBe("SESSION_NOT_FOUND");
+    }
+    expect(await tableDigests(db)).toEqual(before);
+  });
+
   it("drops a tab whose heartbeat stopped once its row is older than the TTL", async () => {
     const ana = await person("Ana");
     const team = await teamOf(ana);
