@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import superjson from "superjson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../server/testing/net";
+import { signUpOverHttp } from "../server/testing/people";
 import { waitFor } from "../server/testing/runtime-harness";
 
 // `npm start` with the embedded PostgreSQL, stopped the way a terminal's Ctrl-C stops it: a
@@ -58,12 +59,19 @@ async function startApp(): Promise<App> {
   return app;
 }
 
+/** The owner's session cookie: a database session, so it still works after a restart. */
+let cookie = "";
+
 async function rpc<T>(app: App, path: string, input: unknown, method: "GET" | "POST" = "POST"): Promise<T> {
   const encoded = superjson.stringify(input);
   const res =
     method === "POST"
-      ? await fetch(`${app.url}/api/trpc/${path}`, { method, headers: { "content-type": "application/json" }, body: encoded })
-      : await fetch(`${app.url}/api/trpc/${path}?input=${encodeURIComponent(encoded)}`);
+      ? await fetch(`${app.url}/api/trpc/${path}`, {
+          method,
+          headers: { "content-type": "application/json", cookie, origin: app.url },
+          body: encoded,
+        })
+      : await fetch(`${app.url}/api/trpc/${path}?input=${encodeURIComponent(encoded)}`, { headers: { cookie } });
   const body = (await res.json()) as { result?: { data: unknown }; error?: unknown };
   if (!body.result) throw new Error(`${path}: ${JSON.stringify(body.error)}`);
   return superjson.deserialize(body.result.data as Parameters<typeof superjson.deserialize>[0]) as T;
@@ -89,6 +97,9 @@ afterAll(async () => {
 describe("npm start with the embedded PostgreSQL", () => {
   it("stops cleanly on a signal to the whole process group, and the next start resumes at once", { timeout: 300_000 }, async () => {
     const first = await startApp();
+    // A fresh instance has no account: the first sign-up is its owner's.
+    expect(await rpc<{ hasOwner: boolean; me: unknown }>(first, "account.status", undefined, "GET")).toMatchObject({ hasOwner: false, me: null });
+    cookie = (await signUpOverHttp(first.url, { name: "Owner" })).cookie;
     const session = await rpc<{ id: string }>(first, "session.create", { title: "Ctrl-C" });
     await rpc(first, "session.prompt", { sessionId: session.id, text: "A long answer, please" });
     await waitFor(async () => (await transcript(first, session.id)).some((e) => e.payload.kind === "assistant_delta"), 60_000, "streaming");

@@ -47,8 +47,9 @@ export async function updatePresence(db: DbOrTx, teamId: SessionId, userId: User
   if (row?.changed) await notifyActivity(db, teamId, "people");
 }
 
-export async function leavePresence(db: DbOrTx, teamId: SessionId, clientId: string): Promise<void> {
-  const { count } = await db.presence.deleteMany({ where: { clientId, teamId } });
+/** A closing tab's row goes; only its own person's (client ids are on every teammate's screen). */
+export async function leavePresence(db: DbOrTx, teamId: SessionId, userId: UserId, clientId: string): Promise<void> {
+  const { count } = await db.presence.deleteMany({ where: { clientId, teamId, userId } });
   if (count > 0) await notifyActivity(db, teamId, "people");
 }
 

@@ -37,6 +37,9 @@ export async function roleIn(db: DbOrTx, teamId: SessionId, userId: UserId): Pro
  * The access check: the team the session belongs to (a teammate's session id resolves to its
  * team), and the person's role in it. Outside the team the session does not exist for them
  * (`notFound`: the team's existence is not revealed); a role too weak for `need` is FORBIDDEN.
+ * With `teamOnly`, the id must be the team's own (its Lead's): any other is `notFound` for
+ * everyone, before the role is looked at, so a viewer naming a teammate's session as a team
+ * hears the same as an owner does.
  */
 export async function authorize(
   db: DbOrTx,
@@ -44,13 +47,15 @@ export async function authorize(
   sessionId: SessionId,
   need: Need,
   notFound: () => AppError,
+  opts: { teamOnly?: boolean } = {},
 ): Promise<TeamAccess> {
+  const teamOnly = opts.teamOnly === true;
   const rows = z
     .array(z.object({ team_id: z.string(), role: TeamRoleSchema }))
     .parse(
       await db.$queryRaw`SELECT s.team_id, p.role FROM sessions s
         JOIN team_people p ON p.team_id = s.team_id AND p.user_id = ${person.id}
-        WHERE s.id = ${sessionId}`,
+        WHERE s.id = ${sessionId} AND (NOT ${teamOnly} OR s.id = s.team_id)`,
     );
   const row = rows[0];
   if (!row) throw notFound();

@@ -1,34 +1,103 @@
-import { describe, expect, it } from "vitest";
-import type { MessageSource, SessionEvent } from "./events";
-import { toModelMessages } from "./history";
-import { parseHumanPrompt } from "./human-prompt";
+import { describe, expect } from "vitest";
+import { parseEnv } from "../env";
+import { asSessionId } from "../ids";
+import { ScriptedModel } from "../models/scripted";
+import type { LanguageModel, ModelRequest } from "../models/types";
+import { parseTeamMessage } from "../team/mailbox";
+import { teamPlaybook } from "../team/playbook";
+import { runtimeTest } from "../testing/fixtures";
+import { createTestPerson } from "../testing/people";
+import { eventsOf, newTestSession, waitFor, waitForTurns } from "../testing/runtime-harness";
+import { createCaller } from "../trpc/root";
+import { isRuntimeContext } from "./context-registry";
+import { formatHumanPrompt, parseHumanPrompt } from "./human-prompt";
+import { promptSession } from "./sessions";
 
-// What the model reads of a person's prompt (docs/SPEC.md §13 Attribution): the history
-// builder puts "From <display name>:" on the first line; the log keeps the text as typed.
+// Who wrote a prompt, as the model sees it (docs/SPEC.md §13 Attribution): a person's prompt
+// reaches the model with `From <display name>:` as its first line, while the log keeps the text
+// as typed and the person in the message's source. Team mail and runtime context read as before.
 
-const message = (seq: number, text: string, source: MessageSource): SessionEvent => ({
-  seq,
-  createdAt: new Date(0),
-  payload: { kind: "user_message", messageId: `msg_${seq}`, text, source },
-});
+const requests: ModelRequest[] = [];
+const scripted = new ScriptedModel({ delayMs: 0, playbook: teamPlaybook });
+/** The keyless team model, recording every request it is sent. */
+const capturing: LanguageModel = {
+  id: scripted.id,
+  stream(request, signal) {
+    requests.push(structuredClone(request));
+    return scripted.stream(request, signal);
+  },
+};
 
-describe("a human prompt in the model's history", () => {
-  it("starts with who wrote it, one line, then the text as typed", () => {
-    const [first, second] = toModelMessages([
-      message(1, "Plan the picnic\nfor six", { kind: "human", userId: "u_bob", name: "Bob Member" }),
-      message(2, "Bring cake", { kind: "human", userId: "u_ana", name: "Ana" }),
-    ]);
-    expect(first).toEqual({ role: "user", text: "From Bob Member:\nPlan the picnic\nfor six" });
-    expect(second).toEqual({ role: "user", text: "From Ana:\nBring cake" });
-    expect(parseHumanPrompt(first?.role === "user" ? first.text : "")).toEqual({ from: "Bob Member", body: "Plan the picnic\nfor six" });
+const it = runtimeTest({ team: true, resolveModel: () => capturing });
+
+const userTexts = (r: ModelRequest) => r.messages.flatMap((m) => (m.role === "user" ? [m.text] : []));
+
+describe("the From header", () => {
+  it("heads a person's prompt for the model; the log keeps the text as typed and the person", async ({ rt }) => {
+    const ana = await createTestPerson(rt.db, "Ana");
+    const caller = createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime, person: ana });
+    const team = asSessionId((await caller.session.create({ title: "Picnic" })).id);
+    const typed = "Plan a picnic\nfor six people";
+    const item = await caller.session.prompt({ sessionId: team, text: `  ${typed}  ` });
+    expect(item.source).toEqual({ kind: "human", userId: ana.id, name: "Ana" });
+    const events = await waitForTurns(rt.db, team, 1, 20_000);
+
+    const logged = events.flatMap((e) => (e.payload.kind === "user_message" ? [e.payload] : []));
+    const prompt = logged.find((m) => m.source.kind === "human");
+    expect(prompt).toMatchObject({ text: typed, source: { kind: "human", userId: ana.id, name: "Ana" } });
+    expect(prompt!.text).not.toMatch(/^From /);
+
+    const first = requests.find((r) => userTexts(r).some((t) => t.includes(typed)));
+    expect(first).toBeDefined();
+    const texts = userTexts(first!);
+    expect(texts).toContain(`From Ana:\n${typed}`);
+    expect(texts.filter((t) => t.startsWith("From Ana:\n"))).toHaveLength(1);
+    // The runtime context beside it is untouched.
+    const context = texts.filter((t) => isRuntimeContext(t));
+    expect(context.length).toBeGreaterThan(0);
+    for (const t of context) expect(t).not.toMatch(/^From /);
   });
 
-  it("adds no header to team mail, system notices, or a human prompt with no name (older rows)", () => {
-    const messages = toModelMessages([
-      message(1, "hello", { kind: "team", teamId: "ses_t", messageId: "tm_1", senderSessionId: "ses_r", senderName: "researcher" }),
-      message(2, "resume notice", { kind: "system" }),
-      message(3, "typed before accounts", { kind: "human" }),
-    ]);
-    expect(messages.map((m) => (m.role === "user" ? m.text : null))).toEqual(["hello", "resume notice", "typed before accounts"]);
+  it("leaves team messages as the mailbox wrote them", async ({ rt }) => {
+    const bo = await createTestPerson(rt.db, "Bo");
+    const caller = createCaller({ db: rt.db, env: parseEnv({}), hub: rt.hub, runtime: rt.runtime, person: bo });
+    const team = asSessionId((await caller.session.create({ title: "Mail" })).id);
+    await caller.team.addTeammate({ teamId: team, name: "reporter", description: "Reports", prompt: "Report back" });
+    // The teammate reports to the Lead; the Lead's next request carries the message.
+    const mail = await waitFor(
+      () => requests.flatMap(userTexts).find((t) => parseTeamMessage(t)?.senderName === "reporter"),
+      20_000,
+      "the Lead to be sent the reporter's message",
+    );
+    expect(mail).not.toMatch(/^From /);
+    const delivered = (await eventsOf(rt.db, team)).find((e) => e.payload.kind === "user_message" && e.payload.source.kind === "team");
+    expect(delivered?.payload).toMatchObject({ text: mail });
+  });
+
+  it("is not added to a prompt that names no person", async ({ rt }) => {
+    const id = await newTestSession(rt.db, "nobody");
+    await promptSession(rt.db, id, { text: "An unsigned prompt" });
+    await waitForTurns(rt.db, id, 1, 20_000);
+    // Every step of the turn sends the history again: the prompt each time, as typed.
+    const sent = requests.flatMap(userTexts).filter((t) => parseHumanPrompt(t).body === "An unsigned prompt");
+    expect(sent.length).toBeGreaterThan(0);
+    expect([...new Set(sent)]).toEqual(["An unsigned prompt"]);
+  });
+});
+
+describe("formatHumanPrompt / parseHumanPrompt", () => {
+  it("round-trip the name and the text, which may have lines of its own (and look like a header)", () => {
+    for (const [name, text] of [
+      ["Ana", "hello"],
+      ["Ana María", "line one\nline two"],
+      ["Dr. Who: the 2nd", "x"],
+      ["Ana", "From Bob:\nI am not Bob"],
+      ["Ana", ""],
+    ] as const) {
+      const formatted = formatHumanPrompt(name, text);
+      expect(formatted.split("\n")[0]).toBe(`From ${name}:`);
+      expect(parseHumanPrompt(formatted)).toEqual({ from: name, body: text });
+    }
+    expect(parseHumanPrompt("no header here")).toEqual({ from: null, body: "no header here" });
   });
 });

@@ -28,23 +28,19 @@ export async function rowCounts(db: DbOrTx): Promise<Record<string, number>> {
 }
 
 /**
- * For every table, its row count and an md5 of its rows' text, in a stable order. `except`
- * leaves out tables a request may legitimately touch without acting (an API token's
- * `last_used_at`, say): they are counted, not digested.
+ * For every table, its row count and an md5 of its rows' text in a stable order, read in one
+ * statement (one snapshot). `except` leaves out tables a request may legitimately touch without
+ * acting (an API token's `last_used_at`, say): they are counted, not digested.
  */
 export async function tableDigests(db: DbOrTx, opts: { except?: readonly string[] } = {}): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const Row = z.array(z.object({ n: z.number(), digest: z.string().nullable() }));
-  for (const t of await tableNames(db)) {
-    const digested = !opts.except?.includes(t);
-    const [row] = Row.parse(
-      await db.$queryRawUnsafe(
-        digested
-          ? `SELECT count(*)::int AS n, md5(string_agg(r::text, ',' ORDER BY r::text)) AS digest FROM "${t}" r`
-          : `SELECT count(*)::int AS n, NULL::text AS digest FROM "${t}"`,
-      ),
-    );
-    out[t] = `${row!.n}:${row!.digest ?? "-"}`;
-  }
-  return out;
+  const tables = await tableNames(db);
+  const parts = tables.map((t) =>
+    opts.except?.includes(t)
+      ? `SELECT '${t}' AS t, count(*)::int AS n, NULL::text AS digest FROM "${t}"`
+      : `SELECT '${t}' AS t, count(*)::int AS n, md5(string_agg(r::text, ',' ORDER BY r::text)) AS digest FROM "${t}" r`,
+  );
+  const rows = z
+    .array(z.object({ t: z.string(), n: z.number(), digest: z.string().nullable() }))
+    .parse(await db.$queryRawUnsafe(parts.join(" UNION ALL ")));
+  return Object.fromEntries(rows.map((r) => [r.t, `${r.n}:${r.digest ?? "-"}`]));
 }

@@ -76,6 +76,16 @@ export async function startTestRuntime(url: string, opts: TestRuntimeOptions = {
   };
 }
 
+/**
+ * A runtime that never runs (stopped before it started): wake-ups are no-ops and queued prompts
+ * stay queued, so a test of procedures sees a database nothing else writes to.
+ */
+export async function inertRuntime(db: Db, hub: ActivityHub): Promise<Runtime> {
+  const runtime = new Runtime({ db, hub, config: TEST_CONFIG, resolveModel: () => new ScriptedModel({ delayMs: 0 }), log: () => undefined });
+  await runtime.stop();
+  return runtime;
+}
+
 /** A keyless Lead session; with `owner`, that person owns its team (as if they created it in the app). */
 export async function newTestSession(db: Db, title = "test", owner?: Person): Promise<SessionId> {
   const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }), by: owner });

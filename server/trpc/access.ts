@@ -19,8 +19,7 @@ export async function sessionAccess(ctx: PersonContext, sessionId: SessionId, ne
 
 /** A team id must name the team itself (its Lead's session): a teammate's id is no team id. */
 export async function teamAccess(ctx: PersonContext, teamId: SessionId, need: Need): Promise<Access> {
-  const access = await authorize(ctx.db, ctx.person, teamId, need, () => teamNotFound(teamId));
-  if (access.teamId !== teamId) throw teamNotFound(teamId);
+  const access = await authorize(ctx.db, ctx.person, teamId, need, () => teamNotFound(teamId), { teamOnly: true });
   return { ...access, person: ctx.person };
 }
 

@@ -102,6 +102,8 @@ describe("createTask", () => {
       ready: true,
       warnings: [],
       createdBy: "alice",
+      // A member's change names the member (a person's names the person).
+      changedBy: { kind: "member", name: "alice" },
       createdAt: expect.any(Date),
       updatedAt: expect.any(Date),
     });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AppError } from "../../errors";
 import { asSessionId, asUserId } from "../../ids";
 import { PresenceClientId, updatePresence } from "../../people/presence";
 import {
@@ -106,6 +107,12 @@ export const peopleRouter = router({
     .output(z.object({ ok: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       const { teamId, role } = await teamAccess(ctx, input.teamId, "view");
+      // The room shows these: only sessions of this team (any other id is as unknown as a
+      // missing one, so nothing about other teams is revealed).
+      const named = [...new Set([input.watching, input.typingTo].filter((id) => id !== null))];
+      if (named.length > 0 && (await ctx.db.session.count({ where: { id: { in: named }, teamId } })) !== named.length) {
+        throw new AppError("SESSION_NOT_FOUND", "The watched session is not one of this team's", { teamId });
+      }
       await updatePresence(ctx.db, teamId, ctx.person.id, {
         clientId: input.clientId,
         watching: input.watching ? asSessionId(input.watching) : null,

@@ -179,6 +179,6 @@ async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | nul
     }
   } finally {
     // The tab closed (or lost access): it leaves the room now rather than at its TTL.
-    if (clientId) await leavePresence(ctx.db, id, clientId).catch(() => undefined);
+    if (clientId) await leavePresence(ctx.db, id, ctx.person.id, clientId).catch(() => undefined);
   }
 }

@@ -1,0 +1,358 @@
+import { createHash } from "node:crypto";
+import http from "node:http";
+import { describe, expect } from "vitest";
+import type { Db } from "../db/client";
+import { parseEnv } from "../env";
+import { LIMITS } from "../limits";
+import { startAppServer, type AppServer } from "../main";
+import { createTestDatabase } from "../testing/db";
+import { databaseTest } from "../testing/fixtures";
+import { httpClient } from "../testing/http-client";
+import { sessionCookie, signUpOverHttp } from "../testing/people";
+
+// Accounts over real HTTP (Better Auth under /api/auth on the app server): the fresh
+// instance and its owner, who may sign up, display names, the sign-in rate limit shared by
+// every server process on the database, signing out (here and everywhere), password change,
+// cookie attributes under http and https, how passwords and API tokens are stored.
+
+const serve = (databaseUrl: string, vars: Record<string, string> = {}) =>
+  startAppServer({
+    env: parseEnv({ PORT: "0", HOST: "127.0.0.1", AUTH_SIGN_IN_PER_MINUTE: "1000", ...vars }),
+    databaseUrl,
+    pages: false,
+    log: () => undefined,
+  });
+
+const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+  const server = await serve(tdb.url);
+  onCleanup(() => server.close());
+  return server;
+});
+
+let server: AppServer;
+let db: Db;
+/** What the fresh instance said before anyone signed up, and the first sign-up's answer. */
+let fresh: { status: unknown; firstSignUp: Response; address: string };
+let ownerCookie = "";
+
+it.beforeAll(async ({ server: s, db: d }) => {
+  server = s;
+  db = d;
+  const status = await httpClient(server.url, null).account.status.query();
+  const address = email("owner");
+  const first = await signUp({ name: "Otto Owner", email: address });
+  fresh = { status, firstSignUp: first.res, address };
+  ownerCookie = sessionCookie(first.res);
+});
+
+const PASSWORD = "correct horse battery";
+let emails = 0;
+const email = (who: string) => `${who}.${++emails}@example.test`;
+
+/** A POST to /api/auth as the app's own page sends it (same Origin, the cookie if any). */
+async function authPost(path: string, body: unknown, cookie?: string, base = server.url): Promise<{ status: number; json: Record<string, unknown>; res: Response }> {
+  const res = await fetch(`${base}/api/auth${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: base, ...(cookie ? { cookie } : {}) },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, res };
+}
+
+const signUp = (body: Record<string, unknown>) => authPost("/sign-up/email", { password: PASSWORD, ...body });
+const signIn = (address: string, password = PASSWORD, base = server.url) => authPost("/sign-in/email", { email: address, password }, undefined, base);
+/** Someone new, signed up while the owner holds sign-up open for a moment. */
+async function newPerson(name: string, password = PASSWORD) {
+  const owner = httpClient(server.url, { cookie: ownerCookie });
+  await owner.account.setOpenSignUp.mutate({ open: true });
+  try {
+    return await signUpOverHttp(server.url, { name, email: email(name.toLowerCase()), password });
+  } finally {
+    await owner.account.setOpenSignUp.mutate({ open: false });
+  }
+}
+const me = async (cookie: string) => (await httpClient(server.url, { cookie }).account.status.query()).me;
+
+describe("a fresh instance", () => {
+  it("has no owner; the first sign-up becomes the instance's owner", async () => {
+    expect(fresh.status).toEqual({ hasOwner: false, openSignUp: false, me: null });
+    expect(fresh.firstSignUp.status).toBe(200);
+    expect(await me(ownerCookie)).toMatchObject({ name: "Otto Owner", email: fresh.address, instanceOwner: true });
+    expect(await httpClient(server.url, null).account.status.query()).toMatchObject({ hasOwner: true });
+    expect(await db.user.count({ where: { instanceOwner: true } })).toBe(1);
+  });
+});
+
+describe("a fresh instance, raced", () => {
+  it("two first sign-ups at once: exactly one owner, the other refused without an account", async () => {
+    const tdb = await createTestDatabase();
+    const [one, two] = [await serve(tdb.url), await serve(tdb.url)];
+    try {
+      const [a, b] = await Promise.all(
+        [one, two].map((s, i) =>
+          fetch(`${s.url}/api/auth/sign-up/email`, {
+            method: "POST",
+            headers: { "content-type": "application/json", origin: s.url },
+            body: JSON.stringify({ name: `First ${i}`, email: `first.${i}@example.test`, password: PASSWORD }),
+          }),
+        ),
+      );
+      // The later one either saw the owner (403 SIGN_UP_CLOSED) or met the unique index on
+      // users.instance_owner (the library's 422): never a second owner.
+      const statuses = [a!.status, b!.status].sort();
+      const { withClient } = await import("../db/admin");
+      const owners = await withClient(tdb.url, (c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE instance_owner"));
+      const users = await withClient(tdb.url, (c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM users"));
+      expect(owners.rows[0]!.n).toBe(1);
+      expect(users.rows[0]!.n).toBe(1);
+      expect(statuses[0]).toBe(200);
+      expect(statuses[1]).toBeGreaterThanOrEqual(400);
+      expect(statuses[1]).toBeLessThan(500);
+    } finally {
+      await one.close();
+      await two.close();
+      await tdb.drop();
+    }
+  });
+});
+
+describe("sign-up", () => {
+  it("is closed to someone without an invite: 403 SIGN_UP_CLOSED and no account", async () => {
+    const address = email("uninvited");
+    const refused = await signUp({ name: "Una Uninvited", email: address });
+    expect(refused.status).toBe(403);
+    expect(refused.json).toMatchObject({ code: "SIGN_UP_CLOSED" });
+    expect(refused.res.headers.getSetCookie()).toEqual([]);
+    // A made-up invite token is no invite.
+    expect((await signUp({ name: "Una Uninvited", email: address, inviteToken: "inv_made_up" })).status).toBe(403);
+    expect(await db.user.count({ where: { email: address } })).toBe(0);
+    expect(await db.authAccount.count({ where: { user: { email: address } } })).toBe(0);
+  });
+
+  it("is open to the holder of a valid invite link, and the link still joins them afterwards", async () => {
+    const owner = httpClient(server.url, { cookie: ownerCookie });
+    const team = await owner.session.create.mutate({ title: "Invited" });
+    const { token } = await owner.people.invite.mutate({ teamId: team.id, role: "member" });
+    const ivan = await signUpOverHttp(server.url, { name: "Ivan Invited", email: email("ivan"), inviteToken: token });
+    const ivanClient = httpClient(server.url, { cookie: ivan.cookie });
+    expect(await ivanClient.people.accept.mutate({ token })).toEqual({ teamId: team.id, role: "member" });
+    expect((await me(ivan.cookie))?.instanceOwner).toBe(false);
+    // A link that was used (or revoked) opens no more sign-ups.
+    const used = await signUp({ name: "Late", email: email("late"), inviteToken: token });
+    expect(used.status).toBe(403);
+  });
+
+  it("is open to anyone when the instance owner opens it; instanceOwner in the body makes nobody owner", async () => {
+    const owner = httpClient(server.url, { cookie: ownerCookie });
+    await owner.account.setOpenSignUp.mutate({ open: true });
+    try {
+      const address = email("mallory");
+      // The field is not input: the library refuses the whole sign-up rather than ignore it.
+      const sneaky = await signUp({ name: "Mallory", email: address, instanceOwner: true });
+      expect(sneaky.status, JSON.stringify(sneaky.json)).toBe(400);
+      expect(await db.user.count({ where: { email: address } })).toBe(0);
+      expect(await db.user.count({ where: { instanceOwner: true } })).toBe(1);
+      const honest = await signUp({ name: "Mallory", email: address });
+      expect(honest.status).toBe(200);
+      expect((await db.user.findUniqueOrThrow({ where: { email: address } })).instanceOwner).not.toBe(true);
+      expect((await me(sessionCookie(honest.res)))?.instanceOwner).toBe(false);
+      // And nobody but the instance's owner opens or closes sign-up.
+      const mallory = httpClient(server.url, { cookie: sessionCookie(honest.res) });
+      await expect(mallory.account.setOpenSignUp.mutate({ open: true })).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
+    } finally {
+      await owner.account.setOpenSignUp.mutate({ open: false });
+    }
+    expect((await signUp({ name: "After closing", email: email("after") })).status).toBe(403);
+  });
+
+  it("takes a display name of one line, 1–64 characters, trimmed", async () => {
+    const owner = httpClient(server.url, { cookie: ownerCookie });
+    await owner.account.setOpenSignUp.mutate({ open: true });
+    try {
+      for (const name of ["", "   ", "x".repeat(LIMITS.displayNameChars + 1), "Two\nlines", "Cr\rlf", "Tab\there", "Bell\u0007", "Line\u2028separator", "Para\u2029separator", "Next\u0085line"]) {
+        const address = email("badname");
+        const refused = await signUp({ name, email: address });
+        expect(refused.status, JSON.stringify(name)).toBe(400);
+        expect(refused.json, JSON.stringify(name)).toMatchObject({ code: "INVALID_DISPLAY_NAME" });
+        expect(await db.user.count({ where: { email: address } })).toBe(0);
+      }
+      const address = email("goodname");
+      const ok = await signUp({ name: `  ${"y".repeat(LIMITS.displayNameChars)}  `, email: address });
+      expect(ok.status).toBe(200);
+      expect((await db.user.findUniqueOrThrow({ where: { email: address } })).name).toBe("y".repeat(LIMITS.displayNameChars));
+      // A rename follows the same rule.
+      const cookie = sessionCookie(ok.res);
+      expect((await authPost("/update-user", { name: "Re\nnamed" }, cookie)).status).toBe(400);
+      expect((await authPost("/update-user", { name: "  Renamed  " }, cookie)).status).toBe(200);
+      expect((await me(cookie))?.name).toBe("Renamed");
+    } finally {
+      await owner.account.setOpenSignUp.mutate({ open: false });
+    }
+  });
+});
+
+describe("passwords and sessions", () => {
+  it("stores the password hashed by the library (scrypt salt:key), never as typed", async () => {
+    const row = await db.authAccount.findFirstOrThrow({ where: { user: { name: "Otto Owner" }, providerId: "credential" } });
+    expect(row.password).not.toBeNull();
+    expect(row.password).not.toContain(PASSWORD);
+    expect(row.password).toMatch(/^[0-9a-f]{32}:[0-9a-f]{128}$/);
+    // Each hash has its own salt: the same password hashes differently for someone else.
+    const other = await newPerson("Salt");
+    const theirs = await db.authAccount.findFirstOrThrow({ where: { user: { email: other.email }, providerId: "credential" } });
+    expect(theirs.password).toMatch(/^[0-9a-f]{32}:[0-9a-f]{128}$/);
+    expect(theirs.password).not.toBe(row.password);
+  });
+
+  it("signs out: the cookie's session ends (its database row too), others stay", async () => {
+    const address = (await db.user.findFirstOrThrow({ where: { name: "Otto Owner" } })).email;
+    const a = sessionCookie((await signIn(address)).res);
+    const b = sessionCookie((await signIn(address)).res);
+    expect((await me(a))?.email).toBe(address);
+    const sessionsBefore = await db.authSession.count();
+    expect((await authPost("/sign-out", {}, a)).status).toBe(200);
+    expect(await me(a)).toBeNull();
+    expect((await me(b))?.email).toBe(address);
+    expect(await db.authSession.count()).toBe(sessionsBefore - 1);
+  });
+
+  it("signs out everywhere: every session of the person ends", async () => {
+    const address = (await newPerson("Evan")).email;
+    const a = sessionCookie((await signIn(address)).res);
+    const b = sessionCookie((await signIn(address)).res);
+    expect((await authPost("/revoke-sessions", {}, a)).status).toBe(200);
+    expect(await me(a)).toBeNull();
+    expect(await me(b)).toBeNull();
+    expect(await db.authSession.count({ where: { user: { email: address } } })).toBe(0);
+    // The owner's sessions are someone else's: untouched.
+    expect(await me(ownerCookie)).not.toBeNull();
+  });
+
+  it("changes the password: the old one fails after, other sessions end with revokeOtherSessions", async () => {
+    const pat = await newPerson("Pat");
+    const address = pat.email;
+    const other = sessionCookie((await signIn(address)).res);
+
+    const wrong = await authPost("/change-password", { currentPassword: "not the password", newPassword: "a new passphrase" }, pat.cookie);
+    expect(wrong.status).toBeGreaterThanOrEqual(400);
+    expect((await signIn(address)).status).toBe(200);
+
+    const changed = await authPost("/change-password", { currentPassword: PASSWORD, newPassword: "a new passphrase", revokeOtherSessions: true }, pat.cookie);
+    expect(changed.status).toBe(200);
+    expect(await me(other)).toBeNull();
+    // The session that changed it goes on (with the cookie the answer set).
+    const renewed = sessionCookie(changed.res) || pat.cookie;
+    expect((await me(renewed))?.email).toBe(address);
+    const old = await signIn(address);
+    expect(old.status).toBe(401);
+    expect(old.res.headers.getSetCookie()).toEqual([]);
+    expect((await signIn(address, "a new passphrase")).status).toBe(200);
+  });
+
+  it("sets the session cookie HttpOnly and SameSite=Lax, without Secure over http", async () => {
+    const res = (await signIn((await db.user.findFirstOrThrow({ where: { name: "Otto Owner" } })).email)).res;
+    const session = res.headers.getSetCookie().find((c) => /session_token=/.test(c));
+    expect(session).toBeDefined();
+    expect(session).toMatch(/;\s*HttpOnly/i);
+    expect(session).toMatch(/;\s*SameSite=Lax/i);
+    expect(session).not.toMatch(/;\s*Secure/i);
+  });
+
+  it("sets it Secure when APP_URL is https", async ({ tdb }) => {
+    const secure = await serve(tdb.url, { APP_URL: "https://teams.example.test" });
+    try {
+      const { port } = new URL(secure.url);
+      const body = JSON.stringify({ email: (await db.user.findFirstOrThrow({ where: { name: "Otto Owner" } })).email, password: PASSWORD });
+      // fetch() sends its own Host; node:http lets the request name APP_URL's host.
+      const setCookie = await new Promise<string[]>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: "127.0.0.1",
+            port,
+            method: "POST",
+            path: "/api/auth/sign-in/email",
+            headers: { host: "teams.example.test", origin: "https://teams.example.test", "content-type": "application/json" },
+          },
+          (res) => {
+            res.resume();
+            res.on("end", () => (res.statusCode === 200 ? resolve(res.headers["set-cookie"] ?? []) : reject(new Error(`HTTP ${res.statusCode}`))));
+          },
+        );
+        req.on("error", reject);
+        req.end(body);
+      });
+      const session = setCookie.find((c) => /session_token=/.test(c));
+      expect(session).toMatch(/^__Secure-/);
+      expect(session).toMatch(/;\s*Secure/i);
+      expect(session).toMatch(/;\s*HttpOnly/i);
+      expect(session).toMatch(/;\s*SameSite=Lax/i);
+    } finally {
+      await secure.close();
+    }
+  });
+});
+
+describe("the sign-in rate limit", () => {
+  it("refuses the attempt past AUTH_SIGN_IN_PER_MINUTE with 429, counted in the database for every server process", async () => {
+    const tdb = await createTestDatabase();
+    const [one, two] = [await serve(tdb.url, { AUTH_SIGN_IN_PER_MINUTE: "3" }), await serve(tdb.url, { AUTH_SIGN_IN_PER_MINUTE: "3" })];
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await signIn("nobody@example.test", "wrong password", one.url)).status);
+      expect(statuses.every((s) => s !== 429)).toBe(true);
+      expect((await signIn("nobody@example.test", "wrong password", one.url)).status).toBe(429);
+      // Another process on the same database counts the same attempts.
+      expect((await signIn("nobody@example.test", "wrong password", two.url)).status).toBe(429);
+      // The address is the socket's: a header claiming another one changes nothing.
+      const spoofed = await fetch(`${one.url}/api/auth/sign-in/email`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          origin: one.url,
+          "x-agent-teams-client-ip": "10.1.2.3",
+          "x-forwarded-for": "10.1.2.4",
+          "x-real-ip": "10.1.2.5",
+        },
+        body: JSON.stringify({ email: "nobody@example.test", password: "wrong password" }),
+      });
+      expect(spoofed.status).toBe(429);
+      const { withClient } = await import("../db/admin");
+      const rows = await withClient(tdb.url, (c) => c.query<{ key: string; count: number }>("SELECT key, count FROM auth_rate_limits"));
+      expect(rows.rows.find((r) => r.key.includes("sign-in"))?.count).toBeGreaterThanOrEqual(3);
+    } finally {
+      await one.close();
+      await two.close();
+      await tdb.drop();
+    }
+  });
+});
+
+describe("API tokens", () => {
+  it("are shown once, stored as a sha256, act through Bearer, and stop when revoked", async () => {
+    const owner = httpClient(server.url, { cookie: ownerCookie });
+    const created = await owner.account.createToken.mutate({ name: "deploy" });
+    expect(created.token).toMatch(/^at_/);
+    expect(created.token.startsWith(created.prefix)).toBe(true);
+    const listed = await owner.account.tokens.query();
+    expect(listed.find((t) => t.id === created.id)).toEqual({ id: created.id, name: "deploy", prefix: created.prefix, createdAt: expect.any(Date), lastUsedAt: null });
+    expect(JSON.stringify(listed)).not.toContain(created.token);
+    const row = await db.apiToken.findUniqueOrThrow({ where: { id: created.id } });
+    expect(row.tokenHash).toBe(createHash("sha256").update(created.token).digest("hex"));
+    expect(JSON.stringify(row)).not.toContain(created.token);
+
+    const script = httpClient(server.url, { token: created.token });
+    expect((await script.account.status.query()).me).toMatchObject({ name: "Otto Owner" });
+    expect((await db.apiToken.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt).toBeInstanceOf(Date);
+    // Someone else cannot revoke it.
+    const other = await newPerson("Ira");
+    await expect(httpClient(server.url, { cookie: other.cookie }).account.revokeToken.mutate({ id: created.id })).rejects.toMatchObject({
+      data: { code: "NOT_FOUND", appCode: "API_TOKEN_NOT_FOUND" },
+    });
+    expect(await db.apiToken.count({ where: { id: created.id } })).toBe(1);
+
+    await owner.account.revokeToken.mutate({ id: created.id });
+    await expect(script.team.list.query()).rejects.toMatchObject({ data: { code: "UNAUTHORIZED", appCode: "UNAUTHORIZED" } });
+    expect((await script.account.status.query()).me).toBeNull();
+  });
+});

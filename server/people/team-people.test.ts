@@ -1,0 +1,491 @@
+import { TRPCError } from "@trpc/server";
+import { describe, expect } from "vitest";
+import { ZodError } from "zod";
+import { createDb, type Db } from "../db/client";
+import { parseEnv } from "../env";
+import { AppError, type AppErrorCode } from "../errors";
+import { asSessionId, asUserId, type SessionId } from "../ids";
+import { ActivityHub } from "../live/activity";
+import type { Runtime } from "../runtime/runtime";
+import { leadOf } from "../team/membership";
+import { createTask } from "../team/task-board";
+import { tableDigests } from "../testing/db-snapshot";
+import { databaseTest } from "../testing/fixtures";
+import { createTestPerson } from "../testing/people";
+import { inertRuntime, newTestSession } from "../testing/runtime-harness";
+import type { TrpcContext } from "../trpc/init";
+import { createCaller } from "../trpc/root";
+import type { Person } from "./person";
+import { listPresence, PRESENCE_TTL_MS, updatePresence } from "./presence";
+import { acceptInvite, createInvite, inviteInfo, inviteUsable, listInvites, listPeople, removePerson, roleIn, setRole } from "./team-people";
+
+// People in teams against the real Postgres: who owns a team, invite links (single use,
+// expiring, revocable, raced), roles and the last-owner rule (raced too), presence, and the
+// record of who did what. Nothing drives agents here (an inert runtime), so the tables only
+// change by what a test does.
+
+const it = databaseTest()
+  .extend("hub", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+    const h = new ActivityHub(tdb.url);
+    await h.start();
+    onCleanup(() => h.close());
+    return h;
+  })
+  // A second client: racing calls each get their own connection (and transaction).
+  .extend("db2", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+    const d = createDb(tdb.url, 2);
+    onCleanup(() => d.$disconnect());
+    return d;
+  });
+
+let db: Db;
+let db2: Db;
+let hub: ActivityHub;
+let runtime: Runtime;
+
+it.beforeAll(async ({ db: d, db2: d2, hub: h }) => {
+  db = d;
+  db2 = d2;
+  hub = h;
+  runtime = await inertRuntime(db, hub);
+});
+
+const ctxOf = (person: Person | null, client: Db = db): TrpcContext => ({ db: client, env: parseEnv({}), hub, runtime, person });
+const as = (person: Person, client: Db = db) => createCaller(ctxOf(person, client));
+
+/** The AppError code a promise rejects with (through tRPC or straight from the domain). */
+async function codeOf(p: Promise<unknown>): Promise<AppErrorCode | "OK"> {
+  try {
+    await p;
+    return "OK";
+  } catch (e) {
+    const cause = e instanceof TRPCError ? e.cause : e;
+    if (cause instanceof AppError) return cause.code;
+    if (cause instanceof ZodError) return "INVALID_INPUT";
+    throw e;
+  }
+}
+
+let n = 0;
+/** A fresh person with a unique display name. */
+const person = (name: string) => createTestPerson(db, `${name} ${++n}`);
+
+/** A team owned by `owner`, with the others added in the given roles. */
+async function teamOf(owner: Person, others: [Person, "owner" | "member" | "viewer"][] = []): Promise<SessionId> {
+  const lead = await newTestSession(db, "people team", owner);
+  for (const [p, role] of others) await db.teamPerson.create({ data: { teamId: lead, userId: p.id, role } });
+  return lead;
+}
+
+const actionsOf = (teamId: SessionId) => db.personAction.findMany({ where: { teamId }, orderBy: { id: "asc" } });
+
+describe("owners", () => {
+  it("whoever creates a team owns it, and whoever forks one owns the fork (alone)", async () => {
+    const ana = await person("Ana");
+    const bob = await person("Bob");
+    const team = asSessionId((await as(ana).session.create({ title: "Ana's" })).id);
+    expect(await listPeople(db, team)).toEqual([expect.objectContaining({ userId: ana.id, role: "owner", name: ana.name })]);
+    expect((await as(ana).session.get({ sessionId: team })).session.createdBy).toEqual({ id: ana.id, name: ana.name });
+
+    await db.teamPerson.create({ data: { teamId: team, userId: bob.id, role: "member" } });
+    const fork = asSessionId((await as(bob).session.fork({ sessionId: team, title: "Bob's fork" })).id);
+    expect(await listPeople(db, fork)).toEqual([expect.objectContaining({ userId: bob.id, role: "owner" })]);
+    expect(await roleIn(db, fork, ana.id)).toBeNull();
+    expect((await as(bob).team.list()).map((t) => [t.id, t.myRole])).toEqual(expect.arrayContaining([[fork, "owner"], [team, "member"]]));
+    // Recorded in both teams: who forked what, and who made the new one.
+    expect((await actionsOf(team)).map((a) => [a.action, a.userName])).toEqual([
+      ["team_created", ana.name],
+      ["fork", bob.name],
+    ]);
+    expect((await actionsOf(fork)).map((a) => [a.action, a.userName, a.detail])).toEqual([["fork", bob.name, expect.objectContaining({ sourceId: team })]]);
+  });
+});
+
+describe("invite links", () => {
+  it("let one person join with the link's role, once", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    const invite = await as(ana).people.invite({ teamId: team, role: "viewer" });
+    // Only the hash is stored: the token is in the answer alone.
+    const row = await db.teamInvite.findUniqueOrThrow({ where: { id: invite.id } });
+    expect(row.tokenHash).not.toBe(invite.token);
+    expect(JSON.stringify(row)).not.toContain(invite.token);
+    expect(await inviteInfo(db, invite.token)).toMatchObject({ teamTitle: "people team", role: "viewer", invitedBy: ana.name, status: "valid" });
+
+    const cleo = await person("Cleo");
+    expect(await as(cleo).people.accept({ token: invite.token })).toEqual({ teamId: team, role: "viewer" });
+    expect(await roleIn(db, team, cleo.id)).toBe("viewer");
+    expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "used" });
+    expect(await inviteUsable(db, invite.token)).toBe(false);
+    expect(await listInvites(db, team)).toEqual([]);
+
+    const dan = await person("Dan");
+    const before = await tableDigests(db);
+    expect(await codeOf(as(dan).people.accept({ token: invite.token }))).toBe("INVITE_NOT_FOUND");
+    expect(await codeOf(as(dan).people.accept({ token: "inv_not_a_real_one" }))).toBe("INVITE_NOT_FOUND");
+    expect(await tableDigests(db)).toEqual(before);
+    expect(await roleIn(db, team, dan.id)).toBeNull();
+  });
+
+  it("expire", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    const invite = await createInvite(db, ana, team, { role: "member", expiresInHours: 1 });
+    expect(await listInvites(db, team)).toHaveLength(1);
+    await db.teamInvite.update({ where: { id: invite.id }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+    expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "expired" });
+    expect(await inviteUsable(db, invite.token)).toBe(false);
+    expect(await listInvites(db, team)).toEqual([]);
+    const eve = await person("Eve");
+    const before = await tableDigests(db);
+    expect(await codeOf(acceptInvite(db, eve, invite.token))).toBe("INVITE_NOT_FOUND");
+    expect(await tableDigests(db)).toEqual(before);
+  });
+
+  it("are revocable while open, and a revoked link lets nobody in", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    const other = await teamOf(ana);
+    const invite = await as(ana).people.invite({ teamId: team, role: "member" });
+    // Revoked through another team's id: not that team's invite.
+    expect(await codeOf(as(ana).people.revokeInvite({ teamId: other, inviteId: invite.id }))).toBe("INVITE_NOT_FOUND");
+    expect(await as(ana).people.revokeInvite({ teamId: team, inviteId: invite.id })).toEqual({ revoked: true });
+    expect(await codeOf(as(ana).people.revokeInvite({ teamId: team, inviteId: invite.id }))).toBe("INVITE_NOT_FOUND");
+    expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "revoked" });
+    const fay = await person("Fay");
+    expect(await codeOf(as(fay).people.accept({ token: invite.token }))).toBe("INVITE_NOT_FOUND");
+    expect(await roleIn(db, team, fay.id)).toBeNull();
+    // A used link cannot be revoked (the person is in; remove them instead).
+    const used = await createInvite(db, ana, team, { role: "viewer", expiresInHours: 1 });
+    await acceptInvite(db, fay, used.token);
+    expect(await codeOf(as(ana).people.revokeInvite({ teamId: team, inviteId: used.id }))).toBe("INVITE_NOT_FOUND");
+    expect(await roleIn(db, team, fay.id)).toBe("viewer");
+  });
+
+  it("accepted by two people at once: exactly one joins", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    for (let round = 0; round < 5; round++) {
+      const invite = await createInvite(db, ana, team, { role: "member", expiresInHours: 1 });
+      const [gil, hal] = [await person("Gil"), await person("Hal")];
+      const outcomes = await Promise.all([codeOf(acceptInvite(db, gil, invite.token)), codeOf(acceptInvite(db2, hal, invite.token))]);
+      expect(outcomes.sort()).toEqual(["INVITE_NOT_FOUND", "OK"]);
+      const joined = await db.teamPerson.count({ where: { teamId: team, userId: { in: [gil.id, hal.id] } } });
+      expect(joined).toBe(1);
+      const row = await db.teamInvite.findUniqueOrThrow({ where: { id: invite.id } });
+      expect([gil.id, hal.id]).toContain(row.acceptedBy);
+      expect(await roleIn(db, team, asUserId(row.acceptedBy!))).toBe("member");
+      expect(await db.personAction.count({ where: { teamId: team, action: "joined", detail: { path: ["inviteId"], equals: invite.id } } })).toBe(1);
+    }
+  });
+
+  it("never demote someone already in the team, and stay unused for someone else", async () => {
+    const ana = await person("Ana");
+    const ivy = await person("Ivy");
+    const team = await teamOf(ana, [[ivy, "member"]]);
+    const invite = await createInvite(db, ana, team, { role: "viewer", expiresInHours: 1 });
+    expect(await acceptInvite(db, ana, invite.token)).toEqual({ teamId: team, role: "owner" });
+    expect(await acceptInvite(db, ivy, invite.token)).toEqual({ teamId: team, role: "member" });
+    expect(await roleIn(db, team, ana.id)).toBe("owner");
+    expect(await roleIn(db, team, ivy.id)).toBe("member");
+    expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "valid" });
+    const jo = await person("Jo");
+    expect(await acceptInvite(db, jo, invite.token)).toEqual({ teamId: team, role: "viewer" });
+  });
+
+  it("are made and listed by owners only", async () => {
+    const ana = await person("Ana");
+    const kim = await person("Kim");
+    const team = await teamOf(ana, [[kim, "member"]]);
+    const before = await tableDigests(db);
+    expect(await codeOf(as(kim).people.invite({ teamId: team, role: "viewer" }))).toBe("FORBIDDEN");
+    expect(await codeOf(as(kim).people.invites({ teamId: team }))).toBe("FORBIDDEN");
+    expect(await tableDigests(db)).toEqual(before);
+    // An invite is never for an owner: ownership is given by setRole, by an owner.
+    expect(await codeOf(as(ana).people.invite({ teamId: team, role: "owner" as "member" }))).toBe("INVALID_INPUT");
+  });
+});
+
+describe("roles", () => {
+  it("owners set roles and remove people; anyone leaves", async () => {
+    const ana = await person("Ana");
+    const [lou, max] = [await person("Lou"), await person("Max")];
+    const team = await teamOf(ana, [
+      [lou, "member"],
+      [max, "viewer"],
+    ]);
+    expect(await as(ana).people.setRole({ teamId: team, userId: max.id, role: "member" })).toMatchObject({ userId: max.id, role: "member" });
+    expect(await as(ana).people.setRole({ teamId: team, userId: lou.id, role: "owner" })).toMatchObject({ role: "owner" });
+    // Lou, now an owner, manages people too.
+    expect(await as(lou).people.setRole({ teamId: team, userId: max.id, role: "viewer" })).toMatchObject({ role: "viewer" });
+    expect(await as(lou).people.remove({ teamId: team, userId: max.id })).toEqual({ removed: true });
+    expect(await roleIn(db, team, max.id)).toBeNull();
+    expect(await codeOf(as(ana).people.remove({ teamId: team, userId: max.id }))).toBe("PERSON_NOT_FOUND");
+    expect(await codeOf(as(ana).people.setRole({ teamId: team, userId: max.id, role: "member" }))).toBe("PERSON_NOT_FOUND");
+    expect(await as(lou).people.leave({ teamId: team })).toEqual({ left: true });
+    expect((await listPeople(db, team)).map((p) => [p.userId, p.role])).toEqual([[ana.id, "owner"]]);
+    expect((await actionsOf(team)).map((a) => [a.action, a.userName, a.detail])).toEqual([
+      ["team_created", ana.name, {}],
+      ["role_changed", ana.name, { userId: max.id, from: "viewer", to: "member" }],
+      ["role_changed", ana.name, { userId: lou.id, from: "member", to: "owner" }],
+      ["role_changed", lou.name, { userId: max.id, from: "member", to: "viewer" }],
+      ["person_removed", lou.name, { userId: max.id }],
+      ["left", lou.name, { userId: lou.id }],
+    ]);
+  });
+
+  it("a member or viewer cannot manage people, and a removed person is not in the team any more", async () => {
+    const ana = await person("Ana");
+    const [ned, ola] = [await person("Ned"), await person("Ola")];
+    const team = await teamOf(ana, [
+      [ned, "member"],
+      [ola, "viewer"],
+    ]);
+    const before = await tableDigests(db);
+    expect(await codeOf(as(ned).people.setRole({ teamId: team, userId: ned.id, role: "owner" }))).toBe("FORBIDDEN");
+    expect(await codeOf(as(ned).people.remove({ teamId: team, userId: ola.id }))).toBe("FORBIDDEN");
+    expect(await codeOf(as(ola).people.setRole({ teamId: team, userId: ola.id, role: "member" }))).toBe("FORBIDDEN");
+    expect(await tableDigests(db)).toEqual(before);
+    await as(ana).people.remove({ teamId: team, userId: ned.id });
+    expect(await codeOf(as(ned).team.roster({ teamId: team }))).toBe("TEAM_NOT_FOUND");
+    expect(await codeOf(as(ned).people.leave({ teamId: team }))).toBe("TEAM_NOT_FOUND");
+  });
+
+  it("keep a last owner: they cannot leave, be removed or be demoted (LAST_OWNER), and nothing is persisted", async () => {
+    const ana = await person("Ana");
+    const pia = await person("Pia");
+    const team = await teamOf(ana, [[pia, "member"]]);
+    const before = await tableDigests(db);
+    expect(await codeOf(as(ana).people.leave({ teamId: team }))).toBe("LAST_OWNER");
+    expect(await codeOf(as(ana).people.remove({ teamId: team, userId: ana.id }))).toBe("LAST_OWNER");
+    expect(await codeOf(as(ana).people.setRole({ teamId: team, userId: ana.id, role: "member" }))).toBe("LAST_OWNER");
+    expect(await codeOf(as(ana).people.setRole({ teamId: team, userId: ana.id, role: "viewer" }))).toBe("LAST_OWNER");
+    expect(await tableDigests(db)).toEqual(before);
+    // Owner to owner is no demotion.
+    expect(await as(ana).people.setRole({ teamId: team, userId: ana.id, role: "owner" })).toMatchObject({ role: "owner" });
+    // With a second owner, the first may go.
+    await as(ana).people.setRole({ teamId: team, userId: pia.id, role: "owner" });
+    expect(await as(ana).people.leave({ teamId: team })).toEqual({ left: true });
+    expect(await codeOf(as(pia).people.leave({ teamId: team }))).toBe("LAST_OWNER");
+  });
+
+  it("two owners demoting each other at once: the team lock serialises them, one owner remains", async () => {
+    for (let round = 0; round < 5; round++) {
+      const [qi, ray] = [await person("Qi"), await person("Ray")];
+      const team = await teamOf(qi, [[ray, "owner"]]);
+      // Both past any access check (both are owners): the lock alone decides.
+      const outcomes = await Promise.all([codeOf(setRole(db, qi, team, ray.id, "member")), codeOf(setRole(db2, ray, team, qi.id, "member"))]);
+      expect(outcomes.sort()).toEqual(["LAST_OWNER", "OK"]);
+      expect(await db.teamPerson.count({ where: { teamId: team, role: "owner" } })).toBe(1);
+      expect(await db.personAction.count({ where: { teamId: team, action: "role_changed" } })).toBe(1);
+    }
+    // Through the router: the later of the two may also meet the access check after the
+    // earlier one committed (FORBIDDEN: no longer an owner); either way one owner remains.
+    for (let round = 0; round < 5; round++) {
+      const [qi, ray] = [await person("Qi"), await person("Ray")];
+      const team = await teamOf(qi, [[ray, "owner"]]);
+      const outcomes = await Promise.all([
+        codeOf(as(qi, db).people.setRole({ teamId: team, userId: ray.id, role: "member" })),
+        codeOf(as(ray, db2).people.setRole({ teamId: team, userId: qi.id, role: "member" })),
+      ]);
+      expect(outcomes.filter((o) => o === "OK")).toHaveLength(1);
+      expect(outcomes.filter((o) => o !== "OK")[0]).toMatch(/^(LAST_OWNER|FORBIDDEN)$/);
+      expect(await db.teamPerson.count({ where: { teamId: team, role: "owner" } })).toBe(1);
+      expect(await db.personAction.count({ where: { teamId: team, action: "role_changed" } })).toBe(1);
+    }
+  });
+
+  it("two owners leaving at once: one of them stays", async () => {
+    for (let round = 0; round < 5; round++) {
+      const [sol, tia] = [await person("Sol"), await person("Tia")];
+      const team = await teamOf(sol, [[tia, "owner"]]);
+      const outcomes = await Promise.all([removePerson(db, sol, team, sol.id), removePerson(db2, tia, team, tia.id)].map(codeOf));
+      expect(outcomes.sort()).toEqual(["LAST_OWNER", "OK"]);
+      expect(await db.teamPerson.count({ where: { teamId: team, role: "owner" } })).toBe(1);
+    }
+  });
+
+  it("setRole through the domain keeps the rule too (the router is not the only guard)", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    expect(await codeOf(setRole(db, ana, team, ana.id, "viewer"))).toBe("LAST_OWNER");
+  });
+});
+
+describe("presence", () => {
+  it("is one row per tab, updated in place; a viewer is never shown typing", async () => {
+    const ana = await person("Ana");
+    const uma = await person("Uma");
+    const team = await teamOf(ana, [[uma, "viewer"]]);
+    await as(ana).people.presence({ teamId: team, clientId: "tab-ana-1", watching: team, typingTo: null });
+    await as(ana).people.presence({ teamId: team, clientId: "tab-ana-1", watching: team, typingTo: team });
+    await as(ana).people.presence({ teamId: team, clientId: "tab-ana-2", watching: null, typingTo: null });
+    await as(uma).people.presence({ teamId: team, clientId: "tab-uma-1", watching: team, typingTo: team });
+    expect(await listPresence(db, team)).toEqual([
+      { clientId: "tab-ana-1", userId: ana.id, name: ana.name, watching: team, typingTo: team },
+      { clientId: "tab-ana-2", userId: ana.id, name: ana.name, watching: null, typingTo: null },
+      { clientId: "tab-uma-1", userId: uma.id, name: uma.name, watching: team, typingTo: null },
+    ]);
+    expect(await db.presence.count({ where: { teamId: team } })).toBe(3);
+  });
+
+  it("names only the team's own sessions as watched or typed to", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    const elsewhere = await teamOf(await person("Else"));
+    const before = await tableDigests(db);
+    for (const [watching, typingTo] of [
+      [elsewhere, null],
+      [team, elsewhere],
+      [asSessionId("ses_no_such_session"), null],
+    ] as const) {
+      expect(await codeOf(as(ana).people.presence({ teamId: team, clientId: "tab-ana-elsewhere", watching, typingTo }))).toBe("SESSION_NOT_FOUND");
+    }
+    expect(await tableDigests(db)).toEqual(before);
+  });
+
+  it("drops a tab whose heartbeat stopped once its row is older than the TTL", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    await updatePresence(db, team, ana.id, { clientId: "tab-stale-1", watching: team, typingTo: null });
+    await updatePresence(db, team, ana.id, { clientId: "tab-fresh-1", watching: team, typingTo: null });
+    await db.presence.update({ where: { clientId: "tab-stale-1" }, data: { lastSeen: new Date(Date.now() - PRESENCE_TTL_MS - 1_000) } });
+    expect((await listPresence(db, team)).map((p) => p.clientId)).toEqual(["tab-fresh-1"]);
+    // A heartbeat brings it back.
+    await updatePresence(db, team, ana.id, { clientId: "tab-stale-1", watching: team, typingTo: null });
+    expect((await listPresence(db, team)).map((p) => p.clientId)).toEqual(["tab-fresh-1", "tab-stale-1"]);
+  });
+
+  it("keeps a client id with the person and team that made it", async () => {
+    const ana = await person("Ana");
+    const vic = await person("Vic");
+    const team = await teamOf(ana, [[vic, "member"]]);
+    const vicsTeam = await teamOf(vic);
+    await as(ana).people.presence({ teamId: team, clientId: "tab-ana-only", watching: team, typingTo: null });
+    const row = await db.presence.findUniqueOrThrow({ where: { clientId: "tab-ana-only" } });
+    // Another person, in the same team or another, cannot take it over or move it.
+    await as(vic).people.presence({ teamId: team, clientId: "tab-ana-only", watching: null, typingTo: team });
+    await as(vic).people.presence({ teamId: vicsTeam, clientId: "tab-ana-only", watching: null, typingTo: null });
+    expect(await codeOf(as(ana).people.presence({ teamId: vicsTeam, clientId: "tab-ana-only", watching: null, typingTo: null }))).toBe("TEAM_NOT_FOUND");
+    expect(await db.presence.findUniqueOrThrow({ where: { clientId: "tab-ana-only" } })).toEqual(row);
+    expect(await listPresence(db, vicsTeam)).toEqual([]);
+  });
+
+  it("cannot be ended by another person's feed naming the same client id", async () => {
+    const ana = await person("Ana");
+    const xan = await person("Xan");
+    const team = await teamOf(ana, [[xan, "member"]]);
+    await as(ana).people.presence({ teamId: team, clientId: "tab-ana-evict", watching: team, typingTo: null });
+    // Client ids are on every teammate's screen (the presence list): Xan opens and closes a
+    // team feed with Ana's, as a tab of his own would.
+    const abort = new AbortController();
+    const xans = createCaller(ctxOf(xan), { signal: abort.signal });
+    const feed = (await xans.team.live({ teamId: team, lastEventId: null, clientId: "tab-ana-evict" }))[Symbol.asyncIterator]();
+    expect((await feed.next()).done).toBe(false);
+    await feed.return?.();
+    abort.abort();
+    expect((await listPresence(db, team)).map((p) => [p.clientId, p.userId])).toEqual([["tab-ana-evict", ana.id]]);
+  });
+
+  it("leaves when the tab's team feed closes, and with a removed person", async () => {
+    const ana = await person("Ana");
+    const wes = await person("Wes");
+    const team = await teamOf(ana, [[wes, "member"]]);
+    const abort = new AbortController();
+    const live = createCaller(ctxOf(ana), { signal: abort.signal });
+    await as(ana).people.presence({ teamId: team, clientId: "tab-closing", watching: team, typingTo: null });
+    const feed = (await live.team.live({ teamId: team, lastEventId: null, clientId: "tab-closing" }))[Symbol.asyncIterator]();
+    const first = await feed.next();
+    expect(first.done).toBe(false);
+    expect((first.value as unknown as [string, { presence: { clientId: string }[] }])[1].presence.map((p) => p.clientId)).toEqual(["tab-closing"]);
+    // The tab closes: the feed's generator ends (as when the client disconnects).
+    await feed.return?.();
+    abort.abort();
+    expect(await db.presence.count({ where: { clientId: "tab-closing" } })).toBe(0);
+
+    await as(wes).people.presence({ teamId: team, clientId: "tab-wes-1", watching: team, typingTo: team });
+    expect(await listPresence(db, team)).toHaveLength(1);
+    await as(ana).people.remove({ teamId: team, userId: wes.id });
+    expect(await listPresence(db, team)).toEqual([]);
+    expect(await db.presence.count({ where: { userId: wes.id } })).toBe(0);
+  });
+});
+
+describe("who did what", () => {
+  it("records every human action with the person's name in the action's transaction, and nothing on refusal", async () => {
+    const ana = await person("Ana");
+    const [bea, cal] = [await person("Bea"), await person("Cal")];
+    const team = await teamOf(ana, [
+      [bea, "member"],
+      [cal, "viewer"],
+    ]);
+    const b = as(bea);
+    const actionsBefore = (await actionsOf(team)).length;
+
+    const first = await b.session.prompt({ sessionId: team, text: "Plan the trip" });
+    expect(first.source).toEqual({ kind: "human", userId: bea.id, name: bea.name });
+    await b.session.editQueued({ sessionId: team, itemId: first.id, text: "Plan the whole trip" });
+    const second = await b.session.prompt({ sessionId: team, text: "never mind" });
+    await b.session.removeQueued({ sessionId: team, itemId: second.id });
+    await db.session.update({ where: { id: team }, data: { activeTurnId: "turn_attribution" } });
+    await b.session.steerNow({ sessionId: team, itemId: first.id });
+    await b.session.stop({ sessionId: team });
+    const task = await createTask(db, leadOf(team), { subject: "Book", description: "" });
+    const changed = await b.team.updateTask({ teamId: team, taskId: task.id, expectedRevision: 1, action: "edit", subject: "Book the train" });
+    expect(changed.changedBy).toEqual({ kind: "person", id: bea.id, name: bea.name });
+    await db.session.update({ where: { id: team }, data: { activeTurnId: null, abortRequest: null } });
+    const helper = await b.team.addTeammate({ teamId: team, name: "planner", description: "Plans", prompt: "Plan" });
+    expect(helper.addedBy).toEqual({ id: bea.id, name: bea.name });
+    const fork = await b.session.fork({ sessionId: team });
+    const invite = await as(ana).people.invite({ teamId: team, role: "viewer" });
+    await as(ana).people.revokeInvite({ teamId: team, inviteId: invite.id });
+    const open = await as(ana).people.invite({ teamId: team, role: "viewer" });
+    const dee = await person("Dee");
+    await as(dee).people.accept({ token: open.token });
+    await as(ana).people.setRole({ teamId: team, userId: dee.id, role: "member" });
+    await as(ana).people.remove({ teamId: team, userId: dee.id });
+    await as(cal).people.leave({ teamId: team });
+
+    const recorded = (await actionsOf(team)).slice(actionsBefore).map((a) => [a.action, a.userName, a.sessionId]);
+    expect(recorded).toEqual([
+      ["prompt", bea.name, team],
+      ["queue_edited", bea.name, team],
+      ["prompt", bea.name, team],
+      ["queue_removed", bea.name, team],
+      ["steer_now", bea.name, team],
+      ["stop", bea.name, team],
+      ["task_changed", bea.name, null],
+      ["teammate_added", bea.name, null],
+      ["fork", bea.name, team],
+      ["invite_created", ana.name, null],
+      ["invite_revoked", ana.name, null],
+      ["invite_created", ana.name, null],
+      ["joined", dee.name, null],
+      ["role_changed", ana.name, null],
+      ["person_removed", ana.name, null],
+      ["left", cal.name, null],
+    ]);
+    const removed = (await actionsOf(team)).find((a) => a.action === "queue_removed");
+    expect(removed?.detail).toEqual({ itemId: second.id, text: "never mind" });
+    expect((await actionsOf(asSessionId(fork.id))).map((a) => a.userName)).toEqual([bea.name]);
+
+    // Refusals record nothing and change nothing.
+    const viewer = await person("Viewer");
+    const outsider = await person("Outsider");
+    await db.teamPerson.create({ data: { teamId: team, userId: viewer.id, role: "viewer" } });
+    const before = await tableDigests(db);
+    for (const refused of [
+      () => as(viewer).session.prompt({ sessionId: team, text: "let me" }),
+      () => as(viewer).team.updateTask({ teamId: team, taskId: task.id, expectedRevision: 2, action: "edit", subject: "mine" }),
+      () => as(viewer).session.stop({ sessionId: team }),
+      () => as(viewer).session.fork({ sessionId: team }),
+      () => as(bea).people.invite({ teamId: team, role: "viewer" }),
+      () => as(ana).people.leave({ teamId: team }),
+      () => as(outsider).people.accept({ token: invite.token }),
+      () => as(bea).team.updateTask({ teamId: team, taskId: task.id, expectedRevision: 1, action: "edit", subject: "stale" }),
+    ]) {
+      expect(await codeOf(refused())).not.toBe("OK");
+    }
+    expect(await tableDigests(db)).toEqual(before);
+  });
+});
