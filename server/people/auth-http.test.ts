@@ -251,12 +251,16 @@ describe("passwords and sessions", () => {
   });
 
   it("sets the session cookie HttpOnly and SameSite=Lax, without Secure over http", async () => {
-    const res = (await signIn((await db.user.findFirstOrThrow({ where: { name: "Otto Owner" } })).email)).res;
+    const { res, json: body } = await signIn((await db.user.findFirstOrThrow({ where: { name: "Otto Owner" } })).email);
     const session = res.headers.getSetCookie().find((c) => /session_token=/.test(c));
     expect(session).toBeDefined();
     expect(session).toMatch(/;\s*HttpOnly/i);
     expect(session).toMatch(/;\s*SameSite=Lax/i);
     expect(session).not.toMatch(/;\s*Secure/i);
+    // Only the HttpOnly cookie carries the session token: the JSON answer a page reads does not.
+    expect(body.user).toBeDefined();
+    expect(body).not.toHaveProperty("token");
+    expect(JSON.stringify(body)).not.toContain(decodeURIComponent(/session_token=([^.;]+)/.exec(session!)![1]!));
   });
 
   it("sets it Secure when APP_URL is https", async ({ tdb }) => {

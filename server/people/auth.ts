@@ -1,6 +1,6 @@
 import { prismaAdapter } from "@better-auth/prisma-adapter";
 import { betterAuth } from "better-auth";
-import { APIError } from "better-auth/api";
+import { APIError, createAuthMiddleware } from "better-auth/api";
 import type { Db } from "../db/client";
 import { LIMITS } from "../limits";
 import { instanceStatus } from "./instance";
@@ -73,6 +73,16 @@ export function createAuth(db: Db, opts: AuthOptions) {
       useSecureCookies: origin.startsWith("https:"),
       ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
       defaultCookieAttributes: { httpOnly: true, sameSite: "lax" },
+    },
+    hooks: {
+      // The session token lives in the HttpOnly cookie only: page script never sees it.
+      after: createAuthMiddleware(async (ctx) => {
+        if (ctx.path !== "/sign-in/email" && ctx.path !== "/sign-up/email") return;
+        const returned: unknown = ctx.context.returned;
+        if (!returned || typeof returned !== "object" || !("token" in returned) || returned instanceof Response) return;
+        const { token: _token, ...rest } = returned;
+        return ctx.json(rest);
+      }),
     },
     databaseHooks: {
       user: {

@@ -153,9 +153,9 @@ it.beforeAll(async ({ db: fileDb, hub: fileHub }) => {
   people.owner.instanceOwner = true;
   // The token column: the owner's API token, read from a request's headers as the server does.
   const { token } = await createApiToken(db, people.owner.id, "matrix");
-  const auth = createAuth(db, { appUrl: "http://127.0.0.1:3000", secret: "s".repeat(32), signInPerMinute: 10 });
+  const auth = createAuth(db, { appUrl: "http://127.0.0.1:3000", secret: "s".repeat(32), origins: ["http://127.0.0.1:3000"], signInPerMinute: 10 });
   const fromToken = await personFromHeaders(auth, db, new Headers({ authorization: `Bearer ${token}` }));
-  expect(fromToken).toEqual({ ...people.owner });
+  expect(fromToken).toEqual({ ...people.owner, credential: { kind: "token", id: expect.any(String) } });
   people.token = fromToken!;
   shared = await newTeam();
 });
@@ -300,7 +300,7 @@ describe("the authorisation matrix", () => {
 
   it("a viewer's API token: a viewer's rights, no more", async () => {
     const { token } = await createApiToken(db, people.viewer.id, "viewer script");
-    const auth = createAuth(db, { appUrl: "http://127.0.0.1:3000", secret: "s".repeat(32), signInPerMinute: 10 });
+    const auth = createAuth(db, { appUrl: "http://127.0.0.1:3000", secret: "s".repeat(32), origins: ["http://127.0.0.1:3000"], signInPerMinute: 10 });
     const viewer = await personFromHeaders(auth, db, new Headers({ authorization: `Bearer ${token}` }));
     expect(viewer?.id).toBe(people.viewer.id);
     const before = await tableDigests(db);
