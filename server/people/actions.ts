@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { asJson, type DbOrTx, type Tx } from "../db/client";
 import type { SessionId } from "../ids";
+import { AppError } from "../errors";
 import type { Person } from "./person";
+import { refusalFor, TeamRoleSchema, type Need } from "./roles";
 
 // The record of every human action (docs/SPEC.md §13 Attribution): written in the action's own
 // transaction, so an action and the name of who did it commit together or not at all.
@@ -24,6 +26,30 @@ export const PersonActionKindSchema = z.enum([
   "invite_revoked",
 ]);
 export type PersonActionKind = z.infer<typeof PersonActionKindSchema>;
+
+/**
+ * The role each action needs, re-checked inside the action's own transaction (the request's
+ * access check ran before it): a person removed or demoted meanwhile has the whole action
+ * rolled back. The share lock on their row orders the two: removal waits for the action, or
+ * the action sees the removal. Null: the action makes the role itself.
+ */
+const NEEDS: Record<PersonActionKind, Need | null> = {
+  prompt: "act",
+  queue_edited: "act",
+  queue_removed: "act",
+  steer_now: "act",
+  stop: "act",
+  task_changed: "act",
+  teammate_added: "act",
+  fork: "act",
+  team_created: null,
+  role_changed: "own",
+  person_removed: "own",
+  left: "view",
+  joined: null,
+  invite_created: "own",
+  invite_revoked: "own",
+};
 
 export const PersonActionViewSchema = z.object({
   id: z.string(),
@@ -48,6 +74,8 @@ export async function recordAction(
   action: PersonActionKind,
   at: { sessionId?: SessionId; detail?: Record<string, unknown> } = {},
 ): Promise<void> {
+  const need = NEEDS[action];
+  if (need) await assertStillAllowed(tx, by, need);
   await tx.personAction.create({
     data: {
       teamId: by.teamId,
@@ -58,6 +86,15 @@ export async function recordAction(
       detail: asJson(at.detail ?? {}),
     },
   });
+}
+
+async function assertStillAllowed(tx: Tx, by: HumanActor, need: Need): Promise<void> {
+  const [row] = z
+    .array(z.object({ role: TeamRoleSchema }))
+    .parse(await tx.$queryRaw`SELECT role FROM team_people WHERE team_id = ${by.teamId} AND user_id = ${by.person.id} FOR SHARE`);
+  if (!row) throw new AppError("TEAM_NOT_FOUND", "You are no longer in this team", { teamId: by.teamId });
+  const refusal = refusalFor(need, row.role);
+  if (refusal) throw refusal;
 }
 
 /** The team's most recent human actions, newest first. */

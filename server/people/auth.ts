@@ -28,7 +28,9 @@ function displayName(name: unknown): string {
   const trimmed = typeof name === "string" ? name.trim() : "";
   // One line: the name heads the person's prompts for the model ("From <name>:"). Control
   // characters and the Unicode line and paragraph separators would each start another.
-  if (trimmed.length === 0 || trimmed.length > LIMITS.displayNameChars || /[\p{Cc}\p{Zl}\p{Zp}]/u.test(trimmed)) {
+  // Characters are code points (limits.ts counts labels in characters, not UTF-16 units).
+  const chars = [...trimmed].length;
+  if (chars === 0 || chars > LIMITS.displayNameChars || /[\p{Cc}\p{Zl}\p{Zp}]/u.test(trimmed)) {
     throw new APIError("BAD_REQUEST", {
       message: `A display name is one line of 1–${LIMITS.displayNameChars} characters`,
       code: "INVALID_DISPLAY_NAME",

@@ -33,6 +33,8 @@ export interface PresenceUpdate {
  * room only when what the room shows changed, so heartbeats cost no wake-ups.
  */
 export async function updatePresence(db: DbOrTx, teamId: SessionId, userId: UserId, u: PresenceUpdate): Promise<void> {
+  // Tabs that vanished without closing (crash, lost network) leave no rows behind.
+  await db.$executeRaw`DELETE FROM presence WHERE team_id = ${teamId} AND last_seen < now() - make_interval(secs => ${PRESENCE_TTL_MS / 1000})`;
   const [row] = z.array(z.object({ changed: z.boolean() })).parse(
     await db.$queryRaw`WITH old AS (SELECT watching, typing_to FROM presence WHERE client_id = ${u.clientId}),
       up AS (

@@ -1,14 +1,14 @@
 import { TRPCError } from "@trpc/server";
 import { describe, expect } from "vitest";
 import { ZodError } from "zod";
-import { createDb, type Db } from "../db/client";
+import { createDb, inTx, type Db } from "../db/client";
 import { parseEnv } from "../env";
 import { AppError, type AppErrorCode } from "../errors";
 import { asSessionId, asUserId, type SessionId } from "../ids";
 import { ActivityHub } from "../live/activity";
 import type { Runtime } from "../runtime/runtime";
 import { leadOf } from "../team/membership";
-import { createTask } from "../team/task-board";
+import { createTask, updateTask } from "../team/task-board";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
@@ -17,7 +17,19 @@ import type { TrpcContext } from "../trpc/init";
 import { createCaller } from "../trpc/root";
 import type { Person } from "./person";
 import { listPresence, PRESENCE_TTL_MS, updatePresence } from "./presence";
-import { acceptInvite, createInvite, inviteInfo, inviteUsable, listInvites, listPeople, removePerson, roleIn, setRole } from "./team-people";
+import { requestAbort, promptSession } from "../runtime/sessions";
+import {
+  acceptInvite,
+  authorize,
+  createInvite,
+  inviteInfo,
+  inviteUsable,
+  listInvites,
+  listPeople,
+  removePerson,
+  roleIn,
+  setRole,
+} from "./team-people";
 
 // People in teams against the real Postgres: who owns a team, invite links (single use,
 // expiring, revocable, raced), roles and the last-owner rule (raced too), presence, and the
@@ -489,3 +501,65 @@ describe("who did what", () => {
     expect(await tableDigests(db)).toEqual(before);
   });
 });
+
+describe("an action racing a removal", () => {
+  // The request's access check runs before the action's transaction. The window between them is
+  // driven here by keeping the access a request got and acting with it after the change.
+  it("rolls the whole action back when the person was removed or demoted after the check", async () => {
+    const owner = await person("Owner");
+    const bob = await person("Bob");
+    const team = await teamOf(owner, [[bob, "member"]]);
+    const task = await createTask(db, leadOf(team), { subject: "Contested", description: "" });
+    const checked = await authorize(db, bob, team, "act", () => new AppError("SESSION_NOT_FOUND", "no"));
+    const stale = { ...checked, person: bob };
+
+    await setRole(db, owner, team, bob.id, "viewer");
+    const demoted = await tableDigests(db);
+    expect(await codeOf(promptSession(db, team, { text: "sneaking in", by: stale }))).toBe("FORBIDDEN");
+    expect(await codeOf(updateTask(db, leadOf(team), { taskId: task.id, expectedRevision: 1, action: "claim" }, stale))).toBe("FORBIDDEN");
+    expect(await tableDigests(db)).toEqual(demoted);
+
+    await removePerson(db, owner, team, bob.id);
+    const removed = await tableDigests(db);
+    expect(await codeOf(promptSession(db, team, { text: "still here?", by: stale }))).toBe("TEAM_NOT_FOUND");
+    expect(await codeOf(requestAbort(db, team, "stop", stale))).toBe("TEAM_NOT_FOUND");
+    expect(await tableDigests(db)).toEqual(removed);
+    expect(await db.inboxItem.count({ where: { sessionId: team } })).toBe(0);
+  });
+
+  it("waits for an action in flight before a removal commits (the share lock orders them)", async () => {
+    const owner = await person("Owner");
+    const bob = await person("Bob");
+    const team = await teamOf(owner, [[bob, "member"]]);
+    const access = { ...(await authorize(db, bob, team, "act", () => new AppError("SESSION_NOT_FOUND", "no"))), person: bob };
+    // Bob's prompt holds its transaction open after recording (and so after its share lock)…
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let recorded!: () => void;
+    const inside = new Promise<void>((r) => (recorded = r));
+    const prompt = inTx(db, async (tx) => {
+      const item = await promptSession(tx, team, { text: "mine", by: access });
+      recorded();
+      await held;
+      return item;
+    });
+    await inside;
+    // …so the owner's removal, on another connection, cannot commit until it does.
+    let removedAt = 0;
+    const removal = removePerson(db2, owner, team, bob.id).then(() => (removedAt = Date.now()));
+    await expect.poll(() => pgWaitingOnLock(db)).toBe(true);
+    const releasedAt = Date.now();
+    release();
+    await Promise.all([prompt, removal]);
+    expect(removedAt).toBeGreaterThanOrEqual(releasedAt);
+    expect(await db.inboxItem.count({ where: { sessionId: team } })).toBe(1);
+    expect(await roleIn(db, team, bob.id)).toBeNull();
+  });
+});
+
+/** Some backend waits on a lock (the removal behind the held action). */
+async function pgWaitingOnLock(client: Db): Promise<boolean> {
+  const rows = await client.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+  return (rows[0]?.n ?? 0) > 0;
+}

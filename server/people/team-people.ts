@@ -5,22 +5,13 @@ import { asSessionId, newInviteId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
 import { lockTeam } from "../team/membership";
 import { recordAction } from "./actions";
+import { refusalFor, TeamRoleSchema, type Need, type TeamRole } from "./roles";
 import type { Person } from "./person";
 import { newSecret, secretHash } from "./tokens";
 
 // People in teams: roles, the one access check every procedure and feed goes through, and
 // invite links (docs/SPEC.md §13).
 
-export const TeamRoleSchema = z.enum(["owner", "member", "viewer"]);
-export type TeamRole = z.infer<typeof TeamRoleSchema>;
-/** What a request needs: to watch (any role), to act (owner, member), or to manage people (owner). */
-export type Need = "view" | "act" | "own";
-
-const ALLOWED: Record<Need, readonly TeamRole[]> = {
-  view: ["owner", "member", "viewer"],
-  act: ["owner", "member"],
-  own: ["owner"],
-};
 
 export interface TeamAccess {
   teamId: SessionId;
@@ -59,11 +50,8 @@ export async function authorize(
     );
   const row = rows[0];
   if (!row) throw notFound();
-  if (!ALLOWED[need].includes(row.role)) {
-    throw new AppError("FORBIDDEN", need === "own" ? "Only a team owner can do this" : "A viewer watches and cannot act in this team", {
-      role: row.role,
-    });
-  }
+  const refusal = refusalFor(need, row.role);
+  if (refusal) throw refusal;
   return { teamId: asSessionId(row.team_id), role: row.role };
 }
 
@@ -127,9 +115,12 @@ export async function setRole(db: Db, by: Person, teamId: SessionId, userId: Use
     const current = await roleIn(tx, teamId, userId);
     if (!current) throw personNotFound(userId);
     if (current === "owner" && role !== "owner") await assertKeepsAnOwner(tx, teamId, userId);
-    await tx.teamPerson.update({ where: { teamId_userId: { teamId, userId } }, data: { role } });
-    await recordAction(tx, { person: by, teamId }, "role_changed", { detail: { userId, from: current, to: role } });
-    await notifyPeople(tx, teamId);
+    if (current !== role) {
+      // Recorded first: the record re-checks the actor's own role, which this may change.
+      await recordAction(tx, { person: by, teamId }, "role_changed", { detail: { userId, from: current, to: role } });
+      await tx.teamPerson.update({ where: { teamId_userId: { teamId, userId } }, data: { role } });
+      await notifyPeople(tx, teamId);
+    }
     const view = (await listPeople(tx, teamId)).find((p) => p.userId === userId);
     if (!view) throw personNotFound(userId);
     return view;
@@ -143,9 +134,10 @@ export async function removePerson(db: Db, by: Person, teamId: SessionId, userId
     const current = await roleIn(tx, teamId, userId);
     if (!current) throw personNotFound(userId);
     if (current === "owner") await assertKeepsAnOwner(tx, teamId, userId);
+    // Recorded first: the record re-checks the actor's own role, which leaving removes.
+    await recordAction(tx, { person: by, teamId }, userId === by.id ? "left" : "person_removed", { detail: { userId } });
     await tx.teamPerson.delete({ where: { teamId_userId: { teamId, userId } } });
     await tx.presence.deleteMany({ where: { teamId, userId } });
-    await recordAction(tx, { person: by, teamId }, userId === by.id ? "left" : "person_removed", { detail: { userId } });
     await notifyPeople(tx, teamId);
   });
 }
@@ -267,6 +259,8 @@ export async function acceptInvite(db: Db, person: Person, token: string): Promi
     const row = await inviteByToken(tx, token);
     if (!row) throw new AppError("INVITE_NOT_FOUND", "This invite link is not valid");
     const teamId = asSessionId(row.teamId);
+    // One join at a time per team: the same person accepting two links at once joins once.
+    await lockTeam(tx, teamId);
     const existing = await roleIn(tx, teamId, person.id);
     if (existing) return { teamId, role: existing };
     const status = statusOf(row);

@@ -108,7 +108,7 @@ export async function listSessions(db: DbOrTx, opts: { limit?: number; userId?: 
 }
 
 /** Queue adapter: a human prompt becomes its own turn, after the prompts queued before it. */
-export async function promptSession(db: Db, sessionId: SessionId, input: { text: string; by?: HumanActor }): Promise<InboxItemView> {
+export async function promptSession(db: DbOrTx, sessionId: SessionId, input: { text: string; by?: HumanActor }): Promise<InboxItemView> {
   const { by } = input;
   return inTx(db, async (tx) => {
     const item = await enqueue(tx, sessionId, {

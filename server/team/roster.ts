@@ -11,7 +11,7 @@ import { appendEvents } from "../runtime/session-log";
 import { AgentStatusSchema, completedTurnsSeed, deriveStatus, STATUS_COLUMNS } from "../runtime/sessions";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref } from "../people/person";
-import { TeamRoleSchema } from "../people/team-people";
+import { TeamRoleSchema } from "../people/roles";
 import { lockTeam, type Membership } from "./membership";
 import { LEAD_NAME, MemberNameSchema } from "./names";
 

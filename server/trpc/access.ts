@@ -3,7 +3,8 @@ import { AppError, ERROR_CODES } from "../errors";
 import type { SessionId } from "../ids";
 import type { HumanActor } from "../people/actions";
 import { credentialHolds } from "../people/person";
-import { authorize, type Need, type TeamAccess } from "../people/team-people";
+import type { Need } from "../people/roles";
+import { authorize, type TeamAccess } from "../people/team-people";
 import type { PersonContext } from "./init";
 
 // The one access check of every team-scoped procedure and feed (docs/SPEC.md §13): the team

@@ -17,8 +17,8 @@ import {
   revokeInvite,
   setRole,
   TeamPersonViewSchema,
-  TeamRoleSchema,
 } from "../../people/team-people";
+import { TeamRoleSchema } from "../../people/roles";
 import { teamAccess } from "../access";
 import { personProcedure, publicProcedure, router } from "../init";
 import { SessionIdInput } from "../schemas";

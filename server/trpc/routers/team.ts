@@ -22,7 +22,8 @@ import {
 } from "../../team/task-board";
 import { recentActions, PersonActionViewSchema, type PersonActionView } from "../../people/actions";
 import { leavePresence, listPresence, PresenceClientId, PresenceViewSchema, type PresenceView } from "../../people/presence";
-import { listPeople, TeamPersonViewSchema, TeamRoleSchema, type TeamPersonView, type TeamRole } from "../../people/team-people";
+import { TeamRoleSchema, type TeamRole } from "../../people/roles";
+import { listPeople, TeamPersonViewSchema, type TeamPersonView } from "../../people/team-people";
 import { feedAccess, teamAccess } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
 import { ListInput, SessionIdInput } from "../schemas";
