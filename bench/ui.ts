@@ -31,7 +31,8 @@
 //
 // The instance is fresh: the owner signs up over HTTP first (and so owns the seeded teams,
 // which were made before any account); every browser context carries a person's cookies.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { nextBuild } from "../scripts/next-build";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import os from "node:os";
@@ -466,8 +467,7 @@ async function main(): Promise<void> {
   try {
     if (!existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
       progress("no .next/BUILD_ID: running next build");
-      const r = spawnSync("npx", ["next", "build"], { cwd: ROOT, stdio: ["ignore", process.stderr, "inherit"] });
-      if (r.status !== 0) throw new Error("next build failed");
+      nextBuild(ROOT, ["ignore", process.stderr, "inherit"]);
     }
     progress(`creating database ${name}`);
     const { url } = await createTemporaryDatabase(adminUrl, name);

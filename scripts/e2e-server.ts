@@ -1,6 +1,5 @@
 // The server Playwright starts (playwright.config.ts): a fresh database on the test server,
 // a production build, and the app on PORT. The database is dropped again on exit.
-import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { applyMigrations } from "../server/db/migrate";
 import {
@@ -13,6 +12,7 @@ import {
 } from "../server/db/temporary";
 import { parseEnv } from "../server/env";
 import { startAppServer } from "../server/main";
+import { nextBuild } from "./next-build";
 
 const root = path.resolve(import.meta.dirname, "..");
 const PREFIX = "at_e2e_";
@@ -35,8 +35,7 @@ async function main() {
 
   // Always build: a stale .next from an older checkout would test old pages.
   if (process.env.E2E_SKIP_BUILD !== "1") {
-    const r = spawnSync("npx", ["next", "build"], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
-    if (r.status !== 0) throw new Error("next build failed");
+    nextBuild(root, ["ignore", "inherit", "inherit"]);
   }
 
   const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", ...process.env, DATABASE_URL: url });

@@ -3,11 +3,11 @@
 // Either way migrations are applied first (safe when two processes start at once).
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { spawnSync } from "node:child_process";
 import { startDetachedEmbeddedPostgres } from "../server/db/embedded";
 import { applyMigrations } from "../server/db/migrate";
 import { parseEnv } from "../server/env";
 import { startAppServer } from "../server/main";
+import { nextBuild } from "./next-build";
 
 const root = path.resolve(import.meta.dirname, "..");
 const dev = process.argv.includes("--dev");
@@ -15,8 +15,6 @@ const dev = process.argv.includes("--dev");
 const pages = !process.argv.includes("--no-pages");
 
 async function main() {
-  // Nothing phones home: Next's telemetry (its build and server) stays off.
-  process.env.NEXT_TELEMETRY_DISABLED = "1";
   // A local .env (see .env.example) fills in what the shell did not set.
   if (existsSync(path.join(root, ".env"))) process.loadEnvFile(path.join(root, ".env"));
   const env = parseEnv();
@@ -39,8 +37,7 @@ async function main() {
   // A production start needs a build; make the first `npm start` on a fresh checkout work.
   if (pages && !dev && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
     log("No production build yet: running `next build` once (later: `npm run build`).");
-    const r = spawnSync("npx", ["next", "build"], { cwd: root, stdio: "inherit" });
-    if (r.status !== 0) throw new Error("next build failed");
+    nextBuild(root);
   }
 
   const server = await startAppServer({ env, databaseUrl, dev, pages, log });
