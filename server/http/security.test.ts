@@ -269,7 +269,10 @@ describe("checkRequest", () => {
       [{ cookie: "agent-teams.session_token=x" }, false],
       [{ authorization: "Basic eDp5" }, false],
       [{ origin: "https://evil.example" }, false],
-      [{ origin: "http://localhost:3000" }, false],
+      // Locally every loopback name of the port is the app, so their origins are its own too.
+      [{ origin: "http://localhost:3000" }, true],
+      [{ origin: "http://localhost:3001" }, false],
+      [{ origin: "https://127.0.0.1:3000" }, false],
       [{ origin: "null" }, false],
       [{ "sec-fetch-site": "cross-site" }, false],
       [{ "sec-fetch-site": "same-site" }, false],
