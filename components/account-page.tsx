@@ -7,6 +7,7 @@ import { authClient, authErrorText } from "./auth-client";
 import { CopyButton } from "./copy-button";
 import { useTRPC } from "./trpc";
 import { leaveToSignIn, useAccountStatus } from "./use-account";
+import { LIMITS } from "~/server/limits";
 
 // /account: display name, password, signing out (here or everywhere), personal API tokens,
 // and, for the instance's owner, whether anyone may sign up.
@@ -67,7 +68,7 @@ function DisplayName({ me }: { me: Me }) {
       <form className="row" onSubmit={(e) => void submit(e)}>
         <label className="grow">
           <span className="label">Display name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={64} autoComplete="name" />
+          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={LIMITS.displayNameChars} autoComplete="name" />
         </label>
         <button type="submit" disabled={!name.trim() || name.trim() === me.name}>
           Save name
@@ -117,8 +118,8 @@ function PasswordChange() {
             onChange={(e) => setForm({ ...form, next: e.target.value })}
             autoComplete="new-password"
             required
-            minLength={8}
-            maxLength={128}
+            minLength={LIMITS.passwordMinChars}
+            maxLength={LIMITS.passwordMaxChars}
           />
         </label>
         <label className="check">
@@ -185,7 +186,7 @@ function ApiTokens() {
       >
         <label className="grow">
           <span className="label">Token name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={64} placeholder="What the script is" />
+          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={LIMITS.tokenNameChars} placeholder="What the script is" />
         </label>
         <button type="submit" disabled={!name.trim() || create.isPending}>
           Create token

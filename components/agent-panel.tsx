@@ -10,6 +10,7 @@ import { Transcript } from "./transcript";
 import { useTRPC } from "./trpc";
 import { useSessionLive } from "./use-session-live";
 import { ViewerHint } from "./viewer-hint";
+import { LIMITS } from "~/server/limits";
 
 /**
  * One agent: its live transcript, its queued prompts (with who queued and edited them) and a
@@ -108,7 +109,7 @@ export function AgentPanel({
               onKeyDown={onKeyDown}
               placeholder={`Prompt ${name} (Enter to queue, Shift+Enter for a new line)`}
               rows={3}
-              maxLength={65_536}
+              maxLength={LIMITS.promptBytes}
             />
           </label>
           <div className="composer-actions">

@@ -2,13 +2,11 @@
 
 import { useState, type FormEvent } from "react";
 import { authClient, authErrorText } from "./auth-client";
+import { LIMITS } from "~/server/limits";
 
 // The account forms of the sign-in, sign-up and invite pages. Each calls Better Auth (which
 // sets the session cookie) and hands over to the page on success.
 
-const MIN_PASSWORD = 8;
-const MAX_PASSWORD = 128;
-const MAX_NAME = 64;
 
 /** Create an account: the instance's owner on a fresh instance, or a person with an invite or open sign-up. */
 export function SignUpForm({
@@ -52,7 +50,7 @@ export function SignUpForm({
           onChange={(e) => setForm({ ...form, name: e.target.value })}
           autoComplete="name"
           required
-          maxLength={MAX_NAME}
+          maxLength={LIMITS.displayNameChars}
           placeholder="How teammates see you"
         />
       </label>
@@ -68,9 +66,9 @@ export function SignUpForm({
           onChange={(e) => setForm({ ...form, password: e.target.value })}
           autoComplete="new-password"
           required
-          minLength={MIN_PASSWORD}
-          maxLength={MAX_PASSWORD}
-          placeholder={`At least ${MIN_PASSWORD} characters`}
+          minLength={LIMITS.passwordMinChars}
+          maxLength={LIMITS.passwordMaxChars}
+          placeholder={`At least ${LIMITS.passwordMinChars} characters`}
         />
       </label>
       <button type="submit" disabled={busy}>

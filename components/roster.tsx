@@ -5,6 +5,7 @@ import { useState, type FormEvent } from "react";
 import type { MemberView, RouterInputs } from "./api-types";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
+import { LIMITS } from "~/server/limits";
 
 type TeammateContext = NonNullable<RouterInputs["team"]["addTeammate"]["context"]>;
 
@@ -87,11 +88,11 @@ function AddTeammate({ teamId }: { teamId: string }) {
     <form className="add-teammate" onSubmit={submit} aria-label="Add a teammate">
       <label>
         <span className="label">Name (kebab-case)</span>
-        <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required maxLength={64} />
+        <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required maxLength={LIMITS.memberNameChars} />
       </label>
       <label>
         <span className="label">Description</span>
-        <input value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} required maxLength={500} />
+        <input value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} required maxLength={LIMITS.memberDescriptionChars} />
       </label>
       <label>
         <span className="label">First task</span>

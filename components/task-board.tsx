@@ -5,6 +5,7 @@ import { useState } from "react";
 import type { ChangedBy, MemberView, TaskAction, TaskUpdate, TaskView } from "./api-types";
 import { appCodeOf } from "./app-error";
 import { useTRPC } from "./trpc";
+import { LIMITS } from "~/server/limits";
 
 /** Fields an action may carry, and the revision the person saw when it is not the task's current one. */
 type ActExtra = Pick<TaskUpdate, "owner" | "subject"> & { seenRevision?: number };
@@ -139,7 +140,7 @@ function TaskCard({
               value={editing.subject}
               onChange={(e) => setEditing({ ...editing, subject: e.target.value })}
               autoFocus
-              maxLength={200}
+              maxLength={LIMITS.taskSubjectChars}
             />
           </label>
         </form>

@@ -7,6 +7,7 @@ import { useState, type FormEvent } from "react";
 import type { ModelChoice } from "./api-types";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
+import { LIMITS } from "~/server/limits";
 
 /** A model choice as a select value. */
 const modelKey = (m: ModelChoice) => `${m.provider}:${m.model}`;
@@ -41,7 +42,7 @@ export function TeamHome() {
         <form className="row" onSubmit={submit}>
           <label className="grow">
             <span className="label">Title</span>
-            <input value={title} onChange={(e) => setTitle(e.target.value)} placeholder="What should the team work on?" maxLength={200} />
+            <input value={title} onChange={(e) => setTitle(e.target.value)} placeholder="What should the team work on?" maxLength={LIMITS.sessionTitleChars} />
           </label>
           <label>
             <span className="label">Model</span>

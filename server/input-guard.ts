@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { KiB } from "./limits";
 
 // One validation layer for what Postgres cannot store or count, for every boundary (tRPC
 // input, tool input): text with a NUL character or a lone UTF-16 surrogate (text and jsonb
@@ -38,4 +39,18 @@ export function findUnstorableText(value: unknown, path = "input", depth = 0): s
     if (found) return found;
   }
   return null;
+}
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8");
+
+/** Non-empty text of at most `maxBytes` UTF-8 bytes (after trimming, when `trim`). */
+export function boundedText(maxBytes: number, label: string, opts: { trim?: boolean } = {}) {
+  const base = opts.trim ? z.string().trim() : z.string();
+  const tooLarge = `${label} is larger than ${maxBytes / KiB} KiB`;
+  // A string has at most as many UTF-16 units as UTF-8 bytes, so the `max` refuses nothing the
+  // byte check accepts; it puts the bound into the tools' JSON schema and saves counting.
+  return base
+    .min(1, `${label} is empty`)
+    .max(maxBytes, { message: tooLarge, abort: true })
+    .refine((t) => utf8Bytes(t) <= maxBytes, tooLarge);
 }

@@ -1,11 +1,10 @@
-import { z } from "zod";
-
-// The product's size and count limits. Sizes of free text (prompts, messages, descriptions)
+// The product's size and count limits (plain numbers, no imports: the browser's input hints
+// read them too). Sizes of free text (prompts, messages, descriptions)
 // are UTF-8 bytes, what Postgres stores and the network carries; short labels (names,
 // subjects) count characters. The team limits an operator may change are fed by the
 // environment (env.ts); the others are part of the contract (docs/SPEC.md) and fixed.
 
-const KiB = 1024;
+export const KiB = 1024;
 
 export const LIMITS = {
   /** A human prompt, a teammate's first task (spawn prompt), and by default a team message. */
@@ -18,6 +17,9 @@ export const LIMITS = {
   displayNameChars: 64,
   /** A personal API token's label. */
   tokenNameChars: 64,
+  /** Passwords (Better Auth checks them; the pages hint the same bounds). */
+  passwordMinChars: 8,
+  passwordMaxChars: 128,
   taskSubjectChars: 200,
   taskDescriptionBytes: 16 * KiB,
   writeScopesPerTask: 64,
@@ -59,18 +61,4 @@ export const DEFAULT_TEAM_LIMITS: Readonly<TeamLimits> = {
 
 export function teamLimits(overrides: Partial<TeamLimits> = {}): TeamLimits {
   return { ...DEFAULT_TEAM_LIMITS, ...overrides };
-}
-
-export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8");
-
-/** Non-empty text of at most `maxBytes` UTF-8 bytes (after trimming, when `trim`). */
-export function boundedText(maxBytes: number, label: string, opts: { trim?: boolean } = {}) {
-  const base = opts.trim ? z.string().trim() : z.string();
-  const tooLarge = `${label} is larger than ${maxBytes / KiB} KiB`;
-  // A string has at most as many UTF-16 units as UTF-8 bytes, so the `max` refuses nothing the
-  // byte check accepts; it puts the bound into the tools' JSON schema and saves counting.
-  return base
-    .min(1, `${label} is empty`)
-    .max(maxBytes, { message: tooLarge, abort: true })
-    .refine((t) => utf8Bytes(t) <= maxBytes, tooLarge);
 }

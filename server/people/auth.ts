@@ -57,7 +57,7 @@ export function createAuth(db: Db, opts: AuthOptions) {
     session: { modelName: "authSession" },
     account: { modelName: "authAccount" },
     verification: { modelName: "authVerification" },
-    emailAndPassword: { enabled: true, autoSignIn: true, minPasswordLength: 8, maxPasswordLength: 128 },
+    emailAndPassword: { enabled: true, autoSignIn: true, minPasswordLength: LIMITS.passwordMinChars, maxPasswordLength: LIMITS.passwordMaxChars },
     rateLimit: {
       enabled: true,
       storage: "database",

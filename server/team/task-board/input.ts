@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { AppError } from "../../errors";
-import { LIMITS, utf8Bytes } from "../../limits";
+import { utf8Bytes } from "../../input-guard";
+import { LIMITS } from "../../limits";
 import { normaliseWriteScopes } from "../write-scopes";
 import { parseTaskId, type TaskAction, type UpdateTaskInput } from "./schema";
 

@@ -17,8 +17,8 @@ import {
   SessionViewSchema,
 } from "../../runtime/sessions";
 import { inTx } from "../../db/client";
-import { int4, int4String } from "../../input-guard";
-import { boundedText, LIMITS } from "../../limits";
+import { boundedText, int4, int4String } from "../../input-guard";
+import { LIMITS } from "../../limits";
 import { personProcedure, router, type PersonContext, type TrpcContext } from "../init";
 import { feedAccess, sessionAccess } from "../access";
 import { ListInput, SessionIdInput, TitleInput } from "../schemas";
