@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Db, DbOrTx } from "../db/client";
 import { AppError } from "../errors";
-import { asUserId, newApiTokenId, type UserId } from "../ids";
-import type { Person } from "./person";
+import { newApiTokenId, type UserId } from "../ids";
+import type { UserRow } from "./person";
 import { newSecret, secretHash } from "./tokens";
 
 // Personal API tokens: made in the browser, shown once, stored as a sha256, revocable. A
@@ -42,7 +42,8 @@ export async function revokeApiToken(db: DbOrTx, userId: UserId, id: string): Pr
   if (count === 0) throw new AppError("API_TOKEN_NOT_FOUND", `No API token ${id}`, { id });
 }
 
-export async function personForToken(db: Db, token: string): Promise<Person | null> {
+/** The token's id and its owner, or null for an unknown (or revoked) token. */
+export async function tokenOwner(db: Db, token: string): Promise<{ tokenId: string; user: UserRow } | null> {
   const row = await db.apiToken.findUnique({
     where: { tokenHash: secretHash(token) },
     select: { id: true, lastUsedAt: true, user: { select: { id: true, name: true, email: true, instanceOwner: true } } },
@@ -52,12 +53,5 @@ export async function personForToken(db: Db, token: string): Promise<Person | nu
   if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     await db.apiToken.updateMany({ where: { id: row.id }, data: { lastUsedAt: new Date(now) } });
   }
-  const { user } = row;
-  return {
-    id: asUserId(user.id),
-    name: user.name,
-    email: user.email,
-    instanceOwner: user.instanceOwner === true,
-    credential: { kind: "token", id: row.id },
-  };
+  return { tokenId: row.id, user: row.user };
 }

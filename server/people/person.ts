@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db, DbOrTx } from "../db/client";
 import { asUserId, type UserId } from "../ids";
 import type { Auth } from "./auth";
-import { personForToken } from "./api-tokens";
+import { tokenOwner } from "./api-tokens";
 
 // Who is asking: a person signed in with a session cookie, or a script with one of the
 // person's API tokens (`Authorization: Bearer`). Either acts with the person's rights.
@@ -22,23 +22,29 @@ export interface Person {
 
 export const ref = (p: Person): PersonRef => ({ id: p.id, name: p.name });
 
+/** The user columns a Person is made of. */
+export interface UserRow {
+  id: string;
+  name: string;
+  email: string;
+  instanceOwner: boolean | null;
+}
+
+function personOf(user: UserRow, credential: Person["credential"]): Person {
+  return { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: user.instanceOwner === true, credential };
+}
+
 /** The person behind a request's headers, or null for an anonymous (or badly signed) one. */
 export async function personFromHeaders(auth: Auth, db: Db, headers: Headers): Promise<Person | null> {
   const authorization = headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    return match ? personForToken(db, match[1]!) : null;
+    const owner = match ? await tokenOwner(db, match[1]!) : null;
+    return owner ? personOf(owner.user, { kind: "token", id: owner.tokenId }) : null;
   }
   const found = await auth.api.getSession({ headers });
   if (!found) return null;
-  const { user, session } = found;
-  return {
-    id: asUserId(user.id),
-    name: user.name,
-    email: user.email,
-    instanceOwner: user.instanceOwner === true,
-    credential: { kind: "session", id: session.id },
-  };
+  return personOf({ ...found.user, instanceOwner: found.user.instanceOwner ?? null }, { kind: "session", id: found.session.id });
 }
 
 /** The credential still holds: its session row is not revoked or expired, its token not revoked. */
