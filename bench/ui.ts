@@ -521,7 +521,12 @@ async function main(): Promise<void> {
     const watcherPage = await watcherContext.newPage();
     await watcherPage.addInitScript(installProbe, null);
     await watcherPage.goto(`${s.baseUrl}/teams/${streamLead}`);
-    await watcherPage.getByRole("article", { name: "Reply" }).last().waitFor({ timeout: 60_000 });
+    // Measured once the watcher has caught up with the whole log (the streamed reply is its last).
+    await watcherPage
+      .getByRole("region", { name: "Transcript" })
+      .locator('article[aria-label="Reply"]')
+      .filter({ hasText: /STREAMEND-/ })
+      .waitFor({ state: "visible", timeout: 120_000 });
     progress(`event-to-screen latency (${LATENCY_SAMPLES} samples)`);
     const [latency, secondPerson] = await measureLatency(db, [page, watcherPage], streamLead);
     await context.close();
