@@ -181,6 +181,11 @@ describe("sign-up", () => {
       const ok = await signUp({ name: `  ${"y".repeat(LIMITS.displayNameChars)}  `, email: address });
       expect(ok.status).toBe(200);
       expect((await db.user.findUniqueOrThrow({ where: { email: address } })).name).toBe("y".repeat(LIMITS.displayNameChars));
+      // Characters, not UTF-16 units: 64 emoji (128 units) are a valid name, 65 are not.
+      const emoji = "🦊".repeat(LIMITS.displayNameChars);
+      const wide = email("emoji");
+      expect((await signUp({ name: emoji, email: wide })).status).toBe(200);
+      expect((await signUp({ name: `${emoji}🦊`, email: email("emoji-long") })).status).toBe(400);
       // A rename follows the same rule.
       const cookie = sessionCookie(ok.res);
       expect((await authPost("/update-user", { name: "Re\nnamed" }, cookie)).status).toBe(400);

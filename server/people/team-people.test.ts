@@ -191,6 +191,22 @@ describe("invite links", () => {
     }
   });
 
+  it("accepted twice at once by the same person (two links): they join once, one link stays unused", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    for (let round = 0; round < 3; round++) {
+      const [one, two] = [await createInvite(db, ana, team, { role: "member", expiresInHours: 1 }), await createInvite(db, ana, team, { role: "viewer", expiresInHours: 1 })];
+      const joe = await person("Joe");
+      const outcomes = await Promise.all([acceptInvite(db, joe, one.token), acceptInvite(db2, joe, two.token)]);
+      const role = await roleIn(db, team, joe.id);
+      expect(role).not.toBeNull();
+      // Both answers name the role Joe holds; exactly the link that made it is used.
+      expect(outcomes.map((o) => o.role)).toEqual([role, role]);
+      const used = await db.teamInvite.count({ where: { id: { in: [one.id, two.id] }, acceptedBy: joe.id } });
+      expect(used).toBe(1);
+    }
+  });
+
   it("never demote someone already in the team, and stay unused for someone else", async () => {
     const ana = await person("Ana");
     const ivy = await person("Ivy");
