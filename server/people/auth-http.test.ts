@@ -245,6 +245,7 @@ describe("passwords and sessions", () => {
 
     const changed = await authPost("/change-password", { currentPassword: PASSWORD, newPassword: "a new passphrase", revokeOtherSessions: true }, pat.cookie);
     expect(changed.status).toBe(200);
+    expect(changed.json).not.toHaveProperty("token");
     expect(await me(other)).toBeNull();
     // The session that changed it goes on (with the cookie the answer set).
     const renewed = sessionCookie(changed.res) || pat.cookie;
@@ -266,6 +267,24 @@ describe("passwords and sessions", () => {
     expect(body.user).toBeDefined();
     expect(body).not.toHaveProperty("token");
     expect(JSON.stringify(body)).not.toContain(decodeURIComponent(/session_token=([^.;]+)/.exec(session!)![1]!));
+  });
+
+  it("never hands the session token to page script: get-session has none, listing sessions is off", async () => {
+    const { res } = await signIn((await db.user.findFirstOrThrow({ where: { name: "Otto Owner" } })).email);
+    const cookie = sessionCookie(res);
+    const token = decodeURIComponent(/session_token=([^.;]+)/.exec(cookie)![1]!);
+    const got = await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } });
+    expect(got.status).toBe(200);
+    const body = await got.text();
+    expect(JSON.parse(body)).toMatchObject({ user: { name: "Otto Owner" }, session: { userId: expect.any(String) } });
+    expect(body).not.toContain(token);
+    expect((await fetch(`${server.url}/api/auth/list-sessions`, { headers: { cookie } })).status).toBe(404);
+    const revokeOne = await fetch(`${server.url}/api/auth/revoke-session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: server.url, cookie },
+      body: JSON.stringify({ token }),
+    });
+    expect(revokeOne.status).toBe(404);
   });
 
   it("sets it Secure when APP_URL is https", async ({ tdb }) => {

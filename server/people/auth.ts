@@ -39,6 +39,21 @@ function displayName(name: unknown): string {
   return trimmed;
 }
 
+/** Whether `value` (an answer's JSON) holds a `token` key, at most three levels down. */
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+function hasToken(value: unknown, depth = 0): boolean {
+  if (depth > 3 || value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some((v) => hasToken(v, depth + 1));
+  return Object.entries(value).some(([k, v]) => k === "token" || hasToken(v, depth + 1));
+}
+
+function withoutTokens(value: unknown, depth = 0): unknown {
+  if (depth > 3 || value === null || typeof value !== "object" || value instanceof Date) return value;
+  if (Array.isArray(value)) return value.map((v) => withoutTokens(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (k === "token" ? [] : [[k, withoutTokens(v, depth + 1)]])));
+}
+
 export function createAuth(db: Db, opts: AuthOptions) {
   const origin = new URL(opts.appUrl).origin;
   return betterAuth({
@@ -48,6 +63,9 @@ export function createAuth(db: Db, opts: AuthOptions) {
     secret: opts.secret,
     trustedOrigins: [...opts.origins],
     telemetry: { enabled: false },
+    // Listing another device's session (and revoking one by its token) would hand page script
+    // the tokens; "sign out everywhere" (/revoke-sessions) needs none.
+    disabledPaths: ["/list-sessions", "/revoke-session"],
     database: prismaAdapter(db, { provider: "postgresql", transaction: true }),
     user: {
       modelName: "user",
@@ -77,13 +95,12 @@ export function createAuth(db: Db, opts: AuthOptions) {
       defaultCookieAttributes: { httpOnly: true, sameSite: "lax" },
     },
     hooks: {
-      // The session token lives in the HttpOnly cookie only: page script never sees it.
+      // Session tokens live in the HttpOnly cookie only: no answer a page can read carries one
+      // (sign-in, sign-up, get-session and change-password all would).
       after: createAuthMiddleware(async (ctx) => {
-        if (ctx.path !== "/sign-in/email" && ctx.path !== "/sign-up/email") return;
         const returned: unknown = ctx.context.returned;
-        if (!returned || typeof returned !== "object" || !("token" in returned) || returned instanceof Response) return;
-        const { token: _token, ...rest } = returned;
-        return ctx.json(rest);
+        if (returned instanceof Response || !isRecord(returned) || !hasToken(returned)) return;
+        return ctx.json(withoutTokens(returned) as Record<string, unknown>);
       }),
     },
     databaseHooks: {
