@@ -135,12 +135,17 @@ describe("sign-up", () => {
     const team = await owner.session.create.mutate({ title: "Invited" });
     const { token } = await owner.people.invite.mutate({ teamId: team.id, role: "member" });
     const ivan = await signUpOverHttp(server.url, { name: "Ivan Invited", email: email("ivan"), inviteToken: token });
+    // Signing up with the link joins the team: one link, one account.
+    const ivanRow = await db.user.findUniqueOrThrow({ where: { email: ivan.email } });
+    expect(await db.teamPerson.findUnique({ where: { teamId_userId: { teamId: team.id, userId: ivanRow.id } } })).toMatchObject({ role: "member" });
+    const used = await signUp({ name: "Late", email: email("late"), inviteToken: token });
+    expect(used.status).toBe(403);
+    expect(await db.user.count({ where: { name: "Late" } })).toBe(0);
+    // Accepting afterwards (what the invite page does) answers the role already held.
     const ivanClient = httpClient(server.url, { cookie: ivan.cookie });
     expect(await ivanClient.people.accept.mutate({ token })).toEqual({ teamId: team.id, role: "member" });
     expect((await me(ivan.cookie))?.instanceOwner).toBe(false);
-    // A link that was used (or revoked) opens no more sign-ups.
-    const used = await signUp({ name: "Late", email: email("late"), inviteToken: token });
-    expect(used.status).toBe(403);
+    expect(await db.teamInvite.count({ where: { acceptedBy: ivanRow.id } })).toBe(1);
   });
 
   it("is open to anyone when the instance owner opens it; instanceOwner in the body makes nobody owner", async () => {

@@ -4,7 +4,8 @@ import { APIError, createAuthMiddleware } from "better-auth/api";
 import type { Db } from "../db/client";
 import { LIMITS } from "../limits";
 import { instanceStatus } from "./instance";
-import { adoptOrphanTeams, inviteUsable } from "./team-people";
+import { asUserId } from "../ids";
+import { adoptOrphanTeams, claimInviteForSignUp, joinByClaimedInvite } from "./team-people";
 
 // Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md: People). It owns
 // the users/auth_* tables through its Prisma adapter and serves /api/auth/*; this module only
@@ -52,6 +53,11 @@ function withoutTokens(value: unknown, depth = 0): unknown {
   if (depth > 3 || value === null || typeof value !== "object" || value instanceof Date) return value;
   if (Array.isArray(value)) return value.map((v) => withoutTokens(v, depth + 1));
   return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (k === "token" ? [] : [[k, withoutTokens(v, depth + 1)]])));
+}
+
+function inviteTokenOf(body: unknown): string | null {
+  const token = isRecord(body) ? body.inviteToken : undefined;
+  return typeof token === "string" && token.length > 0 && token.length <= 128 ? token : null;
 }
 
 export function createAuth(db: Db, opts: AuthOptions) {
@@ -111,16 +117,17 @@ export function createAuth(db: Db, opts: AuthOptions) {
             const name = displayName(user.name);
             const status = await instanceStatus(db);
             if (!status.hasOwner) return { data: { ...user, name, instanceOwner: true } };
-            const body: unknown = ctx?.body;
-            const token = body && typeof body === "object" && "inviteToken" in body ? body.inviteToken : undefined;
-            if (status.openSignUp || (typeof token === "string" && (await inviteUsable(db, token)))) {
-              return { data: { ...user, name, instanceOwner: null } };
-            }
+            // An invite link is claimed here (one link, one account) and joined once the account exists.
+            const token = inviteTokenOf(ctx?.body);
+            const claimed = token !== null && (await claimInviteForSignUp(db, token));
+            if (status.openSignUp || claimed) return { data: { ...user, name, instanceOwner: null } };
             throw new APIError("FORBIDDEN", { message: "Sign-up is by invitation: open the invite link you were sent", code: "SIGN_UP_CLOSED" });
           },
-          // Teams made before accounts existed belong to the instance's owner.
-          after: async (user) => {
+          after: async (user, ctx) => {
+            // Teams made before accounts existed belong to the instance's owner.
             if (user.instanceOwner === true) await adoptOrphanTeams(db, user.id);
+            const token = inviteTokenOf(ctx?.body);
+            if (token) await joinByClaimedInvite(db, { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: false }, token);
           },
         },
         update: {

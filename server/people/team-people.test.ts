@@ -23,7 +23,7 @@ import {
   authorize,
   createInvite,
   inviteInfo,
-  inviteUsable,
+  claimInviteForSignUp,
   listInvites,
   listPeople,
   removePerson,
@@ -128,7 +128,7 @@ describe("invite links", () => {
     expect(await as(cleo).people.accept({ token: invite.token })).toEqual({ teamId: team, role: "viewer" });
     expect(await roleIn(db, team, cleo.id)).toBe("viewer");
     expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "used" });
-    expect(await inviteUsable(db, invite.token)).toBe(false);
+    expect(await claimInviteForSignUp(db, invite.token)).toBe(false);
     expect(await listInvites(db, team)).toEqual([]);
 
     const dan = await person("Dan");
@@ -139,6 +139,26 @@ describe("invite links", () => {
     expect(await roleIn(db, team, dan.id)).toBeNull();
   });
 
+  it("made by someone who stops being an owner are revoked with it (demoted or removed)", async () => {
+    const ana = await person("Ana");
+    const bo = await person("Bo");
+    const team = await teamOf(ana, [[bo, "owner"]]);
+    const [first, second] = [await createInvite(db, bo, team, { role: "member", expiresInHours: 1 }), await createInvite(db, ana, team, { role: "viewer", expiresInHours: 1 })];
+    await setRole(db, ana, team, bo.id, "member");
+    expect(await inviteInfo(db, first.token)).toMatchObject({ status: "revoked" });
+    expect(await inviteInfo(db, second.token)).toMatchObject({ status: "valid" });
+    // Bo cannot get back in (or promote himself) with his own old link.
+    await removePerson(db, ana, team, bo.id);
+    expect(await codeOf(acceptInvite(db, bo, first.token))).toBe("INVITE_NOT_FOUND");
+    expect(await roleIn(db, team, bo.id)).toBeNull();
+    const third = await createInvite(db, ana, team, { role: "member", expiresInHours: 1 });
+    await db.teamPerson.create({ data: { teamId: team, userId: bo.id, role: "owner" } });
+    const fourth = await createInvite(db, bo, team, { role: "member", expiresInHours: 1 });
+    await removePerson(db, ana, team, bo.id);
+    expect(await inviteInfo(db, fourth.token)).toMatchObject({ status: "revoked" });
+    expect(await inviteInfo(db, third.token)).toMatchObject({ status: "valid" });
+  });
+
   it("expire", async () => {
     const ana = await person("Ana");
     const team = await teamOf(ana);
@@ -146,7 +166,7 @@ describe("invite links", () => {
     expect(await listInvites(db, team)).toHaveLength(1);
     await db.teamInvite.update({ where: { id: invite.id }, data: { expiresAt: new Date(Date.now() - 1_000) } });
     expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "expired" });
-    expect(await inviteUsable(db, invite.token)).toBe(false);
+    expect(await claimInviteForSignUp(db, invite.token)).toBe(false);
     expect(await listInvites(db, team)).toEqual([]);
     const eve = await person("Eve");
     const before = await tableDigests(db);

@@ -103,6 +103,14 @@ function personNotFound(userId: string): AppError {
   return new AppError("PERSON_NOT_FOUND", `${userId} is not in this team`, { userId });
 }
 
+/**
+ * Someone who stops being an owner (demoted, removed, gone) leaves no open links behind: they
+ * saw each link once and could otherwise let themselves (or anyone) back in with it.
+ */
+async function revokeInvitesBy(tx: Tx, teamId: SessionId, userId: UserId): Promise<void> {
+  await tx.teamInvite.updateMany({ where: { teamId, createdBy: userId, acceptedAt: null, revokedAt: null }, data: { revokedAt: new Date() } });
+}
+
 /** Under the team lock: a change that would leave the team without an owner is refused. */
 async function assertKeepsAnOwner(tx: Tx, teamId: SessionId, leaving: UserId): Promise<void> {
   const owners = await tx.teamPerson.count({ where: { teamId, role: "owner", userId: { not: leaving } } });
@@ -119,6 +127,7 @@ export async function setRole(db: Db, by: Person, teamId: SessionId, userId: Use
       // Recorded first: the record re-checks the actor's own role, which this may change.
       await recordAction(tx, { person: by, teamId }, "role_changed", { detail: { userId, from: current, to: role } });
       await tx.teamPerson.update({ where: { teamId_userId: { teamId, userId } }, data: { role } });
+      if (current === "owner") await revokeInvitesBy(tx, teamId, userId);
       await notifyPeople(tx, teamId);
     }
     const view = (await listPeople(tx, teamId)).find((p) => p.userId === userId);
@@ -138,6 +147,7 @@ export async function removePerson(db: Db, by: Person, teamId: SessionId, userId
     await recordAction(tx, { person: by, teamId }, userId === by.id ? "left" : "person_removed", { detail: { userId } });
     await tx.teamPerson.delete({ where: { teamId_userId: { teamId, userId } } });
     await tx.presence.deleteMany({ where: { teamId, userId } });
+    await revokeInvitesBy(tx, teamId, userId);
     await notifyPeople(tx, teamId);
   });
 }
@@ -243,10 +253,30 @@ export async function inviteInfo(db: DbOrTx, token: string): Promise<InviteInfo>
   });
 }
 
-/** Sign-up with an invite: the link must still be usable. */
-export async function inviteUsable(db: DbOrTx, token: string): Promise<boolean> {
-  const row = await inviteByToken(db, token);
-  return row !== null && statusOf(row) === "valid";
+/**
+ * Sign-up with an invite, step 1 (before the account exists): claims the link, so one link
+ * makes at most one account. False when it is not usable (used, revoked, expired, unknown).
+ * A sign-up that fails after the claim leaves the link used.
+ */
+export async function claimInviteForSignUp(db: DbOrTx, token: string): Promise<boolean> {
+  const n = await db.$executeRaw`UPDATE team_invites SET accepted_at = now()
+    WHERE token_hash = ${secretHash(token)} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()`;
+  return n === 1;
+}
+
+/** Step 2 (the account exists): the new person joins the team the claimed link is for. */
+export async function joinByClaimedInvite(db: Db, person: Person, token: string): Promise<void> {
+  await inTx(db, async (tx) => {
+    const row = await inviteByToken(tx, token);
+    if (!row || row.acceptedAt === null || row.acceptedBy !== null) return;
+    const teamId = asSessionId(row.teamId);
+    await lockTeam(tx, teamId);
+    await tx.teamInvite.update({ where: { id: row.id }, data: { acceptedBy: person.id } });
+    const role = InviteRoleSchema.parse(row.role);
+    await tx.teamPerson.create({ data: { teamId, userId: person.id, role } });
+    await recordAction(tx, { person, teamId }, "joined", { detail: { role, inviteId: row.id } });
+    await notifyPeople(tx, teamId);
+  });
 }
 
 /**
