@@ -31,7 +31,8 @@ import { appRouter, createCaller } from "./root";
 
 type Who = "anonymous" | "stranger" | "viewer" | "member" | "owner" | "token";
 /** What a procedure needs: nothing, a signed-in person, the instance owner, or a team role. */
-type Need = "public" | "person" | "instanceOwner" | "view" | "act" | "own";
+/** `signedIn`: a person in a browser session (an API token cannot manage tokens or settings). */
+type Need = "public" | "person" | "signedIn" | "instanceOwner" | "view" | "act" | "own";
 
 /** A team with something in it for every procedure to work on. */
 interface Team {
@@ -59,9 +60,9 @@ interface Row {
 const MATRIX: Record<string, Row> = {
   "account.status": { need: "public", input: () => undefined },
   "account.setOpenSignUp": { need: "instanceOwner", input: () => ({ open: true }) },
-  "account.tokens": { need: "person", input: () => undefined },
-  "account.createToken": { need: "person", input: () => ({ name: "script" }) },
-  "account.revokeToken": { need: "person", input: () => ({ id: "tok_placeholder" }) },
+  "account.tokens": { need: "signedIn", input: () => undefined },
+  "account.createToken": { need: "signedIn", input: () => ({ name: "script" }) },
+  "account.revokeToken": { need: "signedIn", input: () => ({ id: "tok_placeholder" }) },
 
   "people.list": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "people.invites": { need: "own", target: "team", input: (t) => ({ teamId: t.lead }) },
@@ -118,8 +119,9 @@ function expected(row: Row, who: Who): Refusal | null {
   if (row.need === "public") return null;
   if (who === "anonymous") return UNAUTHORIZED;
   if (row.need === "person") return null;
+  if (row.need === "signedIn") return who === "token" ? FORBIDDEN : null;
   const role = who === "token" ? "owner" : who;
-  if (row.need === "instanceOwner") return role === "owner" ? null : FORBIDDEN;
+  if (row.need === "instanceOwner") return role === "owner" && who !== "token" ? null : FORBIDDEN;
   if (role === "stranger") return notFound(row);
   if (row.need === "view") return null;
   if (role === "viewer") return FORBIDDEN;

@@ -8,6 +8,15 @@ import { personProcedure, publicProcedure, router } from "../init";
 // The person's own account beside what Better Auth serves under /api/auth (sign-up, sign-in,
 // sign-out, password, display name): who am I, API tokens, and the instance's settings.
 
+/**
+ * Tokens and instance settings are managed from a browser session only: a leaked API token
+ * must not mint tokens that outlive it, nor change who may sign up.
+ */
+const sessionProcedure = personProcedure.use(({ ctx, next }) => {
+  if (ctx.person.credential?.kind === "token") throw new AppError("FORBIDDEN", "Manage API tokens and settings from a signed-in browser");
+  return next();
+});
+
 const MeSchema = z.object({ id: z.string(), name: z.string(), email: z.string(), instanceOwner: z.boolean() });
 
 export const accountRouter = router({
@@ -21,7 +30,7 @@ export const accountRouter = router({
     }),
 
   /** The instance owner opens (or closes) sign-up to anyone. */
-  setOpenSignUp: personProcedure
+  setOpenSignUp: sessionProcedure
     .input(z.object({ open: z.boolean() }))
     .output(InstanceStatusSchema)
     .mutation(({ ctx, input }) => {
@@ -29,15 +38,15 @@ export const accountRouter = router({
       return setOpenSignUp(ctx.db, input.open);
     }),
 
-  tokens: personProcedure.output(z.array(ApiTokenViewSchema)).query(({ ctx }) => listApiTokens(ctx.db, ctx.person.id)),
+  tokens: sessionProcedure.output(z.array(ApiTokenViewSchema)).query(({ ctx }) => listApiTokens(ctx.db, ctx.person.id)),
 
   /** A new API token: the secret is in this answer only. */
-  createToken: personProcedure
+  createToken: sessionProcedure
     .input(z.object({ name: z.string().trim().min(1).max(LIMITS.tokenNameChars) }))
     .output(ApiTokenViewSchema.extend({ token: z.string() }))
     .mutation(({ ctx, input }) => createApiToken(ctx.db, ctx.person.id, input.name)),
 
-  revokeToken: personProcedure
+  revokeToken: sessionProcedure
     .input(z.object({ id: z.string().min(1).max(64) }))
     .output(z.object({ revoked: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
