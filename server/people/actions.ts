@@ -75,7 +75,7 @@ export async function recordAction(
   at: { sessionId?: SessionId; detail?: Record<string, unknown> } = {},
 ): Promise<void> {
   const need = NEEDS[action];
-  if (need) await assertStillAllowed(tx, by, need);
+  if (need) await assertStillAllowed(tx, by, need, at.sessionId);
   await tx.personAction.create({
     data: {
       teamId: by.teamId,
@@ -88,11 +88,16 @@ export async function recordAction(
   });
 }
 
-async function assertStillAllowed(tx: Tx, by: HumanActor, need: Need): Promise<void> {
+/** Refused as the request's own check would have: outside the team, the session or team is not found. */
+async function assertStillAllowed(tx: Tx, by: HumanActor, need: Need, sessionId: SessionId | undefined): Promise<void> {
   const [row] = z
     .array(z.object({ role: TeamRoleSchema }))
     .parse(await tx.$queryRaw`SELECT role FROM team_people WHERE team_id = ${by.teamId} AND user_id = ${by.person.id} FOR SHARE`);
-  if (!row) throw new AppError("TEAM_NOT_FOUND", "You are no longer in this team", { teamId: by.teamId });
+  if (!row) {
+    throw sessionId
+      ? new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId })
+      : new AppError("TEAM_NOT_FOUND", `No team ${by.teamId}`, { teamId: by.teamId });
+  }
   const refusal = refusalFor(need, row.role);
   if (refusal) throw refusal;
 }

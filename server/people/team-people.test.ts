@@ -538,6 +538,16 @@ describe("who did what", () => {
   });
 });
 
+describe("the people list", () => {
+  it("shows emails to owners only", async () => {
+    const ana = await person("Ana");
+    const bo = await person("Bo");
+    const team = await teamOf(ana, [[bo, "member"]]);
+    expect((await as(ana).people.list({ teamId: team })).map((p) => p.email)).toEqual([ana.email, bo.email]);
+    expect((await as(bo).people.list({ teamId: team })).map((p) => p.email)).toEqual([null, null]);
+  });
+});
+
 describe("an action racing a removal", () => {
   // The request's access check runs before the action's transaction. The window between them is
   // driven here by keeping the access a request got and acting with it after the change.
@@ -557,8 +567,9 @@ describe("an action racing a removal", () => {
 
     await removePerson(db, owner, team, bob.id);
     const removed = await tableDigests(db);
-    expect(await codeOf(promptSession(db, team, { text: "still here?", by: stale }))).toBe("TEAM_NOT_FOUND");
-    expect(await codeOf(requestAbort(db, team, "stop", stale))).toBe("TEAM_NOT_FOUND");
+    expect(await codeOf(promptSession(db, team, { text: "still here?", by: stale }))).toBe("SESSION_NOT_FOUND");
+    expect(await codeOf(requestAbort(db, team, "stop", stale))).toBe("SESSION_NOT_FOUND");
+    expect(await codeOf(updateTask(db, leadOf(team), { taskId: task.id, expectedRevision: 1, action: "claim" }, stale))).toBe("TEAM_NOT_FOUND");
     expect(await tableDigests(db)).toEqual(removed);
     expect(await db.inboxItem.count({ where: { sessionId: team } })).toBe(0);
   });

@@ -79,20 +79,22 @@ export async function adoptOrphanTeams(db: Db, userId: string): Promise<number> 
 export const TeamPersonViewSchema = z.object({
   userId: z.string(),
   name: z.string(),
-  email: z.string(),
+  /** Shown to owners only (who invite and remove people); null for everyone else. */
+  email: z.string().nullable(),
   role: TeamRoleSchema,
   joinedAt: z.date(),
 });
 export type TeamPersonView = z.infer<typeof TeamPersonViewSchema>;
 
-export async function listPeople(db: DbOrTx, teamId: SessionId): Promise<TeamPersonView[]> {
+export async function listPeople(db: DbOrTx, teamId: SessionId, viewer: { role: TeamRole } = { role: "owner" }): Promise<TeamPersonView[]> {
+  const emails = viewer.role === "owner";
   const rows = await db.teamPerson.findMany({
     where: { teamId },
     orderBy: { createdAt: "asc" },
     select: { userId: true, role: true, createdAt: true, user: { select: { name: true, email: true } } },
   });
   return rows.map((r) =>
-    TeamPersonViewSchema.parse({ userId: r.userId, name: r.user.name, email: r.user.email, role: r.role, joinedAt: r.createdAt }),
+    TeamPersonViewSchema.parse({ userId: r.userId, name: r.user.name, email: emails ? r.user.email : null, role: r.role, joinedAt: r.createdAt }),
   );
 }
 

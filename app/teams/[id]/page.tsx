@@ -7,7 +7,8 @@ export default async function TeamPage({ params }: { params: Promise<{ id: strin
   return (
     <Suspense>
       <SignedIn>
-        <TeamRoom teamId={id} />
+        {/* Keyed: moving to another team (a fork) starts a new room, with its own presence. */}
+        <TeamRoom key={id} teamId={id} />
       </SignedIn>
     </Suspense>
   );

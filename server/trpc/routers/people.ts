@@ -34,7 +34,10 @@ export const peopleRouter = router({
   list: personProcedure
     .input(TeamRef)
     .output(z.array(TeamPersonViewSchema))
-    .query(async ({ ctx, input }) => listPeople(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId)),
+    .query(async ({ ctx, input }) => {
+      const access = await teamAccess(ctx, input.teamId, "view");
+      return listPeople(ctx.db, access.teamId, access);
+    }),
 
   /** Open invite links (owners only: a link is a key to the team). */
   invites: personProcedure

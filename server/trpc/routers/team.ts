@@ -77,7 +77,7 @@ async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole
     listMembers(ctx.db, id),
     allTasks(ctx, id),
     listMessages(ctx.db, id, { limit: LIMITS.messageListMax }),
-    listPeople(ctx.db, id),
+    listPeople(ctx.db, id, { role: myRole }),
     listPresence(ctx.db, id),
     recentActions(ctx.db, id),
   ]);
