@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { bearerToken } from "../people/tokens";
 
 // The web layer's locks (docs/SPEC.md §13 Web security), applied by the app server to every
 // request before anything else runs: a host allow-list (DNS rebinding), same-origin for every
@@ -46,7 +47,7 @@ export function checkRequest(req: IncomingMessage, policy: WebPolicy): Refusal |
   const origin = req.headers.origin;
   if (site !== undefined && site !== "same-origin") return crossSite();
   if (origin !== undefined && !policy.origins.has(origin)) return crossSite();
-  if (site === undefined && origin === undefined && !/^Bearer\s/i.test(req.headers.authorization ?? "")) return crossSite();
+  if (site === undefined && origin === undefined && bearerToken(req.headers.authorization) === null) return crossSite();
   return null;
 }
 

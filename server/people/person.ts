@@ -3,6 +3,7 @@ import type { Db, DbOrTx } from "../db/client";
 import { asUserId, type UserId } from "../ids";
 import type { Auth } from "./auth";
 import { tokenOwner } from "./api-tokens";
+import { bearerToken } from "./tokens";
 
 // Who is asking: a person signed in with a session cookie, or a script with one of the
 // person's API tokens (`Authorization: Bearer`). Either acts with the person's rights.
@@ -38,8 +39,8 @@ function personOf(user: UserRow, credential: Person["credential"]): Person {
 export async function personFromHeaders(auth: Auth, db: Db, headers: Headers): Promise<Person | null> {
   const authorization = headers.get("authorization");
   if (authorization) {
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    const owner = match ? await tokenOwner(db, match[1]!) : null;
+    const token = bearerToken(authorization);
+    const owner = token ? await tokenOwner(db, token) : null;
     return owner ? personOf(owner.user, { kind: "token", id: owner.tokenId }) : null;
   }
   const found = await auth.api.getSession({ headers });

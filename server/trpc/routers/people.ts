@@ -21,12 +21,11 @@ import {
 import { TeamRoleSchema } from "../../people/roles";
 import { teamAccess } from "../access";
 import { personProcedure, publicProcedure, router } from "../init";
-import { SessionIdInput } from "../schemas";
+import { SessionIdInput, TeamRef } from "../schemas";
 
 // People in a team (docs/SPEC.md §13): the list, roles, invite links, leaving, and the
 // presence heartbeat. Managing people needs the owner role; anyone in the team sees the list.
 
-const TeamRef = z.object({ teamId: SessionIdInput });
 const UserIdInput = z.string().min(1).max(64).transform(asUserId);
 const InviteToken = z.string().min(1).max(128);
 

@@ -26,15 +26,13 @@ import { TeamRoleSchema, type TeamRole } from "../../people/roles";
 import { listPeople, TeamPersonViewSchema, type TeamPersonView } from "../../people/team-people";
 import { feedAccess, teamAccess } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
-import { ListInput, SessionIdInput } from "../schemas";
+import { ListInput, TeamRef } from "../schemas";
 
 // The team room's API. Every procedure checks the person's role in the team first
 // (trpc/access.ts); a person who acts does so with Lead authority: the tools' rules apply, the
 // board records the person, and task updates carry the revision the person saw (a stale one
 // is a CONFLICT).
 
-const teamId = SessionIdInput;
-const TeamRef = z.object({ teamId });
 
 export interface TeamState {
   members: MemberView[];
