@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   INVITE_NOT_FOUND: "NOT_FOUND",
   /** No such API token of yours. Re-list your tokens. */
   API_TOKEN_NOT_FOUND: "NOT_FOUND",
+  /** Too many open invite links or API tokens (LIMITS). Revoke some first; nothing was made. */
+  PEOPLE_LIMIT: "CONFLICT",
 
   // --- Sessions and the runtime ------------------------------------------------------
   /** No session with that id. Re-list sessions. */

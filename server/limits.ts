@@ -17,6 +17,9 @@ export const LIMITS = {
   displayNameChars: 64,
   /** A personal API token's label. */
   tokenNameChars: 64,
+  /** Open (unused, unexpired, unrevoked) invite links per team, and API tokens per person. */
+  openInvitesPerTeam: 50,
+  apiTokensPerPerson: 50,
   /** Passwords (Better Auth checks them; the pages hint the same bounds). */
   passwordMinChars: 8,
   passwordMaxChars: 128,

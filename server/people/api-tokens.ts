@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db, DbOrTx } from "../db/client";
 import { AppError } from "../errors";
+import { LIMITS } from "../limits";
 import { newApiTokenId, type UserId } from "../ids";
 import type { UserRow } from "./person";
 import { newSecret, secretHash } from "./tokens";
@@ -24,6 +25,10 @@ export type ApiTokenView = z.infer<typeof ApiTokenViewSchema>;
 const select = { id: true, name: true, prefix: true, createdAt: true, lastUsedAt: true } as const;
 
 export async function createApiToken(db: DbOrTx, userId: UserId, name: string): Promise<ApiTokenView & { token: string }> {
+  // A person's own requests are the only writers of their tokens; a racing pair may end one over.
+  if ((await db.apiToken.count({ where: { userId } })) >= LIMITS.apiTokensPerPerson) {
+    throw new AppError("PEOPLE_LIMIT", `You have ${LIMITS.apiTokensPerPerson} API tokens: revoke one first`);
+  }
   const token = newSecret(TOKEN_PREFIX);
   const row = await db.apiToken.create({
     data: { id: newApiTokenId(), userId, name, tokenHash: secretHash(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6) },

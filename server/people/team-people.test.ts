@@ -16,6 +16,8 @@ import { inertRuntime, newTestSession } from "../testing/runtime-harness";
 import type { TrpcContext } from "../trpc/init";
 import { createCaller } from "../trpc/root";
 import type { Person } from "./person";
+import { LIMITS } from "../limits";
+import { createApiToken } from "./api-tokens";
 import { listPresence, PRESENCE_TTL_MS, updatePresence } from "./presence";
 import { requestAbort, promptSession } from "../runtime/sessions";
 import {
@@ -535,6 +537,21 @@ describe("who did what", () => {
       expect(await codeOf(refused())).not.toBe("OK");
     }
     expect(await tableDigests(db)).toEqual(before);
+  });
+});
+
+describe("limits", () => {
+  it("caps open invite links per team and API tokens per person, making nothing past the cap", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    for (let i = 0; i < LIMITS.openInvitesPerTeam; i++) await createInvite(db, ana, team, { role: "viewer", expiresInHours: 1 });
+    expect(await codeOf(createInvite(db, ana, team, { role: "viewer", expiresInHours: 1 }))).toBe("PEOPLE_LIMIT");
+    // Used, revoked or expired links do not count.
+    await db.teamInvite.updateMany({ where: { teamId: team }, data: { revokedAt: new Date() } });
+    await createInvite(db, ana, team, { role: "viewer", expiresInHours: 1 });
+    for (let i = 0; i < LIMITS.apiTokensPerPerson; i++) await createApiToken(db, ana.id, `t${i}`);
+    expect(await codeOf(createApiToken(db, ana.id, "one more"))).toBe("PEOPLE_LIMIT");
+    expect(await db.apiToken.count({ where: { userId: ana.id } })).toBe(LIMITS.apiTokensPerPerson);
   });
 });
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, newInviteId, type SessionId, type UserId } from "../ids";
+import { LIMITS } from "../limits";
 import { notifyActivity } from "../live/activity";
 import { lockTeam } from "../team/membership";
 import { recordAction } from "./actions";
@@ -188,6 +189,11 @@ export async function createInvite(
 ): Promise<InviteView & { token: string }> {
   const token = newSecret(INVITE_PREFIX);
   return inTx(db, async (tx) => {
+    await lockTeam(tx, teamId);
+    const open = await tx.teamInvite.count({ where: { teamId, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } } });
+    if (open >= LIMITS.openInvitesPerTeam) {
+      throw new AppError("PEOPLE_LIMIT", `This team has ${LIMITS.openInvitesPerTeam} open invite links: revoke some first`);
+    }
     const row = await tx.teamInvite.create({
       data: {
         id: newInviteId(),
