@@ -11,6 +11,7 @@ import { useTRPC } from "./trpc";
 import { useSessionLive } from "./use-session-live";
 import { ViewerHint } from "./viewer-hint";
 import { LIMITS } from "~/server/limits";
+import type { StopRecord } from "./transcript-model";
 
 /**
  * One agent: its live transcript, its queued prompts (with who queued and edited them) and a
@@ -22,10 +23,13 @@ export function AgentPanel({
   canAct,
   onTyping,
   onSent,
+  stops,
 }: {
   sessionId: string;
   name: string;
   canAct: boolean;
+  /** People's Stops of this agent, from the team's action record. */
+  stops: readonly StopRecord[];
   /** A keystroke in the composer (presence: "typing to"). */
   onTyping: (sessionId: string) => void;
   onSent: () => void;
@@ -83,6 +87,7 @@ export function AgentPanel({
       <Transcript
         events={events}
         running={session?.running ?? false}
+        stops={stops}
         onFork={canAct ? (seq) => fork.mutate({ sessionId, throughSeq: seq }) : undefined}
       />
 

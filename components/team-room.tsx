@@ -16,6 +16,8 @@ import { useAccountStatus } from "./use-account";
 import { newClientId, usePresence } from "./use-presence";
 import { useTeamLive } from "./use-team-live";
 import { ViewerHint } from "./viewer-hint";
+import type { PersonAction } from "./api-types";
+import type { StopRecord } from "./transcript-model";
 
 /**
  * The team room: roster and people, the selected agent's transcript and composer, board,
@@ -81,6 +83,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
             canAct={canAct}
             onTyping={presence.typed}
             onSent={presence.stoppedTyping}
+            stops={stopsOf(state.actions, selected.sessionId)}
           />
           <aside className="side">
             {!canAct && <ViewerHint />}
@@ -107,4 +110,11 @@ function NoAccess() {
       </section>
     </main>
   );
+}
+
+/** The Stops people pressed on one agent that found a turn to stop (the record says `aborting`). */
+function stopsOf(actions: readonly PersonAction[], sessionId: string): StopRecord[] {
+  return actions
+    .filter((a) => a.action === "stop" && a.sessionId === sessionId && a.detail.aborting === true)
+    .map((a) => ({ name: a.userName, at: a.createdAt }));
 }

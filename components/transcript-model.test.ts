@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TranscriptEvent, TranscriptPayload } from "./api-types";
-import { foldTranscript, mergeEvents } from "./transcript-model";
+import { foldTranscript, mergeEvents, stoppedBy } from "./transcript-model";
 
 const at = new Date(0);
 const log = (...payloads: TranscriptPayload[]): TranscriptEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
@@ -56,3 +56,30 @@ describe("mergeEvents", () => {
     expect(mergeEvents(a, [])).toBe(a);
   });
 });
+
+describe("stoppedBy", () => {
+  const ms = (t: number) => new Date(t);
+  /** Turns ending at the given times (ms), each with its reason. */
+  const ends = (...turns: [number, "aborted" | "interrupted" | "completed" | "error"][]) =>
+    foldTranscript(turns.map(([t, reason], i) => ({ seq: i + 1, createdAt: ms(t), payload: { kind: "turn_end", turnId: `turn_${i}`, reason } })));
+
+  it("names who pressed Stop on each aborted turn: the latest Stop since the turn before ended", () => {
+    const items = ends([1_000, "aborted"], [5_000, "completed"], [9_000, "aborted"], [12_000, "aborted"]);
+    const stops = [
+      { name: "Ana", at: ms(900) },
+      { name: "Bo", at: ms(950) },
+      { name: "Cy", at: ms(8_000) },
+      // After the last turn ended: it stopped nothing yet.
+      { name: "Di", at: ms(13_000) },
+    ];
+    const names = stoppedBy(items, stops);
+    const keys = items.map((i) => i.key);
+    expect([...names]).toEqual([
+      [keys[0], "Bo"],
+      [keys[1], "Cy"],
+    ]);
+    // The third aborted turn had no Stop of its own since the one before (the model's interrupt, or an old one).
+    expect(names.has(keys[2]!)).toBe(false);
+  });
+});
+

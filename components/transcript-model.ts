@@ -16,7 +16,7 @@ export type TranscriptItem =
     }
   | { kind: "tool"; key: string; seq: number; toolName: string; output: unknown; isError: boolean; errorCode?: string }
   | { kind: "compaction"; key: string; seq: number; throughSeq: number }
-  | { kind: "turn_end"; key: string; seq: number; reason: TurnEndReason; error?: string };
+  | { kind: "turn_end"; key: string; seq: number; reason: TurnEndReason; error?: string; at: Date };
 
 export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptItem[] {
   const items: TranscriptItem[] = [];
@@ -75,7 +75,9 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
           if (cur?.kind === "assistant") items[streamingAt.index] = { ...cur, streaming: false, interrupted: true };
           streamingAt = null;
         }
-        if (p.reason !== "completed") items.push({ kind: "turn_end", key: `end-${e.seq}`, seq: e.seq, reason: p.reason, error: p.error });
+        if (p.reason !== "completed") {
+          items.push({ kind: "turn_end", key: `end-${e.seq}`, seq: e.seq, reason: p.reason, error: p.error, at: e.createdAt });
+        }
         break;
       default:
         break;
@@ -94,3 +96,31 @@ export function mergeEvents(current: readonly TranscriptEvent[], incoming: reado
   for (const e of incoming) bySeq.set(e.seq, e);
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
+
+/** A person's Stop, as the team's action record has it. */
+export interface StopRecord {
+  name: string;
+  at: Date;
+}
+
+/**
+ * Who stopped each aborted turn: the latest Stop recorded before the turn ended and after the
+ * turn before it ended. Keys are turn_end item keys; a turn with no such record (stopped long
+ * ago, beyond the record the room holds) has no entry.
+ */
+export function stoppedBy(items: readonly TranscriptItem[], stops: readonly StopRecord[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const sorted = [...stops].sort((a, b) => a.at.getTime() - b.at.getTime());
+  let after = -Infinity;
+  for (const item of items) {
+    if (item.kind !== "turn_end") continue;
+    const end = item.at.getTime();
+    if (item.reason === "aborted") {
+      const stop = sorted.filter((s) => s.at.getTime() > after && s.at.getTime() <= end).at(-1);
+      if (stop) out.set(item.key, stop.name);
+    }
+    after = end;
+  }
+  return out;
+}
+

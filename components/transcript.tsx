@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { TranscriptEvent } from "./api-types";
 import { Markdown } from "./markdown";
-import { foldTranscript, type TranscriptItem } from "./transcript-model";
+import { foldTranscript, stoppedBy, type StopRecord, type TranscriptItem } from "./transcript-model";
 
 // User content is rendered as text nodes or through the Markdown component (which builds
 // React elements, never HTML strings), so nothing in a prompt, reply or message can run script.
@@ -15,12 +15,16 @@ export function Transcript({
   events,
   running,
   onFork,
+  stops = [],
 }: {
   events: TranscriptEvent[];
   running: boolean;
   onFork?: (seq: number) => void;
+  /** People's Stops of this session (the team's action record): the turns they ended name them. */
+  stops?: readonly StopRecord[];
 }) {
   const items = useMemo(() => foldTranscript(events), [events]);
+  const stoppers = useMemo(() => stoppedBy(items, stops), [items, stops]);
   const [shown, setShown] = useState(WINDOW);
   const visible = items.length > shown ? items.slice(items.length - shown) : items;
   const end = useRef<HTMLDivElement>(null);
@@ -38,7 +42,7 @@ export function Transcript({
       )}
       {items.length === 0 && <p className="muted">No messages yet. Send a prompt below.</p>}
       {visible.map((item) => (
-        <Item key={item.key} item={item} onFork={onFork} />
+        <Item key={item.key} item={item} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
       ))}
       {running && (
         <p className="muted running" role="status">
@@ -59,7 +63,7 @@ function ForkButton({ seq, onFork }: { seq: number; onFork?: (seq: number) => vo
   );
 }
 
-function Item({ item, onFork }: { item: TranscriptItem; onFork?: (seq: number) => void }) {
+function Item({ item, onFork, stoppedBy }: { item: TranscriptItem; onFork?: (seq: number) => void; stoppedBy?: string }) {
   switch (item.kind) {
     case "user": {
       const { source } = item;
@@ -135,6 +139,7 @@ function Item({ item, onFork }: { item: TranscriptItem; onFork?: (seq: number) =
       return (
         <p className="marker" role="note">
           Turn {item.reason}
+          {stoppedBy ? ` · stopped by ${stoppedBy}` : ""}
           {item.error ? `: ${item.error}` : ""}
         </p>
       );

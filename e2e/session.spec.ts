@@ -43,7 +43,8 @@ test("queued prompts run as separate turns; Stop ends the running turn and keeps
   await expect(queue).toContainText("Second prompt");
 
   await page.getByRole("button", { name: "Stop" }).click();
-  await expect(transcript(page).getByText("Turn aborted")).toBeVisible();
+  // The turn's end names who pressed Stop.
+  await expect(transcript(page).getByText(`Turn aborted · stopped by ${OWNER.name}`)).toBeVisible();
   // The queued prompt was kept and now runs as its own turn.
   await expect(transcript(page).getByRole("article", { name: "Prompt" }).nth(1)).toContainText("Second prompt");
   await expect(queue.getByRole("listitem")).toHaveCount(0);
