@@ -18,6 +18,12 @@ const EnvSchema = z.object({
   AUTH_SECRET: z.string().min(32).optional(),
   /** Sign-in (and sign-up, password change) attempts per client address per minute. */
   AUTH_SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
+  /**
+   * Behind one reverse proxy (TLS termination): take the client's address from the last
+   * X-Forwarded-For entry it appends, so rate limits are per client, not per proxy. Only set
+   * this when every request comes through that proxy.
+   */
+  TRUST_PROXY: z.enum(["true", "false", "1", "0"]).default("false").transform((v) => v === "true" || v === "1"),
   /** Where the embedded Postgres keeps its data when DATABASE_URL is unset. */
   EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),

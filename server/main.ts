@@ -5,7 +5,7 @@ import { fromNodeHeaders, toNodeHandler } from "better-auth/node";
 import next from "next";
 import { createDb } from "./db/client";
 import { teamLimitsOf, type Env } from "./env";
-import { checkRequest, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
+import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
 import { authSecretOf } from "./people/instance";
@@ -111,8 +111,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     setSecurityHeaders(res, csp);
     const refusal = checkRequest(req, policy);
     if (refusal) return refuse(res, refusal);
-    // Rate limits key on the client address: the socket's, never a header a client sent.
-    req.headers[CLIENT_IP_HEADER] = req.socket.remoteAddress ?? "unknown";
+    // Rate limits key on the client's address (the socket's, or the trusted proxy's word for it).
+    req.headers[CLIENT_IP_HEADER] = clientAddress(req, opts.env.TRUST_PROXY);
     if (req.url?.startsWith("/api/auth/")) return void authHandler(req, res);
     if (req.url?.startsWith("/api/trpc/")) return trpc(req, res);
     if (pages) {

@@ -8,7 +8,7 @@ import { startAppServer, type AppServer } from "../main";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { signUpOverHttp } from "../testing/people";
-import { checkRequest, contentSecurityPolicy, newNonce, webPolicy, type WebPolicy } from "./security";
+import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, webPolicy, type WebPolicy } from "./security";
 
 // The web layer's locks (docs/SPEC.md §13 Web security) over real HTTP, with node:http so a
 // request can name any Host: unknown hosts, cross-site and header-less state changes are
@@ -229,6 +229,19 @@ function request(method: string, headers: Record<string, string>): IncomingMessa
   req.headers = headers;
   return req;
 }
+
+describe("clientAddress", () => {
+  plainIt("is the socket's address unless a trusted proxy's last X-Forwarded-For entry names the client", () => {
+    const req = request("POST", { "x-forwarded-for": "6.6.6.6, 203.0.113.7" });
+    Object.defineProperty(req.socket, "remoteAddress", { value: "10.0.0.2" });
+    expect(clientAddress(req, false)).toBe("10.0.0.2");
+    // Only the entry the proxy appended counts: the client wrote the ones before it.
+    expect(clientAddress(req, true)).toBe("203.0.113.7");
+    const bare = request("POST", {});
+    Object.defineProperty(bare.socket, "remoteAddress", { value: "10.0.0.3" });
+    expect(clientAddress(bare, true)).toBe("10.0.0.3");
+  });
+});
 
 describe("webPolicy", () => {
   plainIt("serves APP_URL's host; locally also the loopback names of the port", () => {

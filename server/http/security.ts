@@ -57,6 +57,19 @@ const crossSite = (): Refusal => ({
   message: "State-changing requests are accepted only from this app's own pages (or with an API token)",
 });
 
+/**
+ * The client's address, which sign-in rate limits key on: the socket's, never a header a client
+ * could set, unless the app runs behind one reverse proxy it trusts (TRUST_PROXY): then the
+ * address that proxy appended last to `X-Forwarded-For` (earlier entries are the client's word).
+ */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const socket = req.socket.remoteAddress ?? "unknown";
+  if (!trustProxy) return socket;
+  const header = req.headers["x-forwarded-for"];
+  const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",").map((h) => h.trim()).filter(Boolean);
+  return hops.at(-1) ?? socket;
+}
+
 /** A fresh CSP nonce per page request. */
 export const newNonce = () => randomBytes(16).toString("base64");
 

@@ -361,6 +361,30 @@ describe("the sign-in rate limit", () => {
   });
 });
 
+describe("the sign-in rate limit behind a trusted proxy (TRUST_PROXY)", () => {
+  it("counts per client, by the address the proxy appended, not per proxy", async () => {
+    const tdb = await createTestDatabase();
+    const proxied = await serve(tdb.url, { AUTH_SIGN_IN_PER_MINUTE: "2", TRUST_PROXY: "true" });
+    const attempt = (forwardedFor: string) =>
+      fetch(`${proxied.url}/api/auth/sign-in/email`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: proxied.url, "x-forwarded-for": forwardedFor },
+        body: JSON.stringify({ email: "nobody@example.test", password: "wrong password" }),
+      }).then((r) => r.status);
+    try {
+      // Client A (a spoofed first entry is A's own word, and ignored) uses up its limit…
+      expect(await attempt("1.1.1.1, 198.51.100.1")).not.toBe(429);
+      expect(await attempt("2.2.2.2, 198.51.100.1")).not.toBe(429);
+      expect(await attempt("3.3.3.3, 198.51.100.1")).toBe(429);
+      // …while client B behind the same proxy still may try.
+      expect(await attempt("198.51.100.2")).not.toBe(429);
+    } finally {
+      await proxied.close();
+      await tdb.drop();
+    }
+  });
+});
+
 describe("API tokens", () => {
   it("are shown once, stored as a sha256, act through Bearer, and stop when revoked", async () => {
     const owner = httpClient(server.url, { cookie: ownerCookie });
