@@ -3,9 +3,9 @@ import { betterAuth } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import type { Db } from "../db/client";
 import { LIMITS } from "../limits";
-import { instanceStatus } from "./instance";
 import { asUserId } from "../ids";
-import { adoptOrphanTeams, claimInviteForSignUp, joinByClaimedInvite } from "./team-people";
+import { instanceStatus } from "./instance";
+import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
 
 // Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md: People). It owns
 // the users/auth_* tables through its Prisma adapter and serves /api/auth/*; this module only
@@ -40,9 +40,9 @@ function displayName(name: unknown): string {
   return trimmed;
 }
 
-/** Whether `value` (an answer's JSON) holds a `token` key, at most three levels down. */
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
+/** Whether `value` (an answer's JSON) holds a `token` key, at most three levels down. */
 function hasToken(value: unknown, depth = 0): boolean {
   if (depth > 3 || value === null || typeof value !== "object") return false;
   if (Array.isArray(value)) return value.some((v) => hasToken(v, depth + 1));
@@ -56,8 +56,8 @@ function withoutTokens(value: unknown, depth = 0): unknown {
 }
 
 function inviteTokenOf(body: unknown): string | null {
-  const token = isRecord(body) ? body.inviteToken : undefined;
-  return typeof token === "string" && token.length > 0 && token.length <= 128 ? token : null;
+  const token = InviteTokenSchema.safeParse(isRecord(body) ? body.inviteToken : undefined);
+  return token.success ? token.data : null;
 }
 
 export function createAuth(db: Db, opts: AuthOptions) {

@@ -161,6 +161,8 @@ const INVITE_PREFIX = "inv_";
 export const INVITE_DEFAULT_HOURS = 72;
 export const INVITE_MAX_HOURS = 30 * 24;
 export const InviteRoleSchema = TeamRoleSchema.exclude(["owner"]);
+/** An invite link's secret as requests carry it (sign-up body, accept, preview). */
+export const InviteTokenSchema = z.string().min(1).max(128);
 
 export const InviteViewSchema = z.object({
   id: z.string(),

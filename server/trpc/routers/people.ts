@@ -10,6 +10,7 @@ import {
   inviteInfo,
   InviteInfoSchema,
   InviteRoleSchema,
+  InviteTokenSchema,
   InviteViewSchema,
   listInvites,
   listPeople,
@@ -27,7 +28,6 @@ import { SessionIdInput, TeamRef } from "../schemas";
 // presence heartbeat. Managing people needs the owner role; anyone in the team sees the list.
 
 const UserIdInput = z.string().min(1).max(64).transform(asUserId);
-const InviteToken = z.string().min(1).max(128);
 
 export const peopleRouter = router({
   list: personProcedure
@@ -64,12 +64,12 @@ export const peopleRouter = router({
 
   /** What a link offers, before signing in or up: the team's title, the role, who invited. */
   inviteInfo: publicProcedure
-    .input(z.object({ token: InviteToken }))
+    .input(z.object({ token: InviteTokenSchema }))
     .output(InviteInfoSchema)
     .query(({ ctx, input }) => inviteInfo(ctx.db, input.token)),
 
   accept: personProcedure
-    .input(z.object({ token: InviteToken }))
+    .input(z.object({ token: InviteTokenSchema }))
     .output(z.object({ teamId: z.string(), role: TeamRoleSchema }))
     .mutation(({ ctx, input }) => acceptInvite(ctx.db, ctx.person, input.token)),
 
