@@ -111,7 +111,7 @@ function personNotFound(userId: string): AppError {
  * saw each link once and could otherwise let themselves (or anyone) back in with it.
  */
 async function revokeInvitesBy(tx: Tx, teamId: SessionId, userId: UserId): Promise<void> {
-  await tx.teamInvite.updateMany({ where: { teamId, createdBy: userId, acceptedAt: null, revokedAt: null }, data: { revokedAt: new Date() } });
+  await tx.teamInvite.updateMany({ where: { teamId, createdBy: userId, ...openInvite() }, data: { revokedAt: new Date() } });
 }
 
 /** Under the team lock: a change that would leave the team without an owner is refused. */
@@ -164,6 +164,9 @@ export const InviteRoleSchema = TeamRoleSchema.exclude(["owner"]);
 /** An invite link's secret as requests carry it (sign-up body, accept, preview). */
 export const InviteTokenSchema = z.string().min(1).max(128);
 
+/** An invite that can still be used: not used, not revoked, not expired. */
+const openInvite = () => ({ acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } });
+
 export const InviteViewSchema = z.object({
   id: z.string(),
   role: InviteRoleSchema,
@@ -192,7 +195,7 @@ export async function createInvite(
   const token = newSecret(INVITE_PREFIX);
   return inTx(db, async (tx) => {
     await lockTeam(tx, teamId);
-    const open = await tx.teamInvite.count({ where: { teamId, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } } });
+    const open = await tx.teamInvite.count({ where: { teamId, ...openInvite() } });
     if (open >= LIMITS.openInvitesPerTeam) {
       throw new AppError("PEOPLE_LIMIT", `This team has ${LIMITS.openInvitesPerTeam} open invite links: revoke some first`);
     }
@@ -215,7 +218,7 @@ export async function createInvite(
 /** Open invites (not used, revoked or expired), newest first. */
 export async function listInvites(db: DbOrTx, teamId: SessionId): Promise<InviteView[]> {
   const rows = await db.teamInvite.findMany({
-    where: { teamId, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } },
+    where: { teamId, ...openInvite() },
     orderBy: { createdAt: "desc" },
   });
   const names = new Map(
@@ -227,7 +230,7 @@ export async function listInvites(db: DbOrTx, teamId: SessionId): Promise<Invite
 export async function revokeInvite(db: Db, by: Person, teamId: SessionId, inviteId: string): Promise<void> {
   await inTx(db, async (tx) => {
     const { count } = await tx.teamInvite.updateMany({
-      where: { id: inviteId, teamId, revokedAt: null, acceptedAt: null },
+      where: { id: inviteId, teamId, ...openInvite() },
       data: { revokedAt: new Date() },
     });
     if (count === 0) throw new AppError("INVITE_NOT_FOUND", "That invite is not open any more", { inviteId });
@@ -269,9 +272,8 @@ export async function inviteInfo(db: DbOrTx, token: string): Promise<InviteInfo>
  * A sign-up that fails after the claim leaves the link used.
  */
 export async function claimInviteForSignUp(db: DbOrTx, token: string): Promise<boolean> {
-  const n = await db.$executeRaw`UPDATE team_invites SET accepted_at = now()
-    WHERE token_hash = ${secretHash(token)} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()`;
-  return n === 1;
+  const { count } = await db.teamInvite.updateMany({ where: { tokenHash: secretHash(token), ...openInvite() }, data: { acceptedAt: new Date() } });
+  return count === 1;
 }
 
 /** Step 2 (the account exists): the new person joins the team the claimed link is for. */
@@ -306,7 +308,7 @@ export async function acceptInvite(db: Db, person: Person, token: string): Promi
     const status = statusOf(row);
     if (status !== "valid") throw new AppError("INVITE_NOT_FOUND", `This invite link is ${status}`, { status });
     const { count } = await tx.teamInvite.updateMany({
-      where: { id: row.id, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } },
+      where: { id: row.id, ...openInvite() },
       data: { acceptedAt: new Date(), acceptedBy: person.id },
     });
     if (count === 0) throw new AppError("INVITE_NOT_FOUND", "This invite link was just used or revoked");
