@@ -8,6 +8,7 @@ import { CopyButton } from "./copy-button";
 import { useTRPC } from "./trpc";
 import { leaveToSignIn, useAccountStatus } from "./use-account";
 import { LIMITS } from "~/server/limits";
+import { PasswordField } from "./form-fields";
 
 // /account: display name, password, signing out (here or everywhere), personal API tokens,
 // and, for the instance's owner, whether anyone may sign up.
@@ -100,28 +101,8 @@ function PasswordChange() {
     <section aria-labelledby="password" className="card">
       <h2 id="password">Password</h2>
       <form className="stack" onSubmit={(e) => void submit(e)}>
-        <label>
-          <span className="label">Current password</span>
-          <input
-            type="password"
-            value={form.current}
-            onChange={(e) => setForm({ ...form, current: e.target.value })}
-            autoComplete="current-password"
-            required
-          />
-        </label>
-        <label>
-          <span className="label">New password</span>
-          <input
-            type="password"
-            value={form.next}
-            onChange={(e) => setForm({ ...form, next: e.target.value })}
-            autoComplete="new-password"
-            required
-            minLength={LIMITS.passwordMinChars}
-            maxLength={LIMITS.passwordMaxChars}
-          />
-        </label>
+        <PasswordField label="Current password" value={form.current} onChange={(current) => setForm({ ...form, current })} />
+        <PasswordField label="New password" value={form.next} onChange={(next) => setForm({ ...form, next })} fresh />
         <label className="check">
           <input type="checkbox" checked={form.signOutOthers} onChange={(e) => setForm({ ...form, signOutOthers: e.target.checked })} />
           Sign out other devices

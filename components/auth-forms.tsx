@@ -1,12 +1,12 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { authClient, authErrorText } from "./auth-client";
 import { LIMITS } from "~/server/limits";
+import { authClient, authErrorText } from "./auth-client";
+import { EmailField, PasswordField } from "./form-fields";
 
 // The account forms of the sign-in, sign-up and invite pages. Each calls Better Auth (which
 // sets the session cookie) and hands over to the page on success.
-
 
 /** Create an account: the instance's owner on a fresh instance, or a person with an invite or open sign-up. */
 export function SignUpForm({
@@ -54,23 +54,8 @@ export function SignUpForm({
           placeholder="How teammates see you"
         />
       </label>
-      <label>
-        <span className="label">Email</span>
-        <input type="email" value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} autoComplete="email" required />
-      </label>
-      <label>
-        <span className="label">Password</span>
-        <input
-          type="password"
-          value={form.password}
-          onChange={(e) => setForm({ ...form, password: e.target.value })}
-          autoComplete="new-password"
-          required
-          minLength={LIMITS.passwordMinChars}
-          maxLength={LIMITS.passwordMaxChars}
-          placeholder={`At least ${LIMITS.passwordMinChars} characters`}
-        />
-      </label>
+      <EmailField value={form.email} onChange={(email) => setForm({ ...form, email })} />
+      <PasswordField label="Password" value={form.password} onChange={(password) => setForm({ ...form, password })} fresh />
       <button type="submit" disabled={busy}>
         {submitLabel}
       </button>
@@ -105,20 +90,8 @@ export function SignInForm({ onSignedIn }: { onSignedIn: () => Promise<void> }) 
 
   return (
     <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label="Sign in">
-      <label>
-        <span className="label">Email</span>
-        <input type="email" value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} autoComplete="email" required />
-      </label>
-      <label>
-        <span className="label">Password</span>
-        <input
-          type="password"
-          value={form.password}
-          onChange={(e) => setForm({ ...form, password: e.target.value })}
-          autoComplete="current-password"
-          required
-        />
-      </label>
+      <EmailField value={form.email} onChange={(email) => setForm({ ...form, email })} />
+      <PasswordField label="Password" value={form.password} onChange={(password) => setForm({ ...form, password })} />
       <button type="submit" disabled={busy}>
         Sign in
       </button>
