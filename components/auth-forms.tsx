@@ -2,11 +2,32 @@
 
 import { useState, type FormEvent } from "react";
 import { LIMITS } from "~/server/limits";
-import { authClient, authErrorText } from "./auth-client";
+import { authClient, authErrorText, type AuthFailure } from "./auth-client";
 import { EmailField, PasswordField } from "./form-fields";
 
 // The account forms of the sign-in, sign-up and invite pages. Each calls Better Auth (which
 // sets the session cookie) and hands over to the page on success.
+
+/** A form's submit through Better Auth: busy while it runs, its refusal as readable text, then `onDone`. */
+function useAuthSubmit(call: () => Promise<{ error: AuthFailure | null }>, onDone: () => Promise<void>) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const { error: failed } = await call();
+      if (failed) setError(authErrorText(failed));
+      else await onDone();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, submit };
+}
 
 /** Create an account: the instance's owner on a fresh instance, or a person with an invite or open sign-up. */
 export function SignUpForm({
@@ -19,27 +40,15 @@ export function SignUpForm({
   onSignedUp: () => Promise<void>;
 }) {
   const [form, setForm] = useState({ name: "", email: "", password: "" });
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const { error: failed } = await authClient.signUp.email(
+  const { busy, error, submit } = useAuthSubmit(
+    () =>
+      authClient.signUp.email(
         { name: form.name.trim(), email: form.email.trim(), password: form.password },
         // The server's sign-up rule reads the invite from the body (server/people/auth.ts).
         inviteToken ? { body: { inviteToken } } : undefined,
-      );
-      if (failed) setError(authErrorText(failed));
-      else await onSignedUp();
-    } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+      ),
+    onSignedUp,
+  );
 
   return (
     <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label={submitLabel}>
@@ -70,23 +79,7 @@ export function SignUpForm({
 
 export function SignInForm({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
   const [form, setForm] = useState({ email: "", password: "" });
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const { error: failed } = await authClient.signIn.email({ email: form.email.trim(), password: form.password });
-      if (failed) setError(authErrorText(failed));
-      else await onSignedIn();
-    } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, submit } = useAuthSubmit(() => authClient.signIn.email({ email: form.email.trim(), password: form.password }), onSignedIn);
 
   return (
     <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label="Sign in">
