@@ -38,6 +38,11 @@ export const LIMITS = {
   waitMinMs: 10_000,
   waitMaxMs: 3_600_000,
   waitDefaultMs: 30_000,
+  /** Team timeline entries in one page (the room opens with the newest page). */
+  timelinePageDefault: 100,
+  timelinePageMax: 500,
+  /** The excerpt of a prompt or team message a timeline entry shows, in characters. */
+  timelineExcerptChars: 200,
   /** Sessions or teams listed in one request. */
   listDefault: 100,
   listMax: 500,

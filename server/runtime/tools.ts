@@ -61,6 +61,12 @@ export function toolCallKey(assistantMessageId: string, toolCallId: string): str
   return `${assistantMessageId}/${toolCallId}`;
 }
 
+/** The assistant message of a key toolCallKey wrote (message ids hold no `/`), or null. */
+export function assistantMessageIdOfCallKey(key: string): string | null {
+  const at = key.indexOf("/");
+  return at > 0 ? key.slice(0, at) : null;
+}
+
 /** Erases the generic parameters so tools of different types fit in one list. */
 export function defineTool<I, O>(tool: ToolDefinition<I, O>): ToolDefinition {
   return tool as unknown as ToolDefinition;

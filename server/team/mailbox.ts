@@ -401,6 +401,11 @@ export async function markConsumed(tx: Tx, sessionId: SessionId, items: ClaimedI
 
 // ------------------------------------------------------------------ reading
 
+/** What a person sees of a row: consumed once it entered the target's history, else its stored state. */
+export function messageState(row: { state: string; consumedAt: Date | null }): TeamMessageState {
+  return row.consumedAt ? "consumed" : row.state === "delivered" ? "delivered" : "queued";
+}
+
 /** The team's messages in seq order, after `afterSeq` (a page of at most `limit`). */
 export async function listMessages(
   db: DbOrTx,
@@ -423,7 +428,7 @@ export async function listMessages(
       targetSessionId: r.targetSessionId,
       targetName: r.targetName,
       content: r.content,
-      state: r.consumedAt ? "consumed" : r.state === "delivered" ? "delivered" : "queued",
+      state: messageState(r),
       createdAt: r.createdAt,
       deliveredAt: r.deliveredAt,
       consumedAt: r.consumedAt,

@@ -66,6 +66,12 @@ export async function assertActiveMember(db: DbOrTx, me: Membership): Promise<vo
   }
 }
 
+/** The Lead and every teammate whatever its phase (its session may not exist yet), in creation order. */
+export async function teamMemberRefs(db: DbOrTx, teamId: SessionId): Promise<MemberRef[]> {
+  const rows = await db.teamMember.findMany({ where: { teamId }, orderBy: { ordinal: "asc" }, select: { name: true, sessionId: true } });
+  return [{ sessionId: teamId, name: LEAD_NAME }, ...rows.map((r) => ({ sessionId: asSessionId(r.sessionId), name: r.name }))];
+}
+
 function memberNotFound(name: string): AppError {
   return new AppError("TEAM_MEMBER_NOT_FOUND", `No member named ${JSON.stringify(name)} in this team`, { name });
 }

@@ -105,6 +105,9 @@ const MATRIX: Record<string, Row> = {
   },
   "team.messages": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "team.live": { need: "view", target: "team", input: (t, me) => ({ teamId: t.lead, lastEventId: null, clientId: `tab-${me?.id ?? "anon"}` }) },
+
+  "timeline.page": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, limit: 10 }) },
+  "timeline.live": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, lastEventId: null }) },
 };
 
 type Refusal = { code: TRPCError["code"]; appCode: AppErrorCode };
@@ -322,8 +325,10 @@ describe("the authorisation matrix", () => {
     await member.people.presence({ teamId: t.lead, clientId, watching: t.lead, typingTo: t.lead });
     const session = (await member.session.live({ sessionId: t.lead, lastEventId: null }))[Symbol.asyncIterator]();
     const room = (await member.team.live({ teamId: t.lead, lastEventId: null, clientId }))[Symbol.asyncIterator]();
+    const timeline = (await member.timeline.live({ teamId: t.lead, lastEventId: null }))[Symbol.asyncIterator]();
     expect((await session.next()).done).toBe(false);
     expect((await room.next()).done).toBe(false);
+    expect((await timeline.next()).done).toBe(false);
 
     await createCaller(ctxOf(people.owner)).people.remove({ teamId: t.lead, userId: people.member.id });
     /** Reads on until the feed fails; a feed that just ends would be a silent refusal. */
@@ -336,11 +341,12 @@ describe("the authorisation matrix", () => {
         }
       }
     };
-    const [sessionEnd, roomEnd] = await Promise.all([endOf(session), endOf(room)]);
+    const [sessionEnd, roomEnd, timelineEnd] = await Promise.all([endOf(session), endOf(room), endOf(timeline)]);
     abort.abort();
     expect(sessionEnd).toBeInstanceOf(TRPCError);
     expect(sessionEnd).toMatchObject({ code: "NOT_FOUND", cause: { code: "SESSION_NOT_FOUND" } });
     expect(roomEnd).toMatchObject({ code: "NOT_FOUND", cause: { code: "TEAM_NOT_FOUND" } });
+    expect(timelineEnd).toMatchObject({ code: "NOT_FOUND", cause: { code: "TEAM_NOT_FOUND" } });
     expect(await db.presence.count({ where: { teamId: t.lead } })).toBe(0);
     expect(await db.personAction.findFirst({ where: { teamId: t.lead, action: "person_removed" } })).toMatchObject({
       userId: people.owner.id,

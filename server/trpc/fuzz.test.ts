@@ -5,6 +5,7 @@ import { parseEnv } from "../env";
 import { asSessionId, type SessionId } from "../ids";
 import { startAppServer, type AppServer } from "../main";
 import { createTask } from "../team/task-board";
+import { encodeCursor } from "../team/timeline";
 import { leadOf } from "../team/membership";
 import { asUserId } from "../ids";
 import { tableDigests } from "../testing/db-snapshot";
@@ -49,6 +50,9 @@ it.beforeAll(async ({ db: fileClient, server: fileServer }) => {
 
 type Input = Record<string, unknown>;
 
+/** A well-formed timeline cursor (the fuzzer breaks it). */
+const SOME_CURSOR = encodeCursor({ s: {}, m: 0, a: 0, t: 0 });
+
 /** A valid input for every procedure; the fuzzer breaks one field at a time. */
 function baseInputs(): Record<string, Input | undefined> {
   return {
@@ -72,6 +76,8 @@ function baseInputs(): Record<string, Input | undefined> {
     "team.updateTask": { teamId: lead, taskId: "task-1", expectedRevision: 1, action: "edit", subject: "s", description: "d", writeScopes: ["src"] },
     "team.messages": { teamId: lead, afterSeq: 0, limit: 5 },
     "team.live": { teamId: lead, lastEventId: null, clientId: "fuzz-tab-0001" },
+    "timeline.page": { teamId: lead, before: SOME_CURSOR, limit: 5, members: ["lead"], kinds: ["turn"] },
+    "timeline.live": { teamId: lead, lastEventId: SOME_CURSOR, members: ["lead"], kinds: ["turn"] },
     "account.status": undefined,
     "account.setOpenSignUp": { open: true },
     "account.tokens": undefined,
