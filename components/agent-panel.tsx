@@ -24,10 +24,13 @@ export function AgentPanel({
   onTyping,
   onSent,
   stops,
+  focusSeq = null,
 }: {
   sessionId: string;
   name: string;
   canAct: boolean;
+  /** A moment of the transcript to show (a timeline link's seq). */
+  focusSeq?: number | null;
   /** People's Stops of this agent, from the team's action record. */
   stops: readonly StopRecord[];
   /** A keystroke in the composer (presence: "typing to"). */
@@ -88,6 +91,7 @@ export function AgentPanel({
         events={events}
         running={session?.running ?? false}
         stops={stops}
+        focusSeq={focusSeq}
         onFork={canAct ? (seq) => fork.mutate({ sessionId, throughSeq: seq }) : undefined}
       />
 

@@ -30,6 +30,12 @@ export type TranscriptPayload = TranscriptEvent["payload"];
 export type MessageSource = Extract<TranscriptPayload, { kind: "user_message" }>["source"];
 export type TurnEndReason = Extract<TranscriptPayload, { kind: "turn_end" }>["reason"];
 
+/** The team timeline: one entry (a turn, tool call, prompt, message or task change) and a live message. */
+export type TimelineLiveMessage = Yielded<RouterOutputs["timeline"]["live"]>["data"];
+export type TimelineEntry = RouterOutputs["timeline"]["page"]["entries"][number];
+export type TimelineKind = TimelineEntry["kind"];
+export type TimelineFilter = Pick<RouterInputs["timeline"]["page"], "members" | "kinds">;
+
 /** A model a new team may use, as the server lists them. */
 export type ModelOption = RouterOutputs["session"]["models"][number];
 /** The model choice a new team is created with. */

@@ -3,19 +3,25 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { MemberView, RouterInputs } from "./api-types";
+import { SPLIT_MAX } from "./room-url";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
 
 type TeammateContext = NonNullable<RouterInputs["team"]["addTeammate"]["context"]>;
 
-/** The Lead and every teammate with live status and who added it; selecting one shows its transcript. */
+/**
+ * The Lead and every teammate with live status and who added it; selecting one shows its
+ * transcript, ticking "split" puts it beside the others in the split view.
+ */
 export function Roster({
   teamId,
   members,
   selected,
   canAct,
   onSelect,
+  split,
+  onToggleSplit,
 }: {
   teamId: string;
   members: MemberView[];
@@ -23,6 +29,9 @@ export function Roster({
   /** Members and owners add teammates; viewers only watch. */
   canAct: boolean;
   onSelect: (name: string) => void;
+  /** The members shown side by side in the split view; each has a box that adds or removes it. */
+  split: readonly string[];
+  onToggleSplit: (name: string) => void;
 }) {
   return (
     <section aria-label="Roster" className="roster">
@@ -53,6 +62,16 @@ export function Roster({
                 </span>
               )}
             </button>
+            <label className="split-toggle">
+              <input
+                type="checkbox"
+                checked={split.includes(m.name)}
+                disabled={!split.includes(m.name) && split.length >= SPLIT_MAX}
+                onChange={() => onToggleSplit(m.name)}
+                aria-label={`Show ${m.name} in the split view`}
+              />
+              <span aria-hidden="true">split</span>
+            </label>
           </li>
         ))}
       </ul>

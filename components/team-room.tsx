@@ -3,12 +3,13 @@
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
-import { AgentPanel } from "./agent-panel";
 import { accessLost } from "./app-error";
 import { Mailbox } from "./mailbox";
 import { PeoplePanel } from "./people-panel";
 import { PresenceBar } from "./presence-bar";
 import { RecentActivity } from "./recent-activity";
+import { readRoomLocation, roomHref, toggleSplitHref } from "./room-url";
+import { viewOf, ViewSwitcher } from "./room-views";
 import { Roster } from "./roster";
 import { StatusBadge } from "./status-badge";
 import { TaskBoard } from "./task-board";
@@ -16,13 +17,11 @@ import { useAccountStatus } from "./use-account";
 import { newClientId, usePresence } from "./use-presence";
 import { useTeamLive } from "./use-team-live";
 import { ViewerHint } from "./viewer-hint";
-import type { PersonAction } from "./api-types";
-import type { StopRecord } from "./transcript-model";
 
 /**
- * The team room: roster and people, the selected agent's transcript and composer, board,
- * mailbox and recent activity, with who is in the room. A viewer sees it all live and gets no
- * controls that act.
+ * The team room: roster and people; in the centre a view (room-views.tsx: the selected agent
+ * with the team's timeline, or several transcripts side by side); board, mailbox and recent
+ * activity; and who is in the room. A viewer sees it all live and gets no controls that act.
  */
 export function TeamRoom({ teamId }: { teamId: string }) {
   const router = useRouter();
@@ -33,8 +32,8 @@ export function TeamRoom({ teamId }: { teamId: string }) {
   const { state, connection, error } = useTeamLive(teamId, clientId);
   const members = state?.members ?? [];
   const lead = members[0];
-  const selectedName = params.get("member") ?? "lead";
-  const selected = members.find((m) => m.name === selectedName) ?? lead;
+  const location = readRoomLocation(params);
+  const selected = members.find((m) => m.name === location.member) ?? lead;
   const gone = accessLost(error);
   const presence = usePresence({ teamId, clientId, watching: selected?.sessionId ?? null, live: connection === "pending" && !gone });
 
@@ -72,19 +71,24 @@ export function TeamRoom({ teamId }: { teamId: string }) {
               members={members}
               selected={selected.name}
               canAct={canAct}
-              onSelect={(name) => router.replace(`/teams/${teamId}${name === "lead" ? "" : `?member=${encodeURIComponent(name)}`}`)}
+              onSelect={(name) => router.replace(roomHref(teamId, { ...location, view: "agent", member: name, seq: null }))}
+              split={location.members}
+              onToggleSplit={(name) => router.replace(toggleSplitHref(teamId, location, name))}
             />
             <PeoplePanel teamId={teamId} people={state.people} myRole={state.myRole} meId={meId} latestActionId={state.actions[0]?.id ?? null} />
           </div>
-          <AgentPanel
-            key={selected.sessionId}
-            sessionId={selected.sessionId}
-            name={selected.name}
-            canAct={canAct}
-            onTyping={presence.typed}
-            onSent={presence.stoppedTyping}
-            stops={stopsOf(state.actions, selected.sessionId)}
-          />
+          <div className="room-centre">
+            <ViewSwitcher teamId={teamId} location={location} />
+            {viewOf(location.view).render({
+              teamId,
+              state,
+              location,
+              selected,
+              canAct,
+              onTyping: presence.typed,
+              onSent: presence.stoppedTyping,
+            })}
+          </div>
           <aside className="side">
             {!canAct && <ViewerHint />}
             <TaskBoard teamId={teamId} tasks={state.tasks} members={members} canAct={canAct} />
@@ -112,9 +116,3 @@ function NoAccess() {
   );
 }
 
-/** The Stops people pressed on one agent that found a turn to stop (the record says `aborting`). */
-function stopsOf(actions: readonly PersonAction[], sessionId: string): StopRecord[] {
-  return actions
-    .filter((a) => a.action === "stop" && a.sessionId === sessionId && a.detail.aborting === true)
-    .map((a) => ({ name: a.userName, at: a.createdAt }));
-}

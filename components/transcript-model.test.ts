@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TranscriptEvent, TranscriptPayload } from "./api-types";
-import { foldTranscript, mergeEvents, stoppedBy } from "./transcript-model";
+import { focusItemKey, foldTranscript, mergeEvents, stoppedBy } from "./transcript-model";
 
 const at = new Date(0);
 const log = (...payloads: TranscriptPayload[]): TranscriptEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
@@ -83,3 +83,27 @@ describe("stoppedBy", () => {
   });
 });
 
+
+describe("focusItemKey", () => {
+  const items = foldTranscript(
+    log(
+      { kind: "turn_start", turnId: T },
+      { kind: "user_message", messageId: "m1", text: "hi", source: { kind: "human" } },
+      {
+        kind: "assistant_message", messageId: "m2", turnId: T, step: 0, model: "x", text: "",
+        toolCalls: [{ toolCallId: "c1", toolName: "team_task_list", input: {} }], usage: { inputTokens: 1, outputTokens: 1 }, interrupted: false,
+      },
+      { kind: "tool_result", turnId: T, toolCallId: "c1", toolName: "team_task_list", output: {}, isError: false },
+      { kind: "turn_end", turnId: T, reason: "completed" },
+    ),
+  );
+
+  it("finds the item of an event, or the latest one before an event that has none", () => {
+    expect(focusItemKey(items, 2)).toBe("m1");
+    expect(focusItemKey(items, 4)).toBe("tool-4");
+    // A completed turn's end shows its last item; a turn's start the one before it.
+    expect(focusItemKey(items, 5)).toBe("tool-4");
+    expect(focusItemKey(items, 99)).toBe("tool-4");
+    expect(focusItemKey(items, 1)).toBeNull();
+  });
+});

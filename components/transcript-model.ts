@@ -86,6 +86,19 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
   return items;
 }
 
+/**
+ * The item that shows the log at `seq`: the one from that event, else the latest item before it
+ * (events such as a turn's start or a completed turn's end have no item of their own).
+ */
+export function focusItemKey(items: readonly TranscriptItem[], seq: number): string | null {
+  let found: TranscriptItem | undefined;
+  for (const item of items) {
+    if (item.seq > seq) break;
+    found = item;
+  }
+  return found?.key ?? null;
+}
+
 /** Merges a batch of events into a seq-ordered list without duplicates (reconnects may overlap). */
 export function mergeEvents(current: readonly TranscriptEvent[], incoming: readonly TranscriptEvent[]): TranscriptEvent[] {
   if (incoming.length === 0) return current as TranscriptEvent[];

@@ -1,9 +1,9 @@
 "use client";
 
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { TranscriptEvent } from "./api-types";
 import { Markdown } from "./markdown";
-import { foldTranscript, stoppedBy, type StopRecord, type TranscriptItem } from "./transcript-model";
+import { focusItemKey, foldTranscript, stoppedBy, type StopRecord, type TranscriptItem } from "./transcript-model";
 
 // User content is rendered as text nodes or through the Markdown component (which builds
 // React elements, never HTML strings), so nothing in a prompt, reply or message can run script.
@@ -16,25 +16,39 @@ export function Transcript({
   running,
   onFork,
   stops = [],
+  focusSeq = null,
 }: {
   events: TranscriptEvent[];
   running: boolean;
   onFork?: (seq: number) => void;
   /** People's Stops of this session (the team's action record): the turns they ended name them. */
   stops?: readonly StopRecord[];
+  /** A moment to show (an event seq, from a timeline link): scrolled to and marked current, instead of following the end. */
+  focusSeq?: number | null;
 }) {
   const items = useMemo(() => foldTranscript(events), [events]);
   const stoppers = useMemo(() => stoppedBy(items, stops), [items, stops]);
+  const focusKey = useMemo(() => (focusSeq === null ? null : focusItemKey(items, focusSeq)), [items, focusSeq]);
   const [shown, setShown] = useState(WINDOW);
-  const visible = items.length > shown ? items.slice(items.length - shown) : items;
-  const end = useRef<HTMLDivElement>(null);
+  // The window reaches back to the focused item however old it is.
+  const focusAt = focusKey === null ? -1 : items.findIndex((i) => i.key === focusKey);
+  const size = Math.max(shown, focusAt < 0 ? 0 : items.length - focusAt);
+  const visible = items.length > size ? items.slice(items.length - size) : items;
+  const box = useRef<HTMLElement>(null);
+  const focused = useRef<HTMLDivElement>(null);
+  // Follows the end inside the transcript's own box (never scrolling the page, where several
+  // transcripts may sit side by side), unless a moment is focused.
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (el && focusSeq === null) el.scrollTop = el.scrollHeight;
+  }, [items.length, events.length, focusSeq]);
   // Braces matter: newer browsers return a Promise from scrollIntoView, and React would take
   // a returned value for a cleanup function.
   useEffect(() => {
-    end.current?.scrollIntoView({ block: "end" });
-  }, [items.length, events.length]);
+    focused.current?.scrollIntoView({ block: "center" });
+  }, [focusKey]);
   return (
-    <section aria-label="Transcript" className="transcript" aria-live="polite" aria-busy={running}>
+    <section ref={box} aria-label="Transcript" className="transcript" aria-live="polite" aria-busy={running}>
       {items.length > visible.length && (
         <button type="button" className="secondary load-earlier" onClick={() => setShown((n) => n + WINDOW)}>
           Load earlier ({items.length - visible.length} more)
@@ -42,14 +56,21 @@ export function Transcript({
       )}
       {items.length === 0 && <p className="muted">No messages yet. Send a prompt below.</p>}
       {visible.map((item) => (
-        <Item key={item.key} item={item} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
+        <div
+          key={item.key}
+          ref={item.key === focusKey ? focused : undefined}
+          className={`transcript-item${item.key === focusKey ? " focused" : ""}`}
+          data-seq={item.seq}
+          {...(item.key === focusKey ? { role: "group", "aria-label": "Linked moment", "aria-current": "location" as const } : {})}
+        >
+          <Item item={item} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
+        </div>
       ))}
       {running && (
         <p className="muted running" role="status">
           Working…
         </p>
       )}
-      <div ref={end} />
     </section>
   );
 }

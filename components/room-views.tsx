@@ -1,0 +1,131 @@
+"use client";
+
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { AgentPanel } from "./agent-panel";
+import type { MemberView, PersonAction, TeamState } from "./api-types";
+import { accessLost } from "./app-error";
+import { DEFAULT_VIEW, roomHref, toggleSplitHref, type RoomLocation } from "./room-url";
+import { StatusBadge } from "./status-badge";
+import { Timeline } from "./timeline";
+import { Transcript } from "./transcript";
+import type { StopRecord } from "./transcript-model";
+import { useSessionLive } from "./use-session-live";
+
+// The views of the room's centre, chosen by `?view=`. A view joins the room with one entry
+// in ROOM_VIEWS: an id (its `view` value), the switcher's label, and what it renders.
+
+export interface RoomViewProps {
+  teamId: string;
+  state: TeamState;
+  location: RoomLocation;
+  /** The agent view's member (the Lead when the address names none that exists). */
+  selected: MemberView;
+  canAct: boolean;
+  /** Presence: a keystroke in a composer, and a prompt sent. */
+  onTyping: (sessionId: string) => void;
+  onSent: () => void;
+}
+
+export interface RoomView {
+  id: string;
+  label: string;
+  render: (props: RoomViewProps) => ReactNode;
+}
+
+export const ROOM_VIEWS: readonly RoomView[] = [
+  { id: DEFAULT_VIEW, label: "Agent", render: (p) => <AgentView {...p} /> },
+  { id: "split", label: "Split", render: (p) => <SplitView {...p} /> },
+];
+
+/** The view an address names; the agent view for anything unknown. */
+export function viewOf(id: string): RoomView {
+  return ROOM_VIEWS.find((v) => v.id === id) ?? ROOM_VIEWS[0]!;
+}
+
+export function ViewSwitcher({ teamId, location }: { teamId: string; location: RoomLocation }) {
+  const current = viewOf(location.view).id;
+  return (
+    <nav aria-label="Room views" className="view-switcher">
+      <ul>
+        {ROOM_VIEWS.map((v) => (
+          <li key={v.id}>
+            <Link href={roomHref(teamId, { ...location, view: v.id, seq: null })} aria-current={v.id === current ? "page" : undefined}>
+              {v.label}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/** The selected agent's panel with the team's timeline beside it (below it on narrow screens). */
+function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent }: RoomViewProps) {
+  return (
+    <div className="agent-view">
+      <AgentPanel
+        key={selected.sessionId}
+        sessionId={selected.sessionId}
+        name={selected.name}
+        canAct={canAct}
+        onTyping={onTyping}
+        onSent={onSent}
+        stops={stopsOf(state.actions, selected.sessionId)}
+        focusSeq={location.member === selected.name ? location.seq : null}
+      />
+      <Timeline teamId={teamId} members={state.members.map((m) => m.name)} location={location} />
+    </div>
+  );
+}
+
+/** Two or more agents' transcripts side by side, each live; the roster's "split" boxes choose them. */
+function SplitView({ teamId, state, location }: RoomViewProps) {
+  const chosen = location.members.flatMap((name) => state.members.filter((m) => m.name === name));
+  if (chosen.length === 0) {
+    return <p className="muted split-hint">Tick “split” beside two or more members in the roster to watch their transcripts side by side.</p>;
+  }
+  return (
+    <div className="split-view" role="group" aria-label="Split view">
+      {chosen.map((m) => (
+        <SplitColumn key={m.sessionId} teamId={teamId} member={m} location={location} stops={stopsOf(state.actions, m.sessionId)} />
+      ))}
+      {chosen.length === 1 && <p className="muted split-hint">Tick another member in the roster to put it beside {chosen[0]!.name}.</p>}
+    </div>
+  );
+}
+
+function SplitColumn({ teamId, member, location, stops }: { teamId: string; member: MemberView; location: RoomLocation; stops: StopRecord[] }) {
+  const { events, state, connection, error } = useSessionLive(member.sessionId);
+  return (
+    <section className="split-column" aria-label={`${member.name} in split view`}>
+      <div className="panel-head">
+        <h2>{member.name}</h2>
+        <StatusBadge status={state?.session.status ?? member.status} />
+        {connection === "connecting" && events.length > 0 && (
+          <span role="status" className="muted">
+            Reconnecting…
+          </span>
+        )}
+        <span className="spacer" />
+        <Link href={roomHref(teamId, { ...location, view: DEFAULT_VIEW, member: member.name, seq: null })}>Open</Link>
+        <Link href={toggleSplitHref(teamId, location, member.name)} aria-label={`Remove ${member.name} from the split view`}>
+          Remove
+        </Link>
+      </div>
+      {error && (
+        <p role="alert" className="error">
+          {accessLost(error) ? "You no longer have access to this team" : error.message}
+        </p>
+      )}
+      <Transcript events={events} running={state?.session.running ?? false} stops={stops} />
+    </section>
+  );
+}
+
+/** The Stops people pressed on one agent that found a turn to stop (the record says `aborting`). */
+function stopsOf(actions: readonly PersonAction[], sessionId: string): StopRecord[] {
+  return actions
+    .filter((a) => a.action === "stop" && a.sessionId === sessionId && a.detail.aborting === true)
+    .map((a) => ({ name: a.userName, at: a.createdAt }));
+}
