@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits } from "./limits";
+import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "./limits";
 
 // Validated once at start-up; every tunable of the runtime is here with its default.
 const intMs = (def: number) => z.coerce.number().int().nonnegative().default(def);
@@ -41,7 +41,7 @@ const EnvSchema = z.object({
   TEAM_MESSAGE_MAX_BYTES: z.coerce.number().int().min(1).max(1_048_576).default(DEFAULT_TEAM_LIMITS.maxMessageBytes),
   TEAM_MAILBOX_MAX_PENDING: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxPending),
   /** Workspace limits (limits.ts; docs/SPEC.md §14). */
-  WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).max(16 * 1_048_576).default(DEFAULT_WORKSPACE_LIMITS.maxFileBytes),
+  WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).max(WORKSPACE_FILE_BYTES_CEILING).default(DEFAULT_WORKSPACE_LIMITS.maxFileBytes),
   WORKSPACE_MAX_FILES: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_WORKSPACE_LIMITS.maxFiles),
   WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).max(16 * 1024 * 1_048_576).default(DEFAULT_WORKSPACE_LIMITS.maxBytes),
   OPENAI_BASE_URL: z.string().url().optional(),

@@ -87,6 +87,9 @@ export interface WorkspaceLimits {
   maxBytes: number;
 }
 
+/** The largest file size an operator may allow (and so the most any request may carry). */
+export const WORKSPACE_FILE_BYTES_CEILING = 16 * 1024 * KiB;
+
 export const DEFAULT_WORKSPACE_LIMITS: Readonly<WorkspaceLimits> = {
   maxFileBytes: 1024 * KiB,
   maxFiles: 10_000,

@@ -5,6 +5,7 @@ import { fromNodeHeaders, toNodeHandler } from "better-auth/node";
 import next from "next";
 import { createDb } from "./db/client";
 import { teamLimitsOf, type Env } from "./env";
+import { isDownload, serveDownload } from "./http/downloads";
 import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
@@ -115,6 +116,9 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     req.headers[CLIENT_IP_HEADER] = clientAddress(req, opts.env.TRUST_PROXY);
     if (req.url?.startsWith("/api/auth/")) return void authHandler(req, res);
     if (req.url?.startsWith("/api/trpc/")) return trpc(req, res);
+    if (isDownload(req.url)) {
+      return void serveDownload(req, res, { db, person: () => personFromHeaders(auth, db, fromNodeHeaders(req.headers)) }, log);
+    }
     if (pages) {
       // Next reads the nonce from the request's policy and puts it on its scripts.
       req.headers["content-security-policy"] = csp;

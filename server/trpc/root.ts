@@ -3,6 +3,7 @@ import { accountRouter } from "./routers/account";
 import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
 import { teamRouter } from "./routers/team";
+import { workspaceRouter } from "./routers/workspace";
 
 // Composes the routers by area; nothing else lives here.
 export const appRouter = router({
@@ -10,6 +11,7 @@ export const appRouter = router({
   people: peopleRouter,
   session: sessionRouter,
   team: teamRouter,
+  workspace: workspaceRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../limits";
+import { LIMITS, WORKSPACE_FILE_BYTES_CEILING } from "../limits";
 
 // The workspace's shapes (SPEC.md §14): who wrote a version, what a listing, a read, a history
 // entry and a change look like. The tools compact these; the router returns them as they are.
@@ -101,8 +101,8 @@ const version = z.number().int().min(0).max(2_147_483_647);
 export const WorkspaceInput = {
   path: z.string().min(1).max(2048),
   prefix: z.string().max(2048),
-  /** Any text of the file size limit or less; the limit is checked in bytes by the store. */
-  content: z.string(),
+  /** The configured file size limit is checked in bytes by the store; this bounds any request. */
+  content: z.string().max(WORKSPACE_FILE_BYTES_CEILING),
   version,
   /** The version the writer saw; 0 means "there is no file at this path". */
   expectedVersion: version,
