@@ -4,7 +4,7 @@ import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { fromNodeHeaders, toNodeHandler } from "better-auth/node";
 import next from "next";
 import { createDb } from "./db/client";
-import { teamLimitsOf, type Env } from "./env";
+import { teamLimitsOf, workspaceLimitsOf, type Env } from "./env";
 import { isDownload, serveDownload } from "./http/downloads";
 import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { ActivityHub } from "./live/activity";
@@ -52,7 +52,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     config: { ...runtimeConfigFromEnv(opts.env), ...opts.config },
     // Every session is a team member; the keyless model plays the team scenario.
     resolveModel: createModelResolver(opts.env, { playbook: teamPlaybook }),
-    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env) }),
+    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env) }),
     log: (line) => log(`[runtime] ${line}`),
   });
 
