@@ -41,6 +41,11 @@ export interface AppServer {
   close(): Promise<void>;
 }
 
+/** The largest request body: twice the file size limit (escaping) plus a batch's other input. */
+function requestBodyLimit(env: Env): number {
+  return 2 * env.WORKSPACE_MAX_FILE_BYTES + 1024 * 1024;
+}
+
 export async function startAppServer(opts: AppServerOptions): Promise<AppServer> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const db = createDb(opts.databaseUrl);
@@ -94,6 +99,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     router: appRouter,
     basePath: "/api/trpc/",
     maxBatchSize: MAX_BATCH_SIZE,
+    // Room for the largest file a person may save, JSON-escaped (a quote or backslash doubles).
+    maxBodySize: requestBodyLimit(opts.env),
     onError: ({ error, path }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") log(`[trpc] ${path ?? "?"} failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
     },

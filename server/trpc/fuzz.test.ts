@@ -192,6 +192,18 @@ describe("every procedure over HTTP", () => {
     expect(failures).toEqual([]);
   });
 
+  it("refuses a request body over the limit with 413 before reading it all, persisting nothing", async () => {
+    const before = await counts();
+    const content = "x".repeat(3 * 1024 * 1024 + 1);
+    const reply = await callHttp("workspace.write", { teamId: lead, path: "docs/huge.md", content, expectedVersion: 0 });
+    expect(reply.status).toBe(413);
+    expect(reply.error?.data.appCode).toBe("INVALID_INPUT");
+    expect(await counts()).toEqual(before);
+    // A file of the default limit fits: the body limit leaves room for the JSON around it.
+    const fits = await callHttp("workspace.write", { teamId: lead, path: "docs/one-mib.md", content: "\"".repeat(1024 * 1024), expectedVersion: 0 });
+    expect(fits.error).toBeUndefined();
+  });
+
   it("refuses a Last-Event-ID header past the int4 range", async () => {
     for (const path of ["session.live", "team.live"]) {
       const reply = await callHttp(path, { [path === "session.live" ? "sessionId" : "teamId"]: lead }, { "last-event-id": "99999999999" });
