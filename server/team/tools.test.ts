@@ -384,6 +384,16 @@ describe("the Workspace tools", () => {
     expect(code(await call(lead, "workspace_read", { path: "notes/plan.md" }))).toBe("WORKSPACE_NOT_FOUND");
   });
 
+  it("a fork teammate shares its team's workspace; an ordinary fork gets its own copy", async ({ rt, helpers: { call, newLead, spawn } }) => {
+    const lead = await newLead("shared workspace");
+    const forky = await spawn(lead, "forky", "fork");
+    expect(code(await call(forky, "workspace_write", { path: "shared.md", content: "from the fork teammate" }))).toBe("ok");
+    expect(out(await call(lead, "workspace_read", { path: "shared.md" }))).toMatchObject({ by: "forky", content: "from the fork teammate" });
+    const fork = asSessionId((await forkSession(rt.db, lead, {})).id);
+    expect(code(await call(fork, "workspace_write", { path: "own.md", content: "only in the fork" }))).toBe("ok");
+    expect(code(await call(lead, "workspace_read", { path: "own.md" }))).toBe("WORKSPACE_NOT_FOUND");
+  });
+
   it("refuses bad paths and bad arguments as tool errors, persisting nothing", async ({ rt, helpers: { call, newLead } }) => {
     const lead = await newLead("workspace refusals");
     expect(code(await call(lead, "workspace_write", { path: "../etc/passwd", content: "x" }))).toBe("WORKSPACE_PATH_INVALID");
