@@ -47,6 +47,8 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       const verb = TASK_VERBS[String(d.action)] ?? "changed";
       return `${who} ${verb} ${task}`;
     }
+    case "file_changed":
+      return `${who} ${d.deleted === true ? "deleted" : "wrote"} ${text(d.path) ?? "a file"}${typeof d.version === "number" ? ` (v${d.version})` : ""}`;
     case "teammate_added":
       return `${who} added teammate ${text(d.name) ?? ""}`.trimEnd();
     case "fork":

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "./limits";
+import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "./limits";
 
 // Validated once at start-up; every tunable of the runtime is here with its default.
 const intMs = (def: number) => z.coerce.number().int().nonnegative().default(def);
@@ -40,6 +40,10 @@ const EnvSchema = z.object({
   TEAM_MAX_TASKS: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxTasks),
   TEAM_MESSAGE_MAX_BYTES: z.coerce.number().int().min(1).max(1_048_576).default(DEFAULT_TEAM_LIMITS.maxMessageBytes),
   TEAM_MAILBOX_MAX_PENDING: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxPending),
+  /** Workspace limits (limits.ts; docs/SPEC.md §14). */
+  WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).max(WORKSPACE_FILE_BYTES_CEILING).default(DEFAULT_WORKSPACE_LIMITS.maxFileBytes),
+  WORKSPACE_MAX_FILES: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_WORKSPACE_LIMITS.maxFiles),
+  WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).max(16 * 1024 * 1_048_576).default(DEFAULT_WORKSPACE_LIMITS.maxBytes),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_MODEL: z.string().optional(),
@@ -69,4 +73,9 @@ export function teamLimitsOf(env: Env): TeamLimits {
     maxMessageBytes: env.TEAM_MESSAGE_MAX_BYTES,
     maxPending: env.TEAM_MAILBOX_MAX_PENDING,
   };
+}
+
+/** The workspace limits the environment sets. */
+export function workspaceLimitsOf(env: Env): WorkspaceLimits {
+  return { maxFileBytes: env.WORKSPACE_MAX_FILE_BYTES, maxFiles: env.WORKSPACE_MAX_FILES, maxBytes: env.WORKSPACE_MAX_BYTES };
 }

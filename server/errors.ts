@@ -112,6 +112,23 @@ export const ERROR_CODES = {
   TEAM_INVALID_WRITE_SCOPE: "BAD_REQUEST",
   /** A member's provisioning changed under the caller (another process settled it). Re-read the roster. */
   TEAM_PROVISIONING_CONFLICT: "CONFLICT",
+  // The team workspace (docs/SPEC.md §14).
+  /** A file path or prefix breaks the path rules (workspace/paths.ts), or a file and a directory would share a name. */
+  WORKSPACE_PATH_INVALID: "BAD_REQUEST",
+  /** No live file at that path (or no such version). List the workspace first. */
+  WORKSPACE_NOT_FOUND: "NOT_FOUND",
+  /** The content is larger than one file may be; split it. */
+  WORKSPACE_FILE_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  /** The workspace holds its maximum number of files or bytes; delete some first. */
+  WORKSPACE_FULL: "CONFLICT",
+  /** The file changed since the version the caller saw (the message has the current one); read it again. */
+  WORKSPACE_STALE_VERSION: "CONFLICT",
+  /** An edit's old_text is not in the file. Read the file and copy the text exactly. */
+  WORKSPACE_EDIT_NOT_FOUND: "PRECONDITION_FAILED",
+  /** An edit's old_text matches more than once; include more context or set replace_all. */
+  WORKSPACE_EDIT_NOT_UNIQUE: "PRECONDITION_FAILED",
+  /** A search's regular expression does not compile (PostgreSQL's syntax). */
+  WORKSPACE_INVALID_PATTERN: "BAD_REQUEST",
 } as const;
 
 export type AppErrorCode = keyof typeof ERROR_CODES;

@@ -43,6 +43,17 @@ export const LIMITS = {
   timelinePageMax: 500,
   /** The excerpt of a prompt or team message a timeline entry shows, in characters. */
   timelineExcerptChars: 200,
+  /** Files in one workspace listing page, and matches in one search. */
+  workspaceListDefault: 200,
+  workspaceListMax: 1000,
+  workspaceSearchDefault: 50,
+  workspaceSearchMax: 200,
+  /** A read without a line range returns at most this many bytes of whole lines (and says so). */
+  workspaceReadBytes: 256 * KiB,
+  /** A search result line is cut to this many characters. */
+  workspaceMatchChars: 400,
+  /** A search pattern. */
+  workspacePatternChars: 1000,
   /** Sessions or teams listed in one request. */
   listDefault: 100,
   listMax: 500,
@@ -69,4 +80,27 @@ export const DEFAULT_TEAM_LIMITS: Readonly<TeamLimits> = {
 
 export function teamLimits(overrides: Partial<TeamLimits> = {}): TeamLimits {
   return { ...DEFAULT_TEAM_LIMITS, ...overrides };
+}
+
+/** The workspace limits an operator may tune (WORKSPACE_* variables in env.ts; SPEC.md §14). */
+export interface WorkspaceLimits {
+  /** UTF-8 bytes of one file. */
+  maxFileBytes: number;
+  /** Live files in one workspace. */
+  maxFiles: number;
+  /** UTF-8 bytes of all live files of one workspace (history is not counted). */
+  maxBytes: number;
+}
+
+/** The largest file size an operator may allow (and so the most any request may carry). */
+export const WORKSPACE_FILE_BYTES_CEILING = 16 * 1024 * KiB;
+
+export const DEFAULT_WORKSPACE_LIMITS: Readonly<WorkspaceLimits> = {
+  maxFileBytes: 1024 * KiB,
+  maxFiles: 10_000,
+  maxBytes: 64 * 1024 * KiB,
+};
+
+export function workspaceLimits(overrides: Partial<WorkspaceLimits> = {}): WorkspaceLimits {
+  return { ...DEFAULT_WORKSPACE_LIMITS, ...overrides };
 }

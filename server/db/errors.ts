@@ -29,3 +29,9 @@ export function isTransientDbError(e: unknown): boolean {
   }
   return false;
 }
+
+/** The SQLSTATE a database error carries (e.g. `2201B`), wherever the driver put it (not Prisma's own P1xxx–P6xxx). */
+export function sqlStateOf(e: unknown): string | undefined {
+  for (const f of facts(e)) if (/^[0-9A-Z]{5}$/.test(f) && /\d/.test(f) && !/^P[1-6]\d{3}$/.test(f)) return f;
+  return undefined;
+}

@@ -12,14 +12,12 @@ export const ACTIVITY_CHANNEL = "agent_activity";
 /**
  * inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended;
  * state: status changed; people: a team's people, roles, invites or presence changed (sent on
- * the team id).
+ * the team id); workspace: a team's files changed (sent on the team id).
  */
-export type ActivityKind = "inbox" | "abort" | "event" | "state" | "people";
+const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "people", "workspace"]);
+export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
-const ActivityPayload = z.object({
-  s: z.string(),
-  k: z.enum(["inbox", "abort", "event", "state", "people"]),
-});
+const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema });
 export type Activity = { sessionId: string; kind: ActivityKind };
 
 /** Sent on commit of the surrounding transaction (Postgres semantics), never before. */

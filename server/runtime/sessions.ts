@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
-import { newSessionId, type SessionId, type UserId } from "../ids";
+import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { recordAction, type HumanActor } from "../people/actions";
@@ -9,6 +9,7 @@ import { PersonRefSchema, ref, type Person } from "../people/person";
 import { addOwner, teamsOf } from "../people/team-people";
 import type { EventPayload } from "./events";
 import { enqueue, type InboxItemView } from "./inbox";
+import { copyWorkspaceAsOf } from "../workspace/fork";
 import { appendEvents, readEventsAfter } from "./session-log";
 
 // Sessions as the product sees them: create, list, read, prompt, stop, fork. Plain domain
@@ -169,6 +170,9 @@ export async function forkSession(
     throw new AppError("FORK_POINT_INVALID", `Seq ${input.throughSeq} is not in session ${sourceId}`, { lastSeq: source.lastSeq });
   }
   const { seed, cut } = await completedTurnsSeed(db, sourceId, input.throughSeq);
+  // The fork point's moment: the source team's workspace is copied as it was then (SPEC.md §14).
+  const { teamId: sourceTeam } = await db.session.findUniqueOrThrow({ where: { id: sourceId }, select: { teamId: true } });
+  const cutAt = cut > 0 ? (await db.sessionEvent.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: sourceId, seq: cut } } })).createdAt : null;
   return inTx(db, async (tx) => {
     // An ordinary fork is an independent Lead with an empty team, whatever its source was.
     const id = newSessionId();
@@ -191,6 +195,7 @@ export async function forkSession(
       await ownNewTeam(tx, id, input.by.person, "fork", { sourceId, throughSeq: cut });
     }
     await appendEvents(tx, id, seed, null);
+    if (cutAt && sourceTeam) await copyWorkspaceAsOf(tx, asSessionId(sourceTeam), id, cutAt);
     await notifyActivity(tx, id, "state");
     const row = await tx.session.findUniqueOrThrow({ where: { id }, select: sessionSelect });
     return toView(row);

@@ -17,6 +17,8 @@ import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { inertRuntime, newTestSession } from "../testing/runtime-harness";
+import { workspaceLimits } from "../limits";
+import { writeFile } from "../workspace";
 import type { TrpcContext } from "./init";
 import { appRouter, createCaller } from "./root";
 
@@ -46,6 +48,8 @@ interface Team {
   mateQueued: string;
   inviteId: string;
   inviteToken: string;
+  /** A workspace file at version 1. */
+  file: string;
 }
 
 interface Row {
@@ -108,6 +112,13 @@ const MATRIX: Record<string, Row> = {
 
   "timeline.page": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, limit: 10 }) },
   "timeline.live": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, lastEventId: null }) },
+
+  "workspace.list": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
+  "workspace.read": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, path: t.file }) },
+  "workspace.history": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, path: t.file }) },
+  "workspace.search": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, query: "matrix" }) },
+  "workspace.write": { need: "act", target: "team", input: (t) => ({ teamId: t.lead, path: t.file, content: "edited", expectedVersion: 1 }) },
+  "workspace.delete": { need: "act", target: "team", input: (t) => ({ teamId: t.lead, path: t.file, expectedVersion: 1 }) },
 };
 
 type Refusal = { code: TRPCError["code"]; appCode: AppErrorCode };
@@ -184,7 +195,8 @@ async function newTeam(): Promise<Team> {
   // Open turns (no driver: the runtime is stopped), so "steer now" applies.
   await db.session.updateMany({ where: { id: { in: [lead, mate] } }, data: { activeTurnId: "turn_matrix" } });
   const invite = await createInvite(db, owner, lead, { role: "member", expiresInHours: 1 });
-  return { lead, mate, taskId: task.id, queued: item.id, mateQueued: mateItem.id, inviteId: invite.id, inviteToken: invite.token };
+  const file = await writeFile(db, lead, { kind: "member", member: leadOf(lead) }, { path: "matrix.md", content: "# matrix" }, workspaceLimits());
+  return { lead, mate, taskId: task.id, queued: item.id, mateQueued: mateItem.id, inviteId: invite.id, inviteToken: invite.token, file: file.path };
 }
 
 const ctxOf = (person: Person | null): TrpcContext => ({ db, env: parseEnv({}), hub, runtime, person });

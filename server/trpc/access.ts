@@ -12,14 +12,17 @@ import type { PersonContext } from "./init";
 
 export type Access = TeamAccess & HumanActor;
 
+/** What the check reads: a procedure's context, or a plain HTTP route's (downloads). */
+export type AccessContext = Pick<PersonContext, "db" | "person">;
+
 /** Any session id (a Lead's or a teammate's) resolves to its team. */
-export async function sessionAccess(ctx: PersonContext, sessionId: SessionId, need: Need): Promise<Access> {
+export async function sessionAccess(ctx: AccessContext, sessionId: SessionId, need: Need): Promise<Access> {
   const access = await authorize(ctx.db, ctx.person, sessionId, need, () => sessionNotFound(sessionId));
   return { ...access, person: ctx.person };
 }
 
 /** A team id must name the team itself (its Lead's session): a teammate's id is no team id. */
-export async function teamAccess(ctx: PersonContext, teamId: SessionId, need: Need): Promise<Access> {
+export async function teamAccess(ctx: AccessContext, teamId: SessionId, need: Need): Promise<Access> {
   const access = await authorize(ctx.db, ctx.person, teamId, need, () => teamNotFound(teamId), { teamOnly: true });
   return { ...access, person: ctx.person };
 }

@@ -4,6 +4,7 @@ import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
 import { teamRouter } from "./routers/team";
 import { timelineRouter } from "./routers/timeline";
+import { workspaceRouter } from "./routers/workspace";
 
 // Composes the routers by area; nothing else lives here.
 export const appRouter = router({
@@ -12,6 +13,7 @@ export const appRouter = router({
   session: sessionRouter,
   team: teamRouter,
   timeline: timelineRouter,
+  workspace: workspaceRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -24,6 +24,7 @@ import { recentActions, PersonActionViewSchema, type PersonActionView } from "..
 import { leavePresence, listPresence, PresenceClientId, PresenceViewSchema, type PresenceView } from "../../people/presence";
 import { TeamRoleSchema, type TeamRole } from "../../people/roles";
 import { listPeople, TeamPersonViewSchema, type TeamPersonView } from "../../people/team-people";
+import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../../workspace";
 import { feedAccess, teamAccess } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
 import { ListInput, TeamRef } from "../schemas";
@@ -42,6 +43,8 @@ export interface TeamState {
   people: TeamPersonView[];
   presence: PresenceView[];
   actions: PersonActionView[];
+  /** The workspace's size and newest change: the Files view re-reads when it moves. */
+  workspace: WorkspaceSummary;
   /** The viewer's own role: the room enables the controls it allows. */
   myRole: TeamRole;
 }
@@ -52,6 +55,7 @@ export const TeamStateSchema = z.object({
   people: z.array(TeamPersonViewSchema),
   presence: z.array(PresenceViewSchema),
   actions: z.array(PersonActionViewSchema),
+  workspace: WorkspaceSummarySchema,
   myRole: TeamRoleSchema,
 });
 
@@ -71,15 +75,16 @@ async function allTasks(ctx: PersonContext, id: SessionId): Promise<TaskView[]> 
 
 /** The roster, the whole board, the first page of messages (the largest one) and the people. */
 async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole): Promise<TeamState> {
-  const [members, tasks, messages, people, presence, actions] = await Promise.all([
+  const [members, tasks, messages, people, presence, actions, workspace] = await Promise.all([
     listMembers(ctx.db, id),
     allTasks(ctx, id),
     listMessages(ctx.db, id, { limit: LIMITS.messageListMax }),
     listPeople(ctx.db, id, { role: myRole }),
     listPresence(ctx.db, id),
     recentActions(ctx.db, id),
+    workspaceSummary(ctx.db, id),
   ]);
-  return { members, tasks, messages, people, presence, actions, myRole };
+  return { members, tasks, messages, people, presence, actions, workspace, myRole };
 }
 
 export const teamRouter = router({
@@ -155,10 +160,10 @@ async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | nul
   let lastDigest = lastId?.split(".")[1] ?? null;
   try {
     while (!signal?.aborted) {
-      // Members' state and inbox changes; task, mailbox and people changes come on the team id.
+      // Members' state and inbox changes; task, mailbox, people and file changes come on the team id.
       const members = await listMembers(ctx.db, id);
       const waiters = [
-        activityWaiter(ctx.hub, id, ["state", "inbox", "people"]),
+        activityWaiter(ctx.hub, id, ["state", "inbox", "people", "workspace"]),
         ...members.filter((m) => m.sessionId !== id).map((m) => activityWaiter(ctx.hub, m.sessionId, ["state", "inbox"])),
       ];
       try {

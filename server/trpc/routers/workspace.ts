@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { workspaceLimitsOf } from "../../env";
+import {
+  ChangeResultSchema,
+  deleteFile,
+  fileHistory,
+  FileContentSchema,
+  FilePageSchema,
+  listFiles,
+  readFile,
+  SearchResultSchema,
+  searchFiles,
+  VersionViewSchema,
+  WorkspaceInput as W,
+  writeFile,
+  type Writer,
+} from "../../workspace";
+import { teamAccess, type Access } from "../access";
+import { personProcedure, router } from "../init";
+import { TeamRef } from "../schemas";
+
+// The Files view's API (docs/SPEC.md §14). Reading needs any role in the team; writing needs
+// owner or member, sends the version the person saw (a stale one is WORKSPACE_STALE_VERSION,
+// never an overwrite), and is recorded with the person. Downloads are plain HTTP
+// (server/http/downloads.ts).
+
+const asPerson = (by: Access): Writer => ({ kind: "person", actor: by });
+
+export const workspaceRouter = router({
+  list: personProcedure
+    .input(TeamRef.extend({ prefix: W.prefix.optional(), cursor: W.cursor.optional(), limit: W.listLimit.optional() }))
+    .output(FilePageSchema)
+    .query(async ({ ctx, input }) => {
+      const { teamId, ...q } = input;
+      return listFiles(ctx.db, (await teamAccess(ctx, teamId, "view")).teamId, q);
+    }),
+
+  /** The whole file (no read limit: the Files view shows it all), at its head or at `version`. */
+  read: personProcedure
+    .input(TeamRef.extend({ path: W.path, version: W.version.optional() }))
+    .output(FileContentSchema)
+    .query(async ({ ctx, input }) =>
+      readFile(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, { path: input.path, version: input.version, startLine: 1 }),
+    ),
+
+  history: personProcedure
+    .input(TeamRef.extend({ path: W.path }))
+    .output(z.array(VersionViewSchema))
+    .query(async ({ ctx, input }) => fileHistory(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, input.path)),
+
+  search: personProcedure
+    .input(
+      TeamRef.extend({ query: W.query, regex: z.boolean().optional(), ignoreCase: z.boolean().optional(), prefix: W.prefix.optional(), limit: W.searchLimit.optional() }),
+    )
+    .output(SearchResultSchema)
+    .query(async ({ ctx, input }) => {
+      const { teamId, ...q } = input;
+      return searchFiles(ctx.db, (await teamAccess(ctx, teamId, "view")).teamId, q);
+    }),
+
+  /** Creates (expectedVersion 0) or replaces a file. */
+  write: personProcedure
+    .input(TeamRef.extend({ path: W.path, content: W.content, expectedVersion: W.expectedVersion }))
+    .output(ChangeResultSchema)
+    .mutation(async ({ ctx, input }) => {
+      const by = await teamAccess(ctx, input.teamId, "act");
+      return writeFile(ctx.db, by.teamId, asPerson(by), input, workspaceLimitsOf(ctx.env));
+    }),
+
+  delete: personProcedure
+    .input(TeamRef.extend({ path: W.path, expectedVersion: W.expectedVersion }))
+    .output(ChangeResultSchema)
+    .mutation(async ({ ctx, input }) => {
+      const by = await teamAccess(ctx, input.teamId, "act");
+      return deleteFile(ctx.db, by.teamId, asPerson(by), input, workspaceLimitsOf(ctx.env));
+    }),
+});
