@@ -21,6 +21,18 @@ const message = (id: string, order: string, state: "queued" | "delivered" | "con
   text: "You can start",
 });
 
+const file = (version: number, deleted: boolean, by: Extract<TimelineEntry, { kind: "file" }>["by"]): TimelineEntry => ({
+  ...base(`w:${version}`, String(version), by.kind === "member" ? by.name : null, null),
+  kind: "file",
+  path: "docs/notes.md",
+  version,
+  deleted,
+  bytes: 10,
+  by,
+  taskIds: [],
+  warnings: [],
+});
+
 describe("mergeEntries", () => {
   it("appends new entries and keeps timeline order when a page or a late row lands in the middle", () => {
     const a = turn("a", "001", "lead", "start");
@@ -67,6 +79,9 @@ describe("describeEntry", () => {
     );
     expect(describeEntry({ ...base("x", "1", "lead", 3), kind: "tool", toolName: "wait_agent", ok: true, errorCode: null })).toBe("lead called wait_agent");
     expect(describeEntry({ ...base("p", "1", "lead", 2), kind: "prompt", by: { id: "u1", name: "Ana" }, text: "Build it" })).toBe("Ana prompted lead: Build it");
+    expect(describeEntry(file(1, false, { kind: "member", name: "researcher", sessionId: "ses_r" }))).toBe("researcher created docs/notes.md (version 1)");
+    expect(describeEntry(file(2, false, { kind: "person", id: "u1", name: "Ana" }))).toBe("Ana changed docs/notes.md (version 2)");
+    expect(describeEntry(file(3, true, { kind: "member", name: "lead", sessionId: "ses_t" }))).toBe("lead deleted docs/notes.md (version 3)");
   });
 });
 
@@ -75,6 +90,9 @@ describe("entryHref", () => {
   it("links to the member's transcript at the entry's moment, keeping the split choice", () => {
     expect(entryHref("ses_t", here, message("m", "1", "queued"))).toBe("/teams/ses_t?member=researcher&members=researcher,implementer&seq=7");
     expect(entryHref("ses_t", readRoomLocation(new URLSearchParams()), turn("a", "1", "lead", "start"))).toBe("/teams/ses_t?seq=1");
+  });
+  it("links a file change to that version in the Files view", () => {
+    expect(entryHref("ses_t", here, file(2, false, { kind: "person", id: "u1", name: "Ana" }))).toBe("/teams/ses_t?view=files&path=docs%2Fnotes.md&version=2");
   });
   it("gives no link to what no transcript holds (a person's board change)", () => {
     const byPerson: TimelineEntry = {
@@ -96,7 +114,7 @@ describe("filters and lanes", () => {
   it("toggles a choice in and out", () => {
     expect(toggled(["lead"], "researcher")).toEqual(["lead", "researcher"]);
     expect(toggled(["lead", "researcher"], "lead")).toEqual(["researcher"]);
-    expect(TIMELINE_KINDS).toEqual(["turn", "tool", "prompt", "message", "task"]);
+    expect(TIMELINE_KINDS).toEqual(["turn", "tool", "prompt", "message", "task", "file"]);
   });
   it("gives each member its own hue by roster place, and none to a person", () => {
     const names = ["lead", "researcher", "implementer"];

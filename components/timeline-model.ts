@@ -1,8 +1,9 @@
 import type { TimelineEntry, TimelineKind } from "./api-types";
-import { transcriptHref, type RoomLocation } from "./room-url";
+import { fileHref, transcriptHref, type RoomLocation } from "./room-url";
 
 // What the room's timeline shows: entries merged from pages and the live feed, each as one
-// sentence with a link to the moment it happened. Pure, so the browser and tests agree.
+// sentence with a link to the moment it happened (or the file version it made). Pure, so the
+// browser and tests agree.
 
 /** The kinds, in the order the filter lists them (every kind the server sends has a label). */
 export const KIND_LABELS: Record<TimelineKind, string> = {
@@ -11,6 +12,7 @@ export const KIND_LABELS: Record<TimelineKind, string> = {
   prompt: "Prompts",
   message: "Messages",
   task: "Tasks",
+  file: "Files",
 };
 export const TIMELINE_KINDS = Object.keys(KIND_LABELS) as TimelineKind[];
 
@@ -49,7 +51,7 @@ const TURN_ENDS = { aborted: "was stopped", interrupted: "was interrupted", erro
 
 /** Who did it: the member, or the person who acted outside any agent. */
 export function actorOf(e: TimelineEntry): string {
-  if (e.kind === "task" && e.by.kind === "person") return e.by.name;
+  if ((e.kind === "task" || e.kind === "file") && e.by.kind === "person") return e.by.name;
   return e.member ?? "someone";
 }
 
@@ -73,11 +75,17 @@ export function describeEntry(e: TimelineEntry): string {
       const to = e.action === "reassign" && e.ownerName ? ` to ${e.ownerName}` : "";
       return `${who} ${verb} ${e.taskId}${e.subject ? ` ${e.subject}` : ""}${to}`;
     }
+    case "file":
+      return `${who} ${e.deleted ? "deleted" : e.version === 1 ? "created" : "changed"} ${e.path} (version ${e.version})`;
   }
 }
 
-/** Where the entry's link goes: its member's transcript at that moment; null when no transcript holds it. */
+/**
+ * Where the entry's link goes: the file version it made, or its member's transcript at that
+ * moment; null when neither holds it (a person's board change).
+ */
 export function entryHref(teamId: string, from: RoomLocation, e: TimelineEntry): string | null {
+  if (e.kind === "file") return fileHref(teamId, e.path, e.version);
   return e.member !== null && e.seq !== null ? transcriptHref(teamId, from, e.member, e.seq) : null;
 }
 

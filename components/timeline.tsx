@@ -11,9 +11,9 @@ import { useTimeline } from "./use-timeline";
 // Entries are text nodes and links built by React: nothing in a prompt or message runs script.
 
 /**
- * The whole team at once: every member's turns, tool calls, prompts, messages and task
- * changes as they commit, newest last, each linking to its moment in the member's transcript.
- * Filters pick members and kinds (none picked: all).
+ * The whole team at once: every member's turns, tool calls, prompts, messages, task changes
+ * and file changes as they commit, newest last, each linking to its moment in the member's
+ * transcript or to the file version. Filters pick members and kinds (none picked: all).
  */
 export function Timeline({ teamId, members, location }: { teamId: string; members: readonly string[]; location: RoomLocation }) {
   const [who, setWho] = useState<string[]>([]);
@@ -103,7 +103,7 @@ function Entry({ entry, href, hue, current }: { entry: TimelineEntry; href: stri
   const text = describeEntry(entry);
   const style = hue === null ? undefined : ({ "--member-hue": hue } as CSSProperties);
   return (
-    <li className={`timeline-entry kind-${entry.kind}${entry.kind !== "task" || entry.member ? "" : " by-person"}`} style={style}>
+    <li className={`timeline-entry kind-${entry.kind}${entry.member === null ? " by-person" : ""}`} style={style}>
       <time className="muted" dateTime={new Date(entry.at).toISOString()}>
         {new Date(entry.at).toLocaleTimeString()}
       </time>
@@ -117,6 +117,11 @@ function Entry({ entry, href, hue, current }: { entry: TimelineEntry; href: stri
       )}
       {entry.kind === "message" && <span className={`badge badge-${entry.state}`}>{entry.state}</span>}
       {entry.kind === "tool" && !entry.ok && <span className="badge badge-failed">error</span>}
+      {entry.kind === "file" && entry.warnings.length > 0 && (
+        <span className="warning timeline-warnings" title={entry.warnings.join("\n")}>
+          {entry.warnings.length === 1 ? "1 scope warning" : `${entry.warnings.length} scope warnings`}
+        </span>
+      )}
     </li>
   );
 }

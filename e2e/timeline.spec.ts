@@ -59,6 +59,13 @@ test("the timeline shows both teammates' work live and in order, filters, links 
   expect(implementerStart).toBeLessThan(message);
   expect(message).toBeLessThan(position(texts, /implementer finished a turn/));
   expect(position(texts, /implementer → lead/)).toBeLessThan(position(texts, /lead finished a turn/));
+  // The files they wrote are entries too, linking to the version in the Files view.
+  await expect(entryLink(page, /^researcher created docs\/research\/notes\.md \(version 1\)/)).toHaveAttribute(
+    "href",
+    `/teams/${teamId}?view=files&path=docs%2Fresearch%2Fnotes.md&version=1`,
+  );
+  expect(position(texts, /researcher claimed task-1/)).toBeLessThan(position(texts, /researcher created docs\/research\/notes\.md/));
+  expect(position(texts, /implementer created src\/result\.md/)).toBeLessThan(position(texts, /implementer changed src\/result\.md \(version 2\)/));
   await page.screenshot({ path: testInfo.outputPath("timeline-wide.png") });
 
   // Meanwhile the split view followed both transcripts live.

@@ -10,6 +10,8 @@ import { toolCallKey } from "../runtime/tools";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { newTestSession } from "../testing/runtime-harness";
+import { DEFAULT_WORKSPACE_LIMITS } from "../limits";
+import { writeFile } from "../workspace";
 import { deliverPending, markConsumed, queueMessage } from "./mailbox";
 import { leadOf, type Membership } from "./membership";
 import { createTask, updateTask, type TaskView } from "./task-board";
@@ -82,9 +84,9 @@ function toolStep(turnId: string, tool: string, input: unknown, result: { output
 }
 
 /**
- * A small history: a person prompts the Lead, the Lead messages the mate, the mate creates,
- * claims and fails to re-claim a task and sends a message back, then a person completes the
- * task on the board.
+ * A small history: a person prompts the Lead, the Lead messages the mate, the mate creates and
+ * claims a task, writes a file (and writes it again unchanged), fails to re-claim the task and
+ * sends a message back; then a person completes the task on the board and edits the file.
  */
 async function playHistory(t: Team) {
   const leadTurn = newTurnId();
@@ -107,6 +109,17 @@ async function playHistory(t: Team) {
   const claim = { task_id: created.id, expected_revision: 1, action: "claim" };
   await append(t.mate.sessionId, ...toolStep(turn, "team_task_update", claim, { output: compactTask(claimed) }));
   await tick();
+  // The version is the file entry; the tool call that made it is no entry of its own, but one
+  // that changed nothing is a plain tool call.
+  const path = `docs/${created.id}.md`;
+  const write = { path, content: `Plan for ${created.id}` };
+  const wrote = await writeFile(db, t.lead, { kind: "member", member: t.mate }, write, DEFAULT_WORKSPACE_LIMITS);
+  await append(t.mate.sessionId, ...toolStep(turn, "workspace_write", write, { output: { path, version: wrote.version, bytes: wrote.bytes } }));
+  await tick();
+  const again = await writeFile(db, t.lead, { kind: "member", member: t.mate }, write, DEFAULT_WORKSPACE_LIMITS);
+  expect(again.unchanged).toBe(true);
+  await append(t.mate.sessionId, ...toolStep(turn, "workspace_write", write, { output: { path, version: again.version, bytes: again.bytes, unchanged: true } }));
+  await tick();
   const refusal = { error: { code: "TEAM_TASK_STALE_REVISION", message: "stale" } };
   await append(t.mate.sessionId, ...toolStep(turn, "team_task_update", claim, { output: refusal, errorCode: "TEAM_TASK_STALE_REVISION" }));
   await tick();
@@ -124,7 +137,9 @@ async function playHistory(t: Team) {
   await append(t.mate.sessionId, { kind: "turn_end", turnId: turn, reason: "completed" });
   await tick();
   const done = await updateTask(db, leadOf(t.lead), { taskId: created.id, expectedRevision: 2, action: "complete" }, { person: t.owner, teamId: t.lead });
-  return { toMate: toMate.messageId, reply: reply.messageId, task: created, done };
+  await tick();
+  const edited = await writeFile(db, t.lead, { kind: "person", actor: { person: t.owner, teamId: t.lead } }, { path, content: "Reviewed" }, DEFAULT_WORKSPACE_LIMITS);
+  return { toMate: toMate.messageId, reply: reply.messageId, task: created, done, path, edited };
 }
 
 /** What a reader of the timeline sees of an entry: kind, member and its gist. */
@@ -140,6 +155,8 @@ function gist(e: TimelineEntry): string {
       return `${e.by.kind === "person" ? e.by.name : e.member} ${e.action} ${e.taskId} ${e.subject} ${e.status ?? ""}`.trim();
     case "tool":
       return `${e.member} ${e.toolName} ${e.ok ? "ok" : e.errorCode}`;
+    case "file":
+      return `${e.by.name} ${e.deleted ? "deleted" : "wrote"} ${e.path} v${e.version}${e.taskIds.length ? ` for ${e.taskIds.join(",")}` : ""}`;
   }
 }
 
@@ -153,7 +170,7 @@ async function everything(t: Team, filter?: TimelineFilter): Promise<TimelineEnt
 describe("the team timeline", () => {
   it("interleaves turns, prompts, tool calls, messages and task changes of every member and person in commit order", async () => {
     const t = await newTeam();
-    const { task, done } = await playHistory(t);
+    const { task, done, path, edited } = await playHistory(t);
     const entries = await everything(t);
     expect(entries.map(gist)).toEqual([
       "lead turn start",
@@ -162,10 +179,13 @@ describe("the team timeline", () => {
       "mate turn start",
       `mate create ${task.id} Launch plan pending`,
       `mate claim ${task.id} Launch plan in_progress`,
+      `mate wrote ${path} v1 for ${task.id}`,
+      "mate workspace_write ok",
       "mate team_task_update TEAM_TASK_STALE_REVISION",
       "mate → lead: Done (queued)",
       "mate turn end completed",
       `${t.owner.name} complete ${task.id} Launch plan`,
+      `${t.owner.name} wrote ${path} v2`,
     ]);
     for (const e of entries) expect(TimelineEntrySchema.parse(e)).toEqual(e);
     expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
@@ -182,15 +202,31 @@ describe("the team timeline", () => {
     expect(JSON.stringify(replyEvent.payload)).toContain("send_message");
     // The Lead's message was queued by no tool call (this test wrote it): no moment to link.
     expect(entries.find((e) => e.kind === "message" && e.member === "lead")?.seq).toBeNull();
-    expect(entries.at(-1)).toMatchObject({ member: null, seq: null, by: { kind: "person", id: t.owner.id }, revision: null });
+    expect(entries.at(-2)).toMatchObject({ member: null, seq: null, by: { kind: "person", id: t.owner.id }, revision: null });
     expect(done.revision).toBe(3);
+    // A file entry is the version: its author, the author's task, the scope warning it raised.
+    expect(entries.find((e) => e.kind === "file" && e.member === "mate")).toMatchObject({
+      seq: null,
+      version: 1,
+      deleted: false,
+      by: { kind: "member", name: "mate", sessionId: t.mate.sessionId },
+      taskIds: [task.id],
+      warnings: [expect.stringContaining("outside your write scopes")],
+    });
+    expect(entries.at(-1)).toMatchObject({ kind: "file", member: null, version: edited.version, by: { kind: "person", id: t.owner.id } });
   });
 
   it("pages walk back from the newest entries through everything once, filtered or not", async () => {
     const t = await newTeam();
     await playHistory(t);
     await playHistory(t);
-    const filters: (TimelineFilter | undefined)[] = [undefined, { members: ["mate"] }, { kinds: ["task", "message"] }, { members: ["lead"], kinds: ["turn"] }];
+    const filters: (TimelineFilter | undefined)[] = [
+      undefined,
+      { members: ["mate"] },
+      { kinds: ["task", "message"] },
+      { members: ["lead"], kinds: ["turn"] },
+      { members: ["mate"], kinds: ["file", "tool"] },
+    ];
     for (const filter of filters) {
       const all = await everything(t, filter);
       for (const limit of [1, 3, 7]) {
@@ -219,6 +255,10 @@ describe("the team timeline", () => {
     expect(await everything(t, { members: ["mate"] })).toEqual(all.filter(ofMate));
     expect((await everything(t, { members: ["mate"] })).some((e) => e.kind === "message" && e.member === "lead")).toBe(true);
     expect(await everything(t, { kinds: ["task"] })).toEqual(all.filter((e) => e.kind === "task"));
+    expect((await everything(t, { kinds: ["file"] })).map(gist)).toEqual(all.filter((e) => e.kind === "file").map(gist));
+    expect((await everything(t, { kinds: ["file"] })).length).toBe(2);
+    // A person's file change, like a board change, belongs to no member.
+    expect((await everything(t, { kinds: ["file"], members: ["mate", "lead"] })).map((e) => e.member)).toEqual(["mate"]);
     // People's board changes belong to no member.
     expect((await everything(t, { kinds: ["task"], members: ["lead", "mate"] })).map(gist)).toEqual(
       all.filter((e) => e.kind === "task" && e.member !== null).map(gist),
@@ -263,12 +303,36 @@ describe("the team timeline", () => {
     expect(again.entries.filter((e) => e.seq !== null && e.kind !== "message").map(gist)).toEqual(["mate turn start"]);
     expect(again.entries.find((e) => e.id === `m:${toMate}`)).toMatchObject({ state: "consumed" });
 
+    // A file change arrives as it commits.
+    await writeFile(db, t.lead, { kind: "member", member: t.mate }, { path: "notes.md", content: "n" }, DEFAULT_WORKSPACE_LIMITS);
+    expect((await followTimeline(db, t.lead, {}, follower)).entries.map(gist)).toEqual(["mate wrote notes.md v1"]);
+
     // A filtered follower sees only what its filter keeps, live too.
     const tasksOnly = newFollower(null);
     await followTimeline(db, t.lead, { kinds: ["task"] }, tasksOnly);
     await append(t.mate.sessionId, { kind: "turn_end", turnId: turn, reason: "aborted" });
     await updateTask(db, leadOf(t.lead), { taskId: "task-1", expectedRevision: 3, action: "reopen" }, { person: t.owner, teamId: t.lead });
     expect((await followTimeline(db, t.lead, { kinds: ["task"] }, tasksOnly)).entries.map(gist)).toEqual([`${t.owner.name} reopen task-1 Launch plan`]);
+  });
+
+  it("a member filter pages past many changes of files by others", async () => {
+    const t = await newTeam();
+    const person = { kind: "person" as const, actor: { person: t.owner, teamId: t.lead } };
+    await writeFile(db, t.lead, { kind: "member", member: t.mate }, { path: "mine.md", content: "m" }, DEFAULT_WORKSPACE_LIMITS);
+    for (let i = 0; i < 25; i++) await writeFile(db, t.lead, person, { path: `other-${i}.md`, content: "o" }, DEFAULT_WORKSPACE_LIMITS);
+    const filter: TimelineFilter = { members: ["mate"], kinds: ["file"] };
+    const found: TimelineEntry[] = [];
+    let pages = 0;
+    let page = await timelinePage(db, t.lead, { limit: 1, filter });
+    for (;;) {
+      pages++;
+      found.push(...page.entries);
+      if (!page.earlier) break;
+      page = await timelinePage(db, t.lead, { limit: 1, filter, before: TimelineCursorString.parse(page.earlier) });
+    }
+    expect(found.map(gist)).toEqual(["mate wrote mine.md v1"]);
+    // A read looks through a bounded number of changes: the walk took several pages.
+    expect(pages).toBeGreaterThan(1);
   });
 
   it("a new teammate's entries arrive from its first event", async () => {
@@ -311,8 +375,11 @@ describe("the team timeline", () => {
   });
 
   it("cursors are opaque strings; anything that is not one is refused", () => {
-    const cursor = { s: { [asSessionId("ses_a")]: 3 }, m: 1, a: 2, t: 4 };
+    const cursor = { s: { [asSessionId("ses_a")]: 3 }, m: 1, a: 2, w: 5, t: 4 };
     expect(TimelineCursorString.parse(encodeCursor(cursor))).toEqual(cursor);
+    // A cursor made before file changes were on the timeline still reads (from the first change).
+    const older = Buffer.from(JSON.stringify({ s: {}, m: 1, a: 2, t: 4 })).toString("base64url");
+    expect(TimelineCursorString.parse(older)).toEqual({ s: {}, m: 1, a: 2, w: 0, t: 4 });
     for (const bad of ["", "!!", "e30", Buffer.from('{"s":{},"m":-1,"a":0,"t":0}').toString("base64url"), Buffer.from("[1]").toString("base64url"), "x".repeat(20_000)]) {
       expect(TimelineCursorString.safeParse(bad).success, bad.slice(0, 20)).toBe(false);
     }

@@ -6,22 +6,23 @@ import { INT4_MAX } from "../input-guard";
 import { LIMITS } from "../limits";
 import { MessageSourceSchema, TurnEndReasonSchema } from "../runtime/events";
 import { assistantMessageIdOfCallKey } from "../runtime/tools";
+import { AuthorSchema, listWorkspaceChanges, type FileChangeView } from "../workspace";
 import { messageState, TeamMessageStateSchema } from "./mailbox";
 import { teamMemberRefs, type MemberRef } from "./membership";
 import { ChangedBySchema, parseTaskId, TaskActionSchema, TaskStatusSchema } from "./task-board";
 
-// The team timeline: every member's turns, tool calls, people's prompts, team messages and
-// task changes, interleaved in one order (docs/DECISIONS.md, *Timeline order*).
+// The team timeline: every member's turns, tool calls, people's prompts, team messages, task
+// changes and file changes, interleaved in one order (docs/DECISIONS.md, *Timeline order*).
 //
 // Each source keeps its own commit order: a session's events by seq, the mailbox by seq, the
-// action record by id. Entries are ordered by (created_at, source, position); pages are a
+// action record by id, the workspace by change number. Entries are ordered by (created_at, source, position); pages are a
 // k-way merge of the sources from the newest down, so a page always takes a suffix of each
 // source and the cursor is one position per source. The live reader moves forward from the
 // sources' heads; rows whose ids were allocated before they committed (mailbox, action
 // record) are looked for again over a short window, and a message's entry is sent again
 // when its state changes (queued → delivered → consumed).
 
-export const TimelineKindSchema = z.enum(["turn", "tool", "prompt", "message", "task"]);
+export const TimelineKindSchema = z.enum(["turn", "tool", "prompt", "message", "task", "file"]);
 export type TimelineKind = z.infer<typeof TimelineKindSchema>;
 
 /** A task change: `create`, or the board action the change made. */
@@ -77,11 +78,23 @@ export const TimelineEntrySchema = z.discriminatedUnion("kind", [
     ownerName: z.string().nullable(),
     by: ChangedBySchema,
   }),
+  /** A new version of a workspace file (a deletion too); it links to that version, not a transcript. */
+  z.object({
+    ...Common,
+    kind: z.literal("file"),
+    path: z.string(),
+    version: z.number().int(),
+    deleted: z.boolean(),
+    bytes: z.number().int(),
+    by: AuthorSchema,
+    taskIds: z.array(z.string()),
+    warnings: z.array(z.string()),
+  }),
 ]);
 export type TimelineEntry = z.infer<typeof TimelineEntrySchema>;
 
 export const TimelineFilterSchema = z.object({
-  /** Only entries of these members (a message: of its sender or target); people's board changes drop out. */
+  /** Only entries of these members (a message: of its sender or target); people's board and file changes drop out. */
   members: z.array(z.string().min(1).max(LIMITS.memberNameChars)).min(1).max(64).optional(),
   kinds: z.array(TimelineKindSchema).min(1).optional(),
 });
@@ -93,7 +106,7 @@ const Pos = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 /**
  * One position per source: `s` a session's seq (by session id), `m` the mailbox's seq, `a` the
- * action record's id; `t` the time (ms) of the read that made it. An earlier-cursor bounds
+ * action record's id, `w` the workspace's change; `t` the time (ms) of the read that made it. An earlier-cursor bounds
  * from above (exclusive; a source missing from it has nothing earlier), a live cursor from
  * below (a session missing from it — a new teammate — is read from its start).
  */
@@ -102,6 +115,8 @@ const CursorSchema = z
     s: z.record(z.string().min(1).max(64), Pos).refine((r) => Object.keys(r).length <= 256, "too many sessions"),
     m: Pos,
     a: Pos,
+    // Cursors from before file changes were on the timeline have none.
+    w: Pos.default(0),
     t: Pos,
   })
   .strict();
@@ -147,9 +162,10 @@ interface Sourced {
   entry: TimelineEntry;
 }
 
-/** Source keys sort people's actions, then mail, then sessions' events within one millisecond. */
+/** Source keys sort people's actions, then mail, then sessions' events, then files within one millisecond. */
 const ACTIONS = "a";
 const MAIL = "m";
+const FILES = "w";
 const sessionSource = (id: string) => `s${id}`;
 
 function orderKey(at: Date, source: string, pos: number): string {
@@ -163,6 +179,9 @@ interface Plan {
   sessions: MemberRef[];
   mail: boolean;
   actions: boolean;
+  files: boolean;
+  /** Member names whose file changes count (null: everyone's, people's too). */
+  filesOf: ReadonlySet<string> | null;
   kinds: readonly TimelineKind[];
   /** Session ids whose messages count (null: everyone's). */
   mailOf: string[] | null;
@@ -172,12 +191,14 @@ function plan(refs: readonly MemberRef[], filter: TimelineFilter): Plan {
   const kinds = filter.kinds ?? TimelineKindSchema.options;
   const names = filter.members ? new Set(filter.members) : null;
   const sessions = names ? refs.filter((r) => names.has(r.name)) : [...refs];
-  const sessionKinds = kinds.filter((k) => k !== "message");
+  const sessionKinds = kinds.filter((k) => k !== "message" && k !== "file");
   return {
     sessions: sessionKinds.length > 0 ? sessions : [],
     mail: kinds.includes("message") && sessions.length > 0,
     // People's board changes belong to no member: a member filter leaves them out.
     actions: kinds.includes("task") && !names,
+    files: kinds.includes("file"),
+    filesOf: names,
     kinds: sessionKinds,
     mailOf: names ? sessions.map((s) => s.sessionId) : null,
   };
@@ -187,8 +208,9 @@ function plan(refs: readonly MemberRef[], filter: TimelineFilter): Plan {
 
 /**
  * Which timeline kind a session event is, if any: the one classification (SQL, so pages are
- * bounded after filtering). A successful send_message is the mailbox's message entry; a
- * successful task tool call is a task entry; any other tool result is a tool entry.
+ * bounded after filtering). A successful send_message is the mailbox's message entry, a
+ * workspace change that made a version is the workspace's file entry; a successful task tool
+ * call is a task entry; any other tool result is a tool entry.
  */
 const EVENT_KIND = Prisma.sql`CASE
   WHEN x.kind IN ('turn_start', 'turn_end') THEN 'turn'
@@ -197,6 +219,8 @@ const EVENT_KIND = Prisma.sql`CASE
   WHEN x.payload->>'isError' = 'true' THEN 'tool'
   WHEN x.payload->>'toolName' IN ('team_task_create', 'team_task_update') THEN 'task'
   WHEN x.payload->>'toolName' = 'send_message' THEN NULL
+  WHEN x.payload->>'toolName' IN ('workspace_write', 'workspace_edit', 'workspace_delete')
+    AND x.payload->'output'->>'unchanged' IS NULL THEN NULL
   ELSE 'tool' END`;
 
 const EventRow = z.object({
@@ -299,7 +323,8 @@ function eventEntry(r: EventRow, member: string): Sourced | null {
       case "tool":
         return { ...common, kind: "tool", toolName: r.tool_name ?? "", ok: r.is_error === false, errorCode: r.error_code };
       case "message":
-        throw new Error("messages come from the mailbox");
+      case "file":
+        throw new Error(`${r.tl} entries come from the mailbox and the workspace`);
     }
   })();
   return { source, pos: r.seq, entry };
@@ -410,6 +435,57 @@ async function actionEntries(db: DbOrTx, teamId: SessionId, rows: readonly Actio
   });
 }
 
+// --- the workspace ---------------------------------------------------------------------------
+
+/** Pages of the workspace's changes one read goes through looking for a member filter's. */
+const FILE_SCAN_PAGES = 10;
+
+function fileEntry(c: FileChangeView): Sourced {
+  return {
+    source: FILES,
+    pos: c.change,
+    entry: {
+      id: `w:${c.change}`,
+      order: orderKey(c.createdAt, FILES, c.change),
+      at: c.createdAt,
+      member: c.author.kind === "member" ? c.author.name : null,
+      seq: null,
+      kind: "file",
+      path: c.path,
+      version: c.version,
+      deleted: c.deleted,
+      bytes: c.bytes,
+      by: c.author,
+      taskIds: c.taskIds,
+      warnings: c.warnings,
+    },
+  };
+}
+
+const fileCounts = (p: Plan) => (c: FileChangeView) => !p.filesOf || (c.author.kind === "member" && p.filesOf.has(c.author.name));
+
+/**
+ * Up to `limit` file changes below `bound`, newest first. With a member filter, pages are read
+ * until enough match, the history ends, or FILE_SCAN_PAGES were read; `floor` is then the
+ * lowest change looked at, `newest` the newest change seen.
+ */
+async function readOlderFiles(db: DbOrTx, teamId: SessionId, p: Plan, bound: number, limit: number) {
+  const rows: Sourced[] = [];
+  let floor = bound;
+  let newest = 0;
+  let exhausted = false;
+  for (let n = 0; n < FILE_SCAN_PAGES && rows.length < limit; n++) {
+    const page = await listWorkspaceChanges(db, teamId, { beforeChange: floor, limit });
+    newest ||= page.at(-1)?.change ?? 0;
+    rows.push(...page.filter(fileCounts(p)).reverse().map(fileEntry));
+    exhausted = page.length < limit;
+    if (exhausted) break;
+    floor = page[0]!.change;
+  }
+  // Matches beyond `limit` are left for the next page (below the lowest taken one).
+  return { rows: rows.slice(0, limit), floor, newest, exhausted: exhausted && rows.length <= limit };
+}
+
 const HeadRow = z.array(z.object({ m: z.number().int(), a: z.bigint() }));
 
 /** The mailbox's and the action record's newest positions for the team. */
@@ -426,10 +502,15 @@ async function heads(db: DbOrTx, teamId: SessionId): Promise<{ m: number; a: num
 
 interface Listed {
   source: string;
+  /** Newest first. */
   rows: Sourced[];
+  /** Nothing older than `rows` is left in the source. */
+  exhausted: boolean;
+  /** Where to go on from when no row of it is taken (a scan that found too few). */
+  floor?: number;
 }
 
-function sessionLists(p: Plan, rows: readonly EventRow[]): { lists: Listed[]; lastSeq: Map<string, number> } {
+function sessionLists(p: Plan, rows: readonly EventRow[], limit: number): { lists: Listed[]; lastSeq: Map<string, number> } {
   const names = new Map(p.sessions.map((s) => [s.sessionId as string, s.name]));
   const lastSeq = new Map<string, number>();
   const bySession = new Map<string, Sourced[]>();
@@ -441,7 +522,10 @@ function sessionLists(p: Plan, rows: readonly EventRow[]): { lists: Listed[]; la
     list.push(e);
     bySession.set(r.session_id, list);
   }
-  const lists = p.sessions.map((s) => ({ source: sessionSource(s.sessionId), rows: bySession.get(s.sessionId) ?? [] }));
+  const lists = p.sessions.map((s) => {
+    const list = bySession.get(s.sessionId) ?? [];
+    return { source: sessionSource(s.sessionId), rows: list, exhausted: list.length < limit };
+  });
   return { lists, lastSeq };
 }
 
@@ -462,15 +546,18 @@ async function newestPage(
   const sessionBounds = new Map(p.sessions.map((s) => [s.sessionId as string, before ? (before.s[s.sessionId] ?? 0) : INT4_MAX]));
   const mailBound = before ? before.m : INT4_MAX;
   const actionBound = before ? before.a : Number.MAX_SAFE_INTEGER;
-  const [events, mail, actions, head] = await Promise.all([
+  const fileBound = before ? before.w : INT4_MAX;
+  const [events, mail, actions, files, head] = await Promise.all([
     readSessionEvents(db, p, sessionBounds, "older", limit),
     readMail(db, teamId, p, Prisma.sql`m.seq < ${mailBound}`, Prisma.sql`m.seq DESC`, limit),
     readActions(db, teamId, p, Prisma.sql`id < ${actionBound}`, Prisma.sql`id DESC`, limit),
+    p.files ? readOlderFiles(db, teamId, p, fileBound, limit) : null,
     heads(db, teamId),
   ]);
-  const { lists, lastSeq } = sessionLists(p, events);
-  if (p.mail) lists.push({ source: MAIL, rows: await mailEntries(db, mail) });
-  if (p.actions) lists.push({ source: ACTIONS, rows: await actionEntries(db, teamId, actions) });
+  const { lists, lastSeq } = sessionLists(p, events, limit);
+  if (p.mail) lists.push({ source: MAIL, rows: await mailEntries(db, mail), exhausted: mail.length < limit });
+  if (p.actions) lists.push({ source: ACTIONS, rows: await actionEntries(db, teamId, actions), exhausted: actions.length < limit });
+  if (files) lists.push({ source: FILES, rows: files.rows, exhausted: files.exhausted, floor: files.floor });
 
   // k-way merge from the newest: each source gives up a suffix of what it holds.
   const at = lists.map(() => 0);
@@ -486,17 +573,22 @@ async function newestPage(
     at[best]!++;
   }
 
-  const boundOf = (l: Listed, i: number, old: number): number =>
-    at[i]! > 0 ? l.rows[at[i]! - 1]!.pos : l.rows.length > 0 ? Math.min(old, l.rows[0]!.pos + 1) : 0;
-  const earlier: TimelineCursor = { s: {}, m: 0, a: 0, t: 0 };
+  // The next page's bound per source: below what was taken; where it was when nothing was.
+  const boundOf = (l: Listed, i: number, old: number): number => {
+    if (at[i]! > 0) return l.rows[at[i]! - 1]!.pos;
+    if (l.rows.length > 0) return Math.min(old, l.rows[0]!.pos + 1);
+    return l.exhausted ? 0 : (l.floor ?? old);
+  };
+  const earlier: TimelineCursor = { s: {}, m: 0, a: 0, w: 0, t: 0 };
   lists.forEach((l, i) => {
     if (l.source === MAIL) earlier.m = boundOf(l, i, mailBound);
     else if (l.source === ACTIONS) earlier.a = boundOf(l, i, actionBound);
+    else if (l.source === FILES) earlier.w = boundOf(l, i, fileBound);
     else earlier.s[l.source.slice(1)] = boundOf(l, i, sessionBounds.get(l.source.slice(1)) ?? 0);
   });
-  const more = lists.some((l, i) => l.rows.length === limit || at[i]! < l.rows.length);
+  const more = lists.some((l, i) => !l.exhausted || at[i]! < l.rows.length);
 
-  const live: TimelineCursor = { s: Object.fromEntries(lastSeq), m: head.m, a: head.a, t };
+  const live: TimelineCursor = { s: Object.fromEntries(lastSeq), m: head.m, a: head.a, w: files?.newest ?? 0, t };
   return { taken: taken.reverse(), earlier: more ? earlier : null, live };
 }
 
@@ -567,7 +659,7 @@ export async function followTimeline(
   const since = new Date(cursor.t - TIMELINE_LOOKBACK_MS);
   const p = plan(refs, filter);
   const bounds = new Map(p.sessions.map((s) => [s.sessionId as string, cursor.s[s.sessionId] ?? 0]));
-  const [events, newMail, recentMail, newActions, recentActions] = await Promise.all([
+  const [events, newMail, recentMail, newActions, recentActions, files] = await Promise.all([
     readSessionEvents(db, p, bounds, "newer", FEED_BATCH),
     readMail(db, teamId, p, Prisma.sql`m.seq > ${cursor.m}`, Prisma.sql`m.seq`, FEED_BATCH),
     readMail(
@@ -580,12 +672,14 @@ export async function followTimeline(
     ),
     readActions(db, teamId, p, Prisma.sql`id > ${cursor.a}`, Prisma.sql`id`, FEED_BATCH),
     readActions(db, teamId, p, Prisma.sql`id <= ${cursor.a} AND created_at > ${since}`, Prisma.sql`id`, FEED_BATCH),
+    // Change numbers are taken under the workspace's lock and commit in order: no lookback.
+    p.files ? listWorkspaceChanges(db, teamId, { afterChange: cursor.w, limit: FEED_BATCH }) : [],
   ]);
 
-  const next: TimelineCursor = { s: { ...cursor.s }, m: cursor.m, a: cursor.a, t: now };
+  const next: TimelineCursor = { s: { ...cursor.s }, m: cursor.m, a: cursor.a, w: files.at(-1)?.change ?? cursor.w, t: now };
   const out: TimelineEntry[] = [];
   let more = false;
-  const { lists, lastSeq } = sessionLists(p, events);
+  const { lists, lastSeq } = sessionLists(p, events, FEED_BATCH);
   for (const l of lists) {
     const id = l.source.slice(1);
     out.push(...l.rows.map((r) => r.entry));
@@ -604,7 +698,8 @@ export async function followTimeline(
     if (r.source === MAIL) next.m = Math.max(next.m, r.pos);
     else next.a = Math.max(next.a, r.pos);
   }
-  more ||= newMail.length === FEED_BATCH || newActions.length === FEED_BATCH;
+  out.push(...files.filter(fileCounts(p)).map((c) => fileEntry(c).entry));
+  more ||= newMail.length === FEED_BATCH || newActions.length === FEED_BATCH || files.length === FEED_BATCH;
   follower.sent = sent;
   follower.cursor = next;
   return { type: "entries", entries: out.sort((x, y) => (x.order < y.order ? -1 : x.order > y.order ? 1 : 0)), more };

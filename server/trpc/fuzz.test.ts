@@ -54,7 +54,7 @@ it.beforeAll(async ({ db: fileClient, server: fileServer }) => {
 type Input = Record<string, unknown>;
 
 /** A well-formed timeline cursor (the fuzzer breaks it). */
-const SOME_CURSOR = encodeCursor({ s: {}, m: 0, a: 0, t: 0 });
+const SOME_CURSOR = encodeCursor({ s: {}, m: 0, a: 0, w: 0, t: 0 });
 
 /** A valid input for every procedure; the fuzzer breaks one field at a time. */
 function baseInputs(): Record<string, Input | undefined> {

@@ -2,7 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { describe, expect } from "vitest";
 import { AppError } from "../../errors";
 import { parseEnv } from "../../env";
-import { teamPlaybook } from "../../team/playbook";
+import { SCENARIO_FILES, teamPlaybook } from "../../team/playbook";
 import type { TimelineEntry } from "../../team/timeline";
 import { runtimeTest } from "../../testing/fixtures";
 import { createTestPerson } from "../../testing/people";
@@ -106,8 +106,23 @@ describe("timeline procedures", () => {
     expect(toImplementer).toBeLessThan(implementerDone);
     const toLead = indexOf(shown, "implementer → lead", (e) => e.kind === "message" && e.member === "implementer" && e.to === "lead");
     expect(toLead).toBeLessThan(shown.findLastIndex(isFinal));
-    // Task tool results are task entries, sends are message entries: neither is also a tool entry.
-    expect(shown.filter((e) => e.kind === "tool" && e.ok && /^(team_task_(create|update)|send_message)$/.test(e.toolName))).toEqual([]);
+    // The files each wrote while its task was in progress, with that task.
+    const file = (member: string, path: string, version: number) => (e: TimelineEntry) =>
+      e.kind === "file" && e.member === member && e.path === path && e.version === version;
+    const notes = indexOf(shown, "the research notes", file("researcher", SCENARIO_FILES.notes, 1));
+    expect(shown[notes]).toMatchObject({ taskIds: ["task-1"], warnings: [] });
+    expect(indexOf(shown, "task-1 claimed", task("researcher", "claim", "task-1"))).toBeLessThan(notes);
+    expect(notes).toBeLessThan(researched);
+    const draft = indexOf(shown, "the result's draft", file("implementer", SCENARIO_FILES.result, 1));
+    const checked = indexOf(shown, "the result, checked", file("implementer", SCENARIO_FILES.result, 2));
+    expect(shown[checked]).toMatchObject({ taskIds: ["task-2"] });
+    expect(claimed).toBeLessThan(draft);
+    expect(draft).toBeLessThan(checked);
+    expect(checked).toBeLessThan(indexOf(shown, "task-2 completed", task("implementer", "complete", "task-2")));
+    // Task tool results are task entries, sends message entries, file changes file entries:
+    // none is also a tool entry.
+    expect(shown.filter((e) => e.kind === "tool" && e.ok && /^(team_task_(create|update)|send_message|workspace_(write|edit|delete))$/.test(e.toolName))).toEqual([]);
+    expect(shown.some((e) => e.kind === "tool" && e.member === "lead" && e.toolName === "workspace_list" && e.ok)).toBe(true);
     expect(shown.some((e) => e.kind === "tool" && e.member === "lead" && e.toolName === "spawn_teammate" && e.ok)).toBe(true);
 
     // Resuming from the last id: only what is new arrives (recent mail may come again).

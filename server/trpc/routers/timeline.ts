@@ -64,10 +64,10 @@ export const timelineRouter = router({
 async function* timelineFeed(ctx: PersonContext, id: SessionId, filter: TimelineFilter, from: TimelineCursor | null, signal: AbortSignal | undefined) {
   const follower = newFollower(from);
   while (!signal?.aborted) {
-    // The Lead's events and the team's board, mailbox and people changes come on the team id.
+    // The Lead's events and the team's board, mailbox, workspace and people changes come on the team id.
     const refs = await teamMemberRefs(ctx.db, id);
     const waiters = [
-      activityWaiter(ctx.hub, id, ["event", "state", "people"]),
+      activityWaiter(ctx.hub, id, ["event", "state", "people", "workspace"]),
       ...refs.filter((r) => r.sessionId !== id).map((r) => activityWaiter(ctx.hub, r.sessionId, ["event"])),
     ];
     try {
