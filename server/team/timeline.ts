@@ -9,7 +9,7 @@ import { assistantMessageIdOfCallKey } from "../runtime/tools";
 import { AuthorSchema, listWorkspaceChanges, type FileChangeView } from "../workspace";
 import { messageState, TeamMessageStateSchema } from "./mailbox";
 import { teamMemberRefs, type MemberRef } from "./membership";
-import { ChangedBySchema, parseTaskId, TaskActionSchema, TaskStatusSchema } from "./task-board";
+import { ChangedBySchema, formatTaskId, parseTaskId, TaskActionSchema, TaskStatusSchema } from "./task-board";
 
 // The team timeline: every member's turns, tool calls, people's prompts, team messages, task
 // changes and file changes, interleaved in one order (docs/DECISIONS.md, *Timeline order*).
@@ -410,7 +410,7 @@ async function actionEntries(db: DbOrTx, teamId: SessionId, rows: readonly Actio
   const tasks = numbers.length
     ? await db.teamTask.findMany({ where: { teamId, number: { in: numbers } }, select: { number: true, subject: true } })
     : [];
-  const subjectOf = new Map(tasks.map((t) => [`task-${t.number}`, t.subject]));
+  const subjectOf = new Map(tasks.map((t) => [formatTaskId(t.number), t.subject]));
   return parsed.map(({ row, detail }) => {
     const pos = Number(row.id);
     return {
