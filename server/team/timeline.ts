@@ -638,15 +638,17 @@ export type TimelineRead =
 
 /**
  * One read of a live timeline: without a cursor the newest page (a fresh room), then what
- * committed since, and messages whose state changed. Updates `follower`.
+ * committed since, and messages whose state changed. Updates `follower`. `refs` are the
+ * team's members (teamMemberRefs; the feed reads them anyway to know whom to wait for).
  */
 export async function followTimeline(
   db: DbOrTx,
   teamId: SessionId,
   filter: TimelineFilter,
   follower: TimelineFollower,
+  refs?: readonly MemberRef[],
 ): Promise<TimelineRead> {
-  const refs = await teamMemberRefs(db, teamId);
+  refs ??= await teamMemberRefs(db, teamId);
   const cursor = follower.cursor;
   if (!cursor) {
     const page = await newestPage(db, teamId, refs, filter, null, LIMITS.timelinePageDefault);

@@ -74,7 +74,7 @@ async function* timelineFeed(ctx: PersonContext, id: SessionId, filter: Timeline
       // Re-checked on every read: a person removed from the team loses the feed at once.
       await feedAccess(ctx, () => teamAccess(ctx, id, "view"));
       const started = Date.now();
-      const read = await followTimeline(ctx.db, id, filter, follower);
+      const read = await followTimeline(ctx.db, id, filter, follower, refs);
       const cursor = encodeCursor(follower.cursor!);
       if (read.type === "page") {
         yield tracked(cursor, { type: "page", entries: read.entries, earlier: read.earlier } satisfies TimelineLiveMessage);
