@@ -6,6 +6,8 @@ import { agent, agentStatus, createTeam, finalAnswer, send, transcript } from ".
 // UI, live collaboration between two browsers, and conflicts on the task board.
 
 test("the keyless team scenario plays out live: roster, board, mailbox and the Lead's answer", async ({ page }, testInfo) => {
+  // The whole scenario (workspace steps included) takes 25–35 s on a busy machine: a budget, not a timing check.
+  test.setTimeout(90_000);
   // Nothing leaves the machine: every request goes to the app itself.
   const foreign: string[] = [];
   page.on("request", (r) => {
@@ -98,6 +100,8 @@ test("a task update refused for another reason shows its message, not a conflict
 });
 
 test("queue controls on the Lead: edit and remove queued prompts, steer one into the running turn", async ({ page }) => {
+  // It waits for a whole team scenario before the edited prompt runs (see above).
+  test.setTimeout(90_000);
   await createTeam(page, "Queue controls");
   await send(page, "Build something long");
   await send(page, "to be edited");
