@@ -4,7 +4,7 @@ import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { fromNodeHeaders, toNodeHandler } from "better-auth/node";
 import next from "next";
 import { createDb } from "./db/client";
-import { teamLimitsOf, type Env } from "./env";
+import { teamLimitsOf, workspaceLimitsOf, type Env } from "./env";
 import { isDownload, serveDownload } from "./http/downloads";
 import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { ActivityHub } from "./live/activity";
@@ -41,6 +41,11 @@ export interface AppServer {
   close(): Promise<void>;
 }
 
+/** The largest request body: twice the file size limit (escaping) plus a batch's other input. */
+function requestBodyLimit(env: Env): number {
+  return 2 * env.WORKSPACE_MAX_FILE_BYTES + 1024 * 1024;
+}
+
 export async function startAppServer(opts: AppServerOptions): Promise<AppServer> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const db = createDb(opts.databaseUrl);
@@ -52,7 +57,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     config: { ...runtimeConfigFromEnv(opts.env), ...opts.config },
     // Every session is a team member; the keyless model plays the team scenario.
     resolveModel: createModelResolver(opts.env, { playbook: teamPlaybook }),
-    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env) }),
+    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env) }),
     log: (line) => log(`[runtime] ${line}`),
   });
 
@@ -94,6 +99,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     router: appRouter,
     basePath: "/api/trpc/",
     maxBatchSize: MAX_BATCH_SIZE,
+    // Room for the largest file a person may save, JSON-escaped (a quote or backslash doubles).
+    maxBodySize: requestBodyLimit(opts.env),
     onError: ({ error, path }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") log(`[trpc] ${path ?? "?"} failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
     },

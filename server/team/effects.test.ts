@@ -7,8 +7,10 @@ import { childProcessDatabase, spawnRuntime, waitForLine } from "../testing/runt
 import { eventsOf, newTestSession, waitFor } from "../testing/runtime-harness";
 import { createTask } from "./task-board";
 import { leadOf } from "./membership";
+import { workspaceLimits } from "../limits";
+import { readFile, writeFile } from "../workspace";
 
-// Every Team tool with a durable effect, with a real runtime process SIGKILLed in the window
+// Every Team and Workspace tool with a durable effect, with a real runtime process SIGKILLed in the window
 // after the effect committed and before its result was reported (the process stops there on
 // RUNTIME_PAUSE_AFTER_EFFECT). A second process then adopts the Lead: the effect exists exactly
 // once, and the Lead's history holds the tool's real result, not "the tool did not run".
@@ -144,5 +146,26 @@ describe("a tool's effect and its result are one fact across a crash", () => {
     await waitFor(async () => (await eventsOf(t.db, child)).some((e) => e.payload.kind === "turn_end"), WAIT_MS, "alpha's first turn");
     const tasks = (await eventsOf(t.db, child)).filter((e) => e.payload.kind === "user_message" && e.payload.text === "Say hello");
     expect(tasks).toHaveLength(1);
+  });
+
+  it("workspace_write: exactly one new version, and the model is told its real result", { timeout: TEST_TIMEOUT }, async () => {
+    const lead = await newTestSession(t.db, "write");
+    await writeFile(t.db, lead, { kind: "member", member: leadOf(lead) }, { path: "plan.md", content: "v1" }, workspaceLimits());
+    const w = await crashInWindow(lead, "workspace_write", { path: "plan.md", content: "v2 from the Lead", expected_version: 1 });
+    expect(resultIn(w.atKill, w.callKey), "the result committed with the version").toBe(true);
+    const versions = await t.db.workspaceVersion.findMany({ where: { teamId: lead, path: "plan.md" }, orderBy: { version: "asc" } });
+    expect(versions.map((v) => v.version)).toEqual([1, 2]);
+    expect((await readFile(t.db, lead, { path: "plan.md" })).content).toBe("v2 from the Lead");
+    expect(w.result.output).toEqual({ path: "plan.md", version: 2, bytes: 16, warnings: [expect.stringMatching(/outside your write scopes/)] });
+  });
+
+  it("workspace_edit: the edit applies once; a retry would have found old_text gone", { timeout: TEST_TIMEOUT }, async () => {
+    const lead = await newTestSession(t.db, "edit");
+    await writeFile(t.db, lead, { kind: "member", member: leadOf(lead) }, { path: "a.md", content: "count: 1" }, workspaceLimits());
+    const w = await crashInWindow(lead, "workspace_edit", { path: "a.md", old_text: "count: 1", new_text: "count: 2" });
+    expect(resultIn(w.atKill, w.callKey)).toBe(true);
+    expect((await readFile(t.db, lead, { path: "a.md" })).content).toBe("count: 2");
+    expect(await t.db.workspaceVersion.count({ where: { teamId: lead, path: "a.md" } })).toBe(2);
+    expect(w.result.output).toMatchObject({ path: "a.md", version: 2, replacements: 1 });
   });
 });

@@ -17,10 +17,13 @@ import { parseTeamMessage } from "./mailbox";
 // decides its next step from what any model would see: its runtime-context identity, the
 // tool results it got and the messages it received. No hidden state.
 //
-//   lead:         spawn researcher + implementer → wait → check the board → … → list agents → answer
-//   researcher:   create task-1 → claim → complete (+ list agents) → message the implementer → done
+//   lead:         spawn researcher + implementer → wait → check the board → … → list agents and
+//                 files → answer (listing the files with their versions)
+//   researcher:   create task-1 → claim → write its notes → complete (+ list agents) → message the
+//                 implementer → done
 //   implementer:  find the research task → create task-2 blocked by it → claim (blocked) → wait →
-//                 claim once task-1 is completed → complete → message the lead → done
+//                 claim once task-1 is completed → write the result → edit it → complete →
+//                 message the lead → done
 //
 // It copes with what the runtime does to a real model: a first step cut off by a restart (the
 // history then holds the prompt and a resume notice) still forms the team; a spawn that failed
@@ -159,6 +162,13 @@ interface TaskOut {
 const tasksIn = (r: Result | undefined): TaskOut[] => ((r?.output as { tasks?: TaskOut[] } | undefined)?.tasks ?? []);
 const taskIn = (r: Result | undefined): TaskOut | undefined => (r && !r.isError ? (r.output as TaskOut) : undefined);
 const isTeamMessage = (t: string) => parseTeamMessage(t) !== null;
+type FileOut = { path: string; version: number; by: string };
+const filesIn = (r: Result | undefined): FileOut[] => ((r?.output as { files?: FileOut[] } | undefined)?.files ?? []);
+/** The version a successful workspace change reported, if the last one of `tool` succeeded. */
+const changed = (seen: Seen, tool: string) => (lastOf(seen, tool)?.output as { path: string; version: number } | undefined) ?? null;
+
+/** Where each role puts its work: inside its task's write scope (SPEC.md §14). */
+export const SCENARIO_FILES = { notes: "docs/research/notes.md", result: "src/result.md" } as const;
 const isSummary = (t: string) => parseScriptedSummary(t) !== null;
 const received = (seen: Seen) => seen.inputs.filter(isTeamMessage);
 
@@ -196,14 +206,28 @@ function lead(seen: Seen): ScriptedReply {
   if (justGot(seen, "list_agents")) {
     const tasks = tasksIn(lastOf(seen, "team_task_list"));
     const lines = tasks.map((t) => `- ${t.id} "${t.subject}": ${t.status} (revision ${t.revision})`);
-    return say([`Final answer for "${short(seen.goal)}":`, "", "The researcher and the implementer both finished their tasks:", ...lines].join("\n"));
+    const files = filesIn(lastOf(seen, "workspace_list")).map((f) => `- ${f.path} (version ${f.version}, by ${f.by})`);
+    return say(
+      [
+        `Final answer for "${short(seen.goal)}":`,
+        "",
+        "The researcher and the implementer both finished their tasks:",
+        ...lines,
+        "",
+        ...(files.length > 0 ? ["Files in the team workspace:", ...files] : ["The team workspace is empty."]),
+      ].join("\n"),
+    );
   }
   if (board) {
     const tasks = tasksIn(board);
     // Done when every task is completed and the implementer has reported back.
     const reported = seen.inputsSoFar.some((t) => roleOf(parseTeamMessage(t)?.senderName ?? "") === "implementer");
     if (tasks.length >= 2 && tasks.every((t) => t.status === "completed") && reported) {
-      return say("Both tasks are completed. Checking the roster before I answer.", { toolName: "list_agents", input: {} });
+      return say(
+        "Both tasks are completed. Checking the roster and the files before I answer.",
+        { toolName: "list_agents", input: {} },
+        { toolName: "workspace_list", input: {} },
+      );
     }
     const lastWait = lastOf(seen, "wait_agent")?.output as { noProgress?: boolean } | undefined;
     if (lastWait?.noProgress) {
@@ -248,9 +272,16 @@ function researcher(seen: Seen): ScriptedReply {
       input: { task_id: created.id, expected_revision: created.revision, action: "claim" },
     });
   }
+  const notes = changed(seen, "workspace_write");
+  if (lastUpdate.status === "in_progress" && !notes) {
+    return say(`${ack(seen)}Writing my findings to ${SCENARIO_FILES.notes}.`, {
+      toolName: "workspace_write",
+      input: { path: SCENARIO_FILES.notes, content: researchNotes(seen.goal) },
+    });
+  }
   if (lastUpdate.status === "in_progress") {
     return say(
-      `${ack(seen)}Findings: the goal needs a clear plan, the inputs it depends on, and a check that the result works. Marking ${created.id} complete.`,
+      `${ack(seen)}Findings are in ${notes!.path} (version ${notes!.version}): a clear plan, the inputs it depends on, and a check that the result works. Marking ${created.id} complete.`,
       { toolName: "team_task_update", input: { task_id: created.id, expected_revision: lastUpdate.revision, action: "complete" } },
       { toolName: "list_agents", input: {} },
     );
@@ -268,7 +299,7 @@ function researcher(seen: Seen): ScriptedReply {
     toolName: "send_message",
     input: {
       target: implementerName(seen),
-      message: `Research for ${created.id} is complete: plan first, list the inputs, verify the result. You can start.`,
+      message: `Research for ${created.id} is complete (notes in ${SCENARIO_FILES.notes}): plan first, list the inputs, verify the result. You can start.`,
     },
   });
 }
@@ -297,8 +328,21 @@ function implementer(seen: Seen): ScriptedReply {
     }
     return say("Looking for the research task on the board.", { toolName: "team_task_list", input: {} });
   }
+  if (lastGood?.id === mine.id && lastGood.status === "in_progress" && !changed(seen, "workspace_write")) {
+    return say(`${ack(seen)}Building it: a first draft of ${SCENARIO_FILES.result}.`, {
+      toolName: "workspace_write",
+      input: { path: SCENARIO_FILES.result, content: resultDraft(seen.goal) },
+    });
+  }
+  if (lastGood?.id === mine.id && lastGood.status === "in_progress" && !changed(seen, "workspace_edit")) {
+    return say(`${ack(seen)}Checked the draft against the research; marking it checked.`, {
+      toolName: "workspace_edit",
+      input: { path: SCENARIO_FILES.result, old_text: DRAFT_STATUS, new_text: CHECKED_STATUS },
+    });
+  }
   if (lastGood?.id === mine.id && lastGood.status === "in_progress") {
-    return say(`${ack(seen)}Built it following the research. Marking ${mine.id} complete.`, {
+    const result = changed(seen, "workspace_edit")!;
+    return say(`${ack(seen)}Built it following the research: ${result.path} is at version ${result.version}. Marking ${mine.id} complete.`, {
       toolName: "team_task_update",
       input: { task_id: mine.id, expected_revision: lastGood.revision, action: "complete" },
     });
@@ -306,7 +350,7 @@ function implementer(seen: Seen): ScriptedReply {
   if (lastGood?.id === mine.id && lastGood.status === "completed") {
     return say(`${ack(seen)}${mine.id} is complete; reporting to the lead.`, {
       toolName: "send_message",
-      input: { target: "lead", message: `${mine.id} is complete: the implementation follows the research and has been checked.` },
+      input: { target: "lead", message: `${mine.id} is complete: ${SCENARIO_FILES.result} follows the research and has been checked.` },
     });
   }
   // Not claimed yet: try; when blocked, wait for a change, then re-read the board and retry.
@@ -321,6 +365,35 @@ function implementer(seen: Seen): ScriptedReply {
     toolName: "team_task_update",
     input: { task_id: mine.id, expected_revision: current.revision, action: "claim" },
   });
+}
+
+const DRAFT_STATUS = "Status: draft";
+const CHECKED_STATUS = "Status: checked against the research";
+
+function researchNotes(goal: string): string {
+  return [
+    `# Research notes`,
+    "",
+    `For: ${short(goal.replace(/^Research what is needed for: /, ""), 200)}`,
+    "",
+    "- Start from a clear plan: what the result must do, and for whom.",
+    "- List the inputs it depends on before building anything.",
+    "- Decide how to check that the result works, and check it.",
+    "",
+  ].join("\n");
+}
+
+function resultDraft(goal: string): string {
+  return [
+    `# Result`,
+    "",
+    `${short(goal.replace(/^Implement: /, ""), 200)}`,
+    "",
+    DRAFT_STATUS,
+    "",
+    `Built following ${SCENARIO_FILES.notes}: plan, inputs, verification.`,
+    "",
+  ].join("\n");
 }
 
 function genericTeammate(seen: Seen): ScriptedReply {

@@ -5,7 +5,8 @@ import { eventsOf, turnEnds, waitFor } from "../testing/runtime-harness";
 import type { SessionEvent } from "../runtime/events";
 import { createSession, promptSession } from "../runtime/sessions";
 import { listMessages } from "./mailbox";
-import { teamPlaybook } from "./playbook";
+import { fileHistory, listFiles, readFile } from "../workspace";
+import { SCENARIO_FILES, teamPlaybook } from "./playbook";
 import { listMembers } from "./roster";
 import { listTasks } from "./task-board";
 
@@ -80,5 +81,25 @@ describe("the keyless team scenario", () => {
       text: expect.stringMatching(new RegExp(`^Team message ${toImplementer.id} from researcher:`)),
       source: { kind: "team", senderName: "researcher", senderSessionId: members[1]!.sessionId },
     });
+
+    // Real files: the researcher's notes and the implementer's result, each under its own
+    // task's write scope (no warnings), the result edited once; the answer lists both.
+    const { files } = await listFiles(rt.db, leadId);
+    expect(files.map((f) => [f.path, f.version, f.author.name])).toEqual([
+      [SCENARIO_FILES.notes, 1, "researcher"],
+      [SCENARIO_FILES.result, 2, "implementer"],
+    ]);
+    const result = await fileHistory(rt.db, leadId, SCENARIO_FILES.result);
+    expect(result.map((v) => [v.version, v.taskIds, v.warnings])).toEqual([
+      [2, ["task-2"], []],
+      [1, ["task-2"], []],
+    ]);
+    expect((await fileHistory(rt.db, leadId, SCENARIO_FILES.notes))[0]).toMatchObject({ taskIds: ["task-1"], warnings: [] });
+    expect((await readFile(rt.db, leadId, { path: SCENARIO_FILES.result })).content).toContain("Status: checked against the research");
+    expect((await readFile(rt.db, leadId, { path: SCENARIO_FILES.result, version: 1 })).content).toContain("Status: draft");
+    const implEdits = implEvents.filter((e) => e.payload.kind === "tool_result" && e.payload.toolName === "workspace_edit");
+    expect(implEdits.map((e) => e.payload.kind === "tool_result" && e.payload.output)).toEqual([{ path: SCENARIO_FILES.result, version: 2, bytes: expect.any(Number), replacements: 1 }]);
+    expect(answer.kind === "assistant_message" && answer.text).toContain(`- ${SCENARIO_FILES.notes} (version 1, by researcher)`);
+    expect(answer.kind === "assistant_message" && answer.text).toContain(`- ${SCENARIO_FILES.result} (version 2, by implementer)`);
   });
 });

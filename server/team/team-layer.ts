@@ -4,18 +4,20 @@ import { ContextRegistry, dateContextProvider } from "../runtime/context-registr
 import type { RuntimeOptions } from "../runtime/runtime";
 import { teamIdentityProvider } from "./identity";
 import { TEAM_SYSTEM_PROMPT } from "./policy";
-import { teamLimits, type TeamLimits } from "../limits";
+import { teamLimits, workspaceLimits, type TeamLimits, type WorkspaceLimits } from "../limits";
+import { createWorkspaceTools } from "../workspace/tools";
 import { markConsumed, recoverMailbox } from "./mailbox";
 import { recoverProvisioning } from "./roster";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
-// prompt, the nine tools for every member, team identity
+// prompt, the nine Team tools and the six Workspace tools for every member, team identity
 // as required runtime context, mail consumption at claim time, and recovery of provisioning
 // and undelivered mail on every sweep.
 
 export interface TeamLayerOptions {
   limits?: Partial<TeamLimits>;
+  workspaceLimits?: Partial<WorkspaceLimits>;
   /** Members younger than this are left alone by provisioning recovery (another process may be creating them). */
   provisioningGraceMs?: number;
 }
@@ -23,7 +25,8 @@ export interface TeamLayerOptions {
 export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "onRecover" | "systemPrompt">>;
 
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
-  const tools = createTeamTools({ hub, limits: teamLimits(opts.limits) });
+  // One list for every member: the nine Team tools, then the six Workspace tools.
+  const tools = [...createTeamTools({ hub, limits: teamLimits(opts.limits) }), ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits))];
   const identity = teamIdentityProvider(db);
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,

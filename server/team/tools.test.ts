@@ -62,7 +62,7 @@ const it = runtimeTest({
 
 describe("the tool set", () => {
   // That every member's requests carry the same tools is checked on real requests in policy.test.ts.
-  it("is exactly the nine Team tools", ({ rt }) => {
+  it("is exactly the nine Team tools, then the six Workspace tools", ({ rt }) => {
     const a = createTeamLayer(rt.db, rt.hub).toolsFor(asSessionId("a"));
     expect(a.tools.map((t) => t.name)).toEqual([
       "spawn_teammate",
@@ -74,6 +74,12 @@ describe("the tool set", () => {
       "team_task_list",
       "team_task_get",
       "team_task_update",
+      "workspace_list",
+      "workspace_read",
+      "workspace_write",
+      "workspace_edit",
+      "workspace_delete",
+      "workspace_search",
     ]);
     expect(a.tools.map(toolSpec).every((t) => t.inputSchema.type === "object")).toBe(true);
     expect(a.options?.invalidInputCode).toBe("TEAM_INVALID_ARGUMENT");
@@ -345,5 +351,56 @@ describe("wait_agent ends", () => {
     } finally {
       await rt.db.$executeRaw`UPDATE sessions SET active_turn_id = NULL WHERE id = ${a}`;
     }
+  });
+});
+
+describe("the Workspace tools", () => {
+  const out = (o: ToolOutcome) => o.output as Record<string, unknown>;
+
+  it("write, read, edit, list, search and delete as the calling member, with compact results", async ({ helpers: { call, newLead, spawn } }) => {
+    const lead = await newLead("workspace tools");
+    const alpha = await spawn(lead, "alpha");
+    const w = await call(alpha, "workspace_write", { path: "./notes/plan.md", content: "# Plan\nstep one\nstep two\n" });
+    expect(out(w)).toEqual({ path: "notes/plan.md", version: 1, bytes: 25, warnings: [expect.stringMatching(/no in-progress task/)] });
+    const r = await call(lead, "workspace_read", { path: "notes/plan.md", start_line: 2, end_line: 3 });
+    expect(out(r)).toEqual({ path: "notes/plan.md", version: 1, by: "alpha", start_line: 2, end_line: 3, total_lines: 4, content: "step one\nstep two" });
+
+    expect(code(await call(lead, "workspace_edit", { path: "notes/plan.md", old_text: "step", new_text: "Step" }))).toBe("WORKSPACE_EDIT_NOT_UNIQUE");
+    expect(code(await call(lead, "workspace_edit", { path: "notes/plan.md", old_text: "step three", new_text: "x" }))).toBe("WORKSPACE_EDIT_NOT_FOUND");
+    const e = await call(lead, "workspace_edit", { path: "notes/plan.md", old_text: "step", new_text: "Step", replace_all: true });
+    expect(out(e)).toMatchObject({ path: "notes/plan.md", version: 2, replacements: 2 });
+
+    const stale = await call(alpha, "workspace_write", { path: "notes/plan.md", content: "mine", expected_version: 1 });
+    expect(code(stale)).toBe("WORKSPACE_STALE_VERSION");
+    expect(out(stale)).toEqual({ error: { code: "WORKSPACE_STALE_VERSION", message: expect.stringMatching(/at version 2, not version 1/) } });
+    const same = await call(alpha, "workspace_write", { path: "notes/plan.md", content: "# Plan\nStep one\nStep two\n", expected_version: 2 });
+    expect(out(same)).toEqual({ path: "notes/plan.md", version: 2, bytes: 25, unchanged: true });
+
+    expect(out(await call(alpha, "workspace_list", {}))).toEqual({ files: [{ path: "notes/plan.md", bytes: 25, version: 2, by: "lead" }] });
+    expect(out(await call(alpha, "workspace_search", { query: "step T", ignore_case: true }))).toEqual({ matches: [{ path: "notes/plan.md", line: 3, text: "Step two" }] });
+
+    expect(code(await call(alpha, "workspace_delete", { path: "notes/plan.md", expected_version: 1 }))).toBe("WORKSPACE_STALE_VERSION");
+    expect(out(await call(alpha, "workspace_delete", { path: "notes/plan.md", expected_version: 2 }))).toEqual({ path: "notes/plan.md", version: 3, deleted: true, warnings: expect.any(Array) });
+    expect(code(await call(lead, "workspace_read", { path: "notes/plan.md" }))).toBe("WORKSPACE_NOT_FOUND");
+  });
+
+  it("a fork teammate shares its team's workspace; an ordinary fork gets its own copy", async ({ rt, helpers: { call, newLead, spawn } }) => {
+    const lead = await newLead("shared workspace");
+    const forky = await spawn(lead, "forky", "fork");
+    expect(code(await call(forky, "workspace_write", { path: "shared.md", content: "from the fork teammate" }))).toBe("ok");
+    expect(out(await call(lead, "workspace_read", { path: "shared.md" }))).toMatchObject({ by: "forky", content: "from the fork teammate" });
+    const fork = asSessionId((await forkSession(rt.db, lead, {})).id);
+    expect(code(await call(fork, "workspace_write", { path: "own.md", content: "only in the fork" }))).toBe("ok");
+    expect(code(await call(lead, "workspace_read", { path: "own.md" }))).toBe("WORKSPACE_NOT_FOUND");
+  });
+
+  it("refuses bad paths and bad arguments as tool errors, persisting nothing", async ({ rt, helpers: { call, newLead } }) => {
+    const lead = await newLead("workspace refusals");
+    expect(code(await call(lead, "workspace_write", { path: "../etc/passwd", content: "x" }))).toBe("WORKSPACE_PATH_INVALID");
+    expect(code(await call(lead, "workspace_write", { path: "a", content: "x\u0000" }))).toBe("TEAM_INVALID_ARGUMENT");
+    expect(code(await call(lead, "workspace_write", { path: "a", content: "x", mode: "append" }))).toBe("TEAM_INVALID_ARGUMENT");
+    expect(code(await call(lead, "workspace_edit", { path: "a", old_text: "", new_text: "x" }))).toBe("TEAM_INVALID_ARGUMENT");
+    expect(code(await call(lead, "workspace_search", { query: "[", regex: true }))).toBe("WORKSPACE_INVALID_PATTERN");
+    expect(await rt.db.workspaceVersion.count({ where: { teamId: lead } })).toBe(0);
   });
 });

@@ -7,6 +7,8 @@ import { startAppServer, type AppServer } from "../main";
 import { createTask } from "../team/task-board";
 import { leadOf } from "../team/membership";
 import { asUserId } from "../ids";
+import { workspaceLimits } from "../limits";
+import { writeFile } from "../workspace";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { signUpOverHttp } from "../testing/people";
@@ -45,6 +47,7 @@ it.beforeAll(async ({ db: fileClient, server: fileServer }) => {
   await db.session.create({ data: { id: mate, teamId: lead, memberName: "mate", title: "mate", model: { provider: "scripted", model: "keyless" } } });
   await db.teamMember.create({ data: { teamId: lead, name: "mate", sessionId: mate, description: "d", context: "fresh", phase: "active" } });
   await createTask(db, leadOf(lead), { subject: "Fuzz me", description: "" });
+  await writeFile(db, lead, { kind: "member", member: leadOf(lead) }, { path: "docs/fuzz.md", content: "# fuzz" }, workspaceLimits());
 });
 
 type Input = Record<string, unknown>;
@@ -87,6 +90,12 @@ function baseInputs(): Record<string, Input | undefined> {
     "people.remove": { teamId: lead, userId: "usr_x" },
     "people.leave": { teamId: lead },
     "people.presence": { teamId: lead, clientId: "fuzz-tab-0002", watching: lead, typingTo: lead },
+    "workspace.list": { teamId: lead, prefix: "docs", cursor: "a", limit: 5 },
+    "workspace.read": { teamId: lead, path: "docs/fuzz.md", version: 1 },
+    "workspace.history": { teamId: lead, path: "docs/fuzz.md" },
+    "workspace.search": { teamId: lead, query: "fuzz", regex: false, prefix: "docs", limit: 5 },
+    "workspace.write": { teamId: lead, path: "docs/fuzz.md", content: "fuzzed", expectedVersion: 1 },
+    "workspace.delete": { teamId: lead, path: "docs/fuzz.md", expectedVersion: 1 },
   };
 }
 
@@ -181,6 +190,18 @@ describe("every procedure over HTTP", () => {
       }
     }
     expect(failures).toEqual([]);
+  });
+
+  it("refuses a request body over the limit with 413 before reading it all, persisting nothing", async () => {
+    const before = await counts();
+    const content = "x".repeat(3 * 1024 * 1024 + 1);
+    const reply = await callHttp("workspace.write", { teamId: lead, path: "docs/huge.md", content, expectedVersion: 0 });
+    expect(reply.status).toBe(413);
+    expect(reply.error?.data.appCode).toBe("INVALID_INPUT");
+    expect(await counts()).toEqual(before);
+    // A file of the default limit fits: the body limit leaves room for the JSON around it.
+    const fits = await callHttp("workspace.write", { teamId: lead, path: "docs/one-mib.md", content: "\"".repeat(1024 * 1024), expectedVersion: 0 });
+    expect(fits.error).toBeUndefined();
   });
 
   it("refuses a Last-Event-ID header past the int4 range", async () => {

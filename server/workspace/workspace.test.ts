@@ -1,5 +1,4 @@
 import { describe, expect } from "vitest";
-import yauzl from "yauzl";
 import { asJson, type Db } from "../db/client";
 import { AppError, type AppErrorCode } from "../errors";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
@@ -12,6 +11,7 @@ import { createTask, updateTask } from "../team/task-board";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
+import { unzip } from "../testing/zip";
 import { newTestSession } from "../testing/runtime-harness";
 import {
   deleteFile,
@@ -376,28 +376,3 @@ describe("zip", () => {
     expect(Object.fromEntries(entries)).toEqual(files);
   });
 });
-
-/** The entries of a zip, in archive order, as [path, UTF-8 content]. */
-export async function unzip(buf: Buffer): Promise<[string, string][]> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (e, z) => (e ? reject(e) : resolve(z))),
-  );
-  const out: [string, string][] = [];
-  await new Promise<void>((resolve, reject) => {
-    zip.on("entry", (entry: yauzl.Entry) => {
-      zip.openReadStream(entry, (e, s) => {
-        if (e) return reject(e);
-        const chunks: Buffer[] = [];
-        s.on("data", (c: Buffer) => chunks.push(c));
-        s.on("end", () => {
-          out.push([entry.fileName, Buffer.concat(chunks).toString("utf8")]);
-          zip.readEntry();
-        });
-      });
-    });
-    zip.on("end", () => resolve());
-    zip.on("error", reject);
-    zip.readEntry();
-  });
-  return out;
-}

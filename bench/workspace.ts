@@ -1,0 +1,225 @@
+// The team workspace against a real Postgres, next to the raw commit rate of the same server
+// measured in the same run. Figures only, no assertions.
+//
+//   npm run bench:workspace        (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/postgres)
+//
+// Creates its own database (migrated with the project's runner), drops it at the end, and
+// prints ONE JSON object on stdout; progress goes to stderr. Knobs: BENCH_OPS_MS (each
+// throughput scenario, default 3000), BENCH_COMMIT_MS (default 2000), BENCH_LIST_FILES
+// (default 10000), BENCH_ZIP_MIB (default 64), BENCH_LATENCY_SAMPLES (default 30).
+//
+// - pgCommitRate: single-row INSERT autocommits with plain `pg`, 1 connection.
+// - writes / edits: 1 and 8 concurrent agents (teammates of one team, each with an in-progress
+//   task scoped to its own directory) on ONE workspace, each in a loop for BENCH_OPS_MS:
+//   `writes` replaces a 1 KiB file of its own (writeFile, the tool's domain function, in its own
+//   transaction as ctx.commit runs it); `edits` changes one line of its own 4 KiB file
+//   (editFile). Changes of one workspace are serialised by its counters row, so 8 agents share
+//   one lock: opsPerSec over all agents, the p50/p99 of one change, and the ratio to the commit
+//   rate.
+// - list: a workspace of BENCH_LIST_FILES files in 100 directories; the time to read the whole
+//   listing the way the Files view does (workspace.list pages of 1000) and one page of 200 (the
+//   tool's default), median of 5.
+// - zip: a workspace of BENCH_ZIP_MIB MiB (64 files of 1 MiB of random hex, the default file
+//   limit, plus small ones), streamed by workspaceZip into a byte counter: MB/s and the archive size; peak RSS
+//   growth during the stream.
+// - fileChangeToFeed: the time from a file change's commit (writeFile resolved) to the team
+//   feed's next state showing the new lastChange (the path a browser's Files view follows:
+//   NOTIFY → team feed re-read), in-process through createCaller; p50/p95.
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createDb, type Db } from "../server/db/client";
+import { parseEnv } from "../server/env";
+import { asSessionId, newSessionId, type SessionId } from "../server/ids";
+import { workspaceLimits } from "../server/limits";
+import { ActivityHub } from "../server/live/activity";
+import { SCRIPTED_CHOICE } from "../server/models/choice";
+import { createSession } from "../server/runtime/sessions";
+import type { Membership } from "../server/team/membership";
+import { leadOf } from "../server/team/membership";
+import { createTask, updateTask } from "../server/team/task-board";
+import { createTestPerson } from "../server/testing/people";
+import { inertRuntime } from "../server/testing/runtime-harness";
+import { createCaller } from "../server/trpc/root";
+import { editFile, listFiles, workspaceZip, writeFile, type Writer } from "../server/workspace";
+import { commitRate, percentile, progress, round, runBench, serverInfo, withBenchDatabase } from "./support";
+
+const OPS_MS = Number(process.env.BENCH_OPS_MS ?? 3000);
+const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
+const LIST_FILES = Number(process.env.BENCH_LIST_FILES ?? 10_000);
+const ZIP_MIB = Number(process.env.BENCH_ZIP_MIB ?? 64);
+const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 30);
+/** createDb's default, as server/main.ts uses it. */
+const DB_POOL = 10;
+const LIMITS = workspaceLimits({ maxFiles: Math.max(10_000, LIST_FILES + 100), maxBytes: (ZIP_MIB + 16) * 1024 * 1024 });
+
+async function newTeam(db: Db, agents: number): Promise<{ teamId: SessionId; members: Membership[] }> {
+  const lead = await createSession(db, { title: "bench workspace", model: SCRIPTED_CHOICE });
+  const teamId = asSessionId(lead.id);
+  const members: Membership[] = [];
+  for (let i = 0; i < agents; i++) {
+    const id = newSessionId();
+    const name = `agent-${i}`;
+    await db.session.create({ data: { id, teamId, memberName: name, title: name, model: SCRIPTED_CHOICE } });
+    await db.teamMember.create({ data: { teamId, name, sessionId: id, description: name, context: "fresh", phase: "active" } });
+    const m: Membership = { teamId, sessionId: id, name, isLead: false };
+    const task = await createTask(db, m, { subject: `work of ${name}`, description: "", writeScopes: [`agents/${name}`] });
+    await updateTask(db, m, { taskId: task.id, expectedRevision: task.revision, action: "claim" });
+    members.push(m);
+  }
+  return { teamId, members };
+}
+
+const as = (member: Membership): Writer => ({ kind: "member", member });
+
+async function throughput(db: Db, agents: number, kind: "writes" | "edits", commits: number) {
+  const { teamId, members } = await newTeam(db, agents);
+  const line = (i: number, n: number) => `line ${i}: ${"x".repeat(40)} ${n}`;
+  for (const m of members) {
+    const content = Array.from({ length: 80 }, (_, i) => line(i, 0)).join("\n");
+    await writeFile(db, teamId, as(m), { path: `agents/${m.name}/file.txt`, content }, LIMITS);
+  }
+  const times: number[] = [];
+  const deadline = performance.now() + OPS_MS;
+  const started = performance.now();
+  await Promise.all(
+    members.map(async (m) => {
+      const path = `agents/${m.name}/file.txt`;
+      for (let n = 1; performance.now() < deadline; n++) {
+        const t0 = performance.now();
+        if (kind === "writes") await writeFile(db, teamId, as(m), { path, content: `${"y".repeat(1000)} ${n}` }, LIMITS);
+        else await editFile(db, teamId, as(m), { path, oldText: line(40, n - 1), newText: line(40, n) }, LIMITS);
+        times.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  const opsPerSec = times.length / elapsed;
+  return { agents, ops: times.length, opsPerSec: round(opsPerSec), p50Ms: round(percentile(times, 50), 2), p99Ms: round(percentile(times, 99), 2), ratioToCommitRate: round(opsPerSec / commits, 3) };
+}
+
+async function listing(db: Db) {
+  const { teamId } = await newTeam(db, 0);
+  const lead = leadOf(teamId);
+  progress(`filling a workspace with ${LIST_FILES} files`);
+  for (let i = 0; i < LIST_FILES; i += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, LIST_FILES - i) }, (_, k) =>
+        writeFile(db, teamId, as(lead), { path: `dir-${(i + k) % 100}/file-${i + k}.txt`, content: `content of ${i + k}` }, LIMITS),
+      ),
+    );
+  }
+  const whole: number[] = [];
+  const page: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    let t0 = performance.now();
+    let cursor: string | undefined;
+    let n = 0;
+    do {
+      const p = await listFiles(db, teamId, { cursor, limit: 1000 });
+      n += p.files.length;
+      cursor = p.nextCursor;
+    } while (cursor);
+    whole.push(performance.now() - t0);
+    if (n !== LIST_FILES) throw new Error(`listed ${n} files, expected ${LIST_FILES}`);
+    t0 = performance.now();
+    await listFiles(db, teamId, { limit: 200 });
+    page.push(performance.now() - t0);
+  }
+  whole.sort((a, b) => a - b);
+  page.sort((a, b) => a - b);
+  return { files: LIST_FILES, wholeListingMs: round(percentile(whole, 50)), firstPageOf200Ms: round(percentile(page, 50), 2) };
+}
+
+async function zip(db: Db) {
+  const { teamId } = await newTeam(db, 0);
+  const lead = leadOf(teamId);
+  progress(`filling a workspace with ${ZIP_MIB} MiB`);
+  // 1 MiB of random hex text: compresses like real text (about half), unlike a repeated pattern.
+  const mib = randomBytes(512 * 1024).toString("hex");
+  for (let i = 0; i < ZIP_MIB; i++) await writeFile(db, teamId, as(lead), { path: `big/file-${i}.txt`, content: `${i}\n${mib.slice(0, mib.length - 2 - String(i).length)}\n` }, LIMITS);
+  for (let i = 0; i < 200; i++) await writeFile(db, teamId, as(lead), { path: `small/file-${i}.md`, content: `# small ${i}\n` }, LIMITS);
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  let bytes = 0;
+  const t0 = performance.now();
+  const { stream, files } = await workspaceZip(db, teamId);
+  await pipeline(
+    stream,
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        bytes += chunk.length;
+        cb();
+      },
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(timer);
+  const inputMiB = ZIP_MIB + (200 * 12) / (1024 * 1024);
+  return { files, inputMiB: round(inputMiB, 2), archiveMiB: round(bytes / 1024 / 1024, 2), seconds: round(seconds, 2), mbPerSec: round((inputMiB * 1.048576) / seconds, 1), peakRssGrowthMiB: round((peak - rss0) / 1024 / 1024, 1) };
+}
+
+async function fileChangeToFeed(url: string, db: Db) {
+  const hub = new ActivityHub(url);
+  await hub.start();
+  const runtime = await inertRuntime(db, hub);
+  const person = await createTestPerson(db, "Bench Watcher");
+  const lead = await createSession(db, { title: "bench feed", model: SCRIPTED_CHOICE, by: person });
+  const teamId = asSessionId(lead.id);
+  const abort = new AbortController();
+  const caller = createCaller({ db, env: parseEnv({}), hub, runtime, person }, { signal: abort.signal });
+  const feed = (await caller.team.live({ teamId, lastEventId: null }))[Symbol.asyncIterator]();
+  await feed.next();
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < LATENCY_SAMPLES; i++) {
+      const done = await writeFile(db, teamId, as(leadOf(teamId)), { path: `latency/${i}.md`, content: `sample ${i}` }, LIMITS);
+      const t0 = performance.now();
+      for (;;) {
+        const next = await feed.next();
+        const state = (next.value as [string, { workspace: { lastChange: number } }] | undefined)?.[1];
+        if (next.done || (state && state.workspace.lastChange >= done.change)) break;
+      }
+      samples.push(performance.now() - t0);
+    }
+  } finally {
+    abort.abort();
+    await feed.return?.();
+    await hub.close();
+  }
+  samples.sort((a, b) => a - b);
+  return { samples: samples.length, p50Ms: round(percentile(samples, 50), 2), p95Ms: round(percentile(samples, 95), 2) };
+}
+
+async function main(): Promise<void> {
+  await withBenchDatabase("bench_workspace", async (url) => {
+    const db = createDb(url, DB_POOL);
+    try {
+      progress("commit rate");
+      const commits = await commitRate(url, 1, COMMIT_MS);
+      const results: Record<string, unknown> = { server: await serverInfo(url), pgCommitRate: { connections: 1, commitsPerSec: round(commits) } };
+      for (const kind of ["writes", "edits"] as const) {
+        const rows = [];
+        for (const agents of [1, 8]) {
+          progress(`${kind}: ${agents} agent(s) on one workspace`);
+          rows.push(await throughput(db, agents, kind, commits));
+        }
+        results[kind] = rows;
+      }
+      progress("listing");
+      results.list = await listing(db);
+      progress("zip");
+      results.zip = await zip(db);
+      progress("file change → team feed");
+      results.fileChangeToFeed = await fileChangeToFeed(url, db);
+      process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    } finally {
+      await db.$disconnect();
+    }
+  });
+}
+
+runBench(main);
