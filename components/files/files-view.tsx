@@ -145,12 +145,13 @@ function FilePane({
   const shown = file.data?.version ?? version;
   const latest = listed ? (entry?.version ?? null) : (file.data?.version ?? null);
   // Editing and deleting start from the latest version only.
-  const atLatest = file.data !== undefined && (version === null || version === entry?.version);
+  const atLatest = file.data !== undefined && !file.error && (version === null || version === entry?.version);
   const [older, newer] = [...compare].sort((a, b) => a - b).map((v) => versions.find((h) => h.version === v));
 
   return (
     <div className="file-pane">
-      {file.data ? (
+      {/* An error first: a refetch that failed (the file was deleted) keeps the content it had. */}
+      {file.data && !file.error ? (
         <FileViewer
           file={file.data}
           notice={<OlderNotice teamId={teamId} path={path} shown={file.data.version} latest={latest} listed={listed} versions={versions} />}
