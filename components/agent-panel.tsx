@@ -18,6 +18,7 @@ import type { StopRecord } from "./transcript-model";
  * composer. Works for any member. Without `canAct` (a viewer) nothing here acts.
  */
 export function AgentPanel({
+  teamId,
   sessionId,
   name,
   canAct,
@@ -25,6 +26,8 @@ export function AgentPanel({
   onSent,
   stops,
 }: {
+  /** The team's room (tool cards link to its Files view). */
+  teamId: string;
   sessionId: string;
   name: string;
   canAct: boolean;
@@ -85,6 +88,7 @@ export function AgentPanel({
       )}
 
       <Transcript
+        teamId={teamId}
         events={events}
         running={session?.running ?? false}
         stops={stops}

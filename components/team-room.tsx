@@ -5,6 +5,8 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { AgentPanel } from "./agent-panel";
 import { accessLost } from "./app-error";
+import { FilesView } from "./files/files-view";
+import { filesHref } from "./files/links";
 import { Mailbox } from "./mailbox";
 import { PeoplePanel } from "./people-panel";
 import { PresenceBar } from "./presence-bar";
@@ -35,6 +37,8 @@ export function TeamRoom({ teamId }: { teamId: string }) {
   const lead = members[0];
   const selectedName = params.get("member") ?? "lead";
   const selected = members.find((m) => m.name === selectedName) ?? lead;
+  // The centre column: the selected agent, or the team's files (`?view=files`, files/links.ts).
+  const view = params.get("view") === "files" ? "files" : "agent";
   const gone = accessLost(error);
   const presence = usePresence({ teamId, clientId, watching: selected?.sessionId ?? null, live: connection === "pending" && !gone });
 
@@ -76,15 +80,30 @@ export function TeamRoom({ teamId }: { teamId: string }) {
             />
             <PeoplePanel teamId={teamId} people={state.people} myRole={state.myRole} meId={meId} latestActionId={state.actions[0]?.id ?? null} />
           </div>
-          <AgentPanel
-            key={selected.sessionId}
-            sessionId={selected.sessionId}
-            name={selected.name}
-            canAct={canAct}
-            onTyping={presence.typed}
-            onSent={presence.stoppedTyping}
-            stops={stopsOf(state.actions, selected.sessionId)}
-          />
+          <div className="room-centre">
+            <nav aria-label="Room view" className="view-tabs">
+              <Link href={`/teams/${teamId}${selected.name === "lead" ? "" : `?member=${encodeURIComponent(selected.name)}`}`} aria-current={view === "agent" ? "page" : undefined}>
+                Agent
+              </Link>
+              <Link href={filesHref(teamId)} aria-current={view === "files" ? "page" : undefined}>
+                Files
+              </Link>
+            </nav>
+            {view === "files" ? (
+              <FilesView teamId={teamId} canAct={canAct} workspace={state.workspace} />
+            ) : (
+              <AgentPanel
+                key={selected.sessionId}
+                teamId={teamId}
+                sessionId={selected.sessionId}
+                name={selected.name}
+                canAct={canAct}
+                onTyping={presence.typed}
+                onSent={presence.stoppedTyping}
+                stops={stopsOf(state.actions, selected.sessionId)}
+              />
+            )}
+          </div>
           <aside className="side">
             {!canAct && <ViewerHint />}
             <TaskBoard teamId={teamId} tasks={state.tasks} members={members} canAct={canAct} />

@@ -1,7 +1,9 @@
 "use client";
 
 import { useEffect, useMemo, useRef, useState } from "react";
+import Link from "next/link";
 import type { TranscriptEvent } from "./api-types";
+import { filesHref } from "./files/links";
 import { Markdown } from "./markdown";
 import { foldTranscript, stoppedBy, type StopRecord, type TranscriptItem } from "./transcript-model";
 
@@ -12,11 +14,14 @@ import { foldTranscript, stoppedBy, type StopRecord, type TranscriptItem } from 
 const WINDOW = 200;
 
 export function Transcript({
+  teamId,
   events,
   running,
   onFork,
   stops = [],
 }: {
+  /** The team's room: workspace tool cards link to the file version in its Files view. */
+  teamId?: string;
   events: TranscriptEvent[];
   running: boolean;
   onFork?: (seq: number) => void;
@@ -42,7 +47,7 @@ export function Transcript({
       )}
       {items.length === 0 && <p className="muted">No messages yet. Send a prompt below.</p>}
       {visible.map((item) => (
-        <Item key={item.key} item={item} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
+        <Item key={item.key} item={item} teamId={teamId} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
       ))}
       {running && (
         <p className="muted running" role="status">
@@ -63,7 +68,17 @@ function ForkButton({ seq, onFork }: { seq: number; onFork?: (seq: number) => vo
   );
 }
 
-function Item({ item, onFork, stoppedBy }: { item: TranscriptItem; onFork?: (seq: number) => void; stoppedBy?: string }) {
+function Item({
+  item,
+  teamId,
+  onFork,
+  stoppedBy,
+}: {
+  item: TranscriptItem;
+  teamId?: string;
+  onFork?: (seq: number) => void;
+  stoppedBy?: string;
+}) {
   switch (item.kind) {
     case "user": {
       const { source } = item;
@@ -129,6 +144,14 @@ function Item({ item, onFork, stoppedBy }: { item: TranscriptItem; onFork?: (seq
         <details className={`msg tool${item.isError ? " tool-error" : ""}`}>
           <summary>
             {item.isError ? `Tool error ${item.errorCode ?? ""}` : "Tool result"}: {item.toolName}
+            {item.file && teamId && (
+              <>
+                {" "}
+                <Link className="tool-file" href={filesHref(teamId, item.file)}>
+                  {item.file.path} v{item.file.version}
+                </Link>
+              </>
+            )}
           </summary>
           <pre>{JSON.stringify(item.output, null, 2)}</pre>
         </details>
