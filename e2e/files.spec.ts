@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { expect, test, type Download, type Locator, type Page } from "@playwright/test";
 import { unzip } from "../server/testing/zip";
 import { anonymousContext, OWNER, signUpOverApi, trpcMutation } from "./accounts";
-import { createTeam, send, transcript } from "./helpers";
+import { createTeam, finalAnswer, send, transcript } from "./helpers";
 
 // The Files view (docs/SPEC.md §14) end to end: files made, edited and deleted in the browser,
 // their history and diffs, downloads, conflicts with changes made elsewhere, and two browsers
@@ -270,4 +270,56 @@ test("a viewer reads and downloads files but gets no controls that change them",
   await expect(viewer(viewerPage).getByRole("button", { name: "Edit" })).toHaveCount(0);
   await expect(viewer(viewerPage).getByRole("button", { name: "Delete" })).toHaveCount(0);
   await context.close();
+});
+
+test("the keyless team scenario leaves its files: notes, an edited result, and the Lead's answer listing them", async ({ page }) => {
+  test.setTimeout(120_000); // the whole team plays out first
+  await createTeam(page, "Scenario files");
+  await send(page, "Build a tiny todo app");
+  await expect(finalAnswer(page)).toBeVisible({ timeout: 90_000 });
+  await expect(transcript(page)).toContainText("docs/research/notes.md (version 1, by researcher)");
+  await expect(transcript(page)).toContainText("src/result.md (version 2, by implementer)");
+
+  await openFiles(page);
+  await expect(tree(page).getByRole("link", { name: "docs/research/notes.md" })).toBeVisible();
+  await tree(page).getByRole("link", { name: "src/result.md" }).click();
+  await expect(viewer(page)).toContainText("v2");
+  await expect(viewer(page)).toContainText("Status: checked against the research");
+  // Each version with its author and the task the author had in progress.
+  await expect(version(page, 2)).toContainText("implementer");
+  await expect(version(page, 2)).toContainText("task-2");
+  await expect(version(page, 1)).toContainText("implementer");
+  await history(page).getByRole("checkbox", { name: "Compare v1" }).check();
+  await history(page).getByRole("checkbox", { name: "Compare v2" }).check();
+  const diff = page.getByRole("table", { name: "Changes from v1 to v2" });
+  await expect(diff.getByRole("row").filter({ hasText: "Status: draft" })).toContainText("removed");
+  await expect(diff.getByRole("row").filter({ hasText: "Status: checked against the research" })).toContainText("added");
+});
+
+test("a person and an agent edit one file at once: the one who saw the older version gets the conflict", async ({ page, baseURL }) => {
+  const teamId = await createTeam(page, "Racing an agent");
+  await apiWrite(page, baseURL!, { teamId, path: "shared.md", content: "status: open\n", expectedVersion: 0 });
+  await openFiles(page);
+  await tree(page).getByRole("link", { name: "shared.md" }).click();
+  const editor = await editInBrowser(page, "shared.md", "status: closed by a person\n", false);
+
+  // The Lead edits the same file through its tool while the person's editor is open at v1.
+  const prompt = await trpcMutation(page.request, baseURL!, "session.prompt", {
+    sessionId: teamId,
+    text: '/tool workspace_edit {"path":"shared.md","old_text":"status: open","new_text":"status: taken by the lead"}',
+  });
+  expect(prompt.status(), await prompt.text()).toBe(200);
+  await expect(editor.getByRole("note")).toContainText("shared.md is at v2 now since you opened v1", { timeout: 30_000 });
+  await editor.getByRole("button", { name: "Save" }).click();
+  const conflict = page.getByRole("alert", { name: "Conflict" });
+  await expect(conflict).toContainText("Not saved: shared.md changed after you opened v1: it is at v2 now.");
+  await expect(conflict).toContainText("written by lead");
+  await expect(conflict.getByRole("region", { name: "Current content" })).toContainText("status: taken by the lead");
+
+  // The agent loses the next round: its edit names text the person's overwrite removed.
+  await conflict.getByRole("button", { name: "Overwrite v2 with my text" }).click();
+  await expect(status(page)).toHaveText("Saved shared.md as v3.");
+  await page.getByRole("navigation", { name: "Room view" }).getByRole("link", { name: "Agent" }).click();
+  await send(page, '/tool workspace_edit {"path":"shared.md","old_text":"status: taken by the lead","new_text":"status: again"}');
+  await expect(transcript(page)).toContainText("WORKSPACE_EDIT_NOT_FOUND", { timeout: 30_000 });
 });
