@@ -4,6 +4,7 @@ import { TopBar } from "~/components/top-bar";
 import { Providers } from "~/components/trpc";
 import "./globals.css";
 import "./room.css";
+import "./files.css";
 
 // Icons and the web manifest are static files in public/ (manifest.webmanifest lists the
 // install icons; its colours are --accent and --bg of globals.css).

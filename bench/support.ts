@@ -25,6 +25,11 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i]!;
 }
 
+/** Rounded nearest-rank percentile of unsorted values; null when there are none. */
+export function percentileOf(values: number[], p: number): number | null {
+  return values.length === 0 ? null : round(percentile([...values].sort((a, b) => a - b), p));
+}
+
 /** Single-row autocommit INSERTs per second over `connections` connections for `ms`. */
 export async function commitRate(url: string, connections: number, ms: number): Promise<number> {
   const clients = await Promise.all(

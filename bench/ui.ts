@@ -7,7 +7,7 @@
 // starts the app server on it (E2E_SKIP_BUILD=1; one `next build` first if .next/BUILD_ID is
 // missing), drives Chromium with the launch options of playwright.config.ts, and prints ONE
 // JSON object on stdout; progress goes to stderr. Browser, server and database are cleaned up
-// also on errors.
+// also on errors. The server, people, in-page probe and marker latency are bench/browser.ts's.
 //
 // - teamRoomLoad: a Lead with ~2,000 seeded events (333 turns of turn_start, step_start,
 //   user_message, assistant_message, step_end, turn_end); ms from navigation start (the page's
@@ -31,12 +31,9 @@
 //
 // The instance is fresh: the owner signs up over HTTP first (and so owns the seeded teams,
 // which were made before any account); every browser context carries a person's cookies.
-import { spawn, type ChildProcess } from "node:child_process";
-import { nextBuild } from "../scripts/next-build";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { chromium, type Browser, type Page } from "@playwright/test";
 import { chromiumLaunchOptions } from "../e2e/chromium";
 import { createDb, inTx, type Db } from "../server/db/client";
@@ -49,9 +46,19 @@ import { appendEvents } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
 import { freePort } from "../server/testing/net";
 import { signUpOverHttp, type HttpPerson } from "../server/testing/people";
-import { percentile as nearestRank, round, runBench, sleep } from "./support";
+import {
+  ensureNextBuild,
+  installProbe,
+  inviteWatcher,
+  markerLatency,
+  readProbe,
+  signedInContext,
+  startServer,
+  stopServer,
+  type Probe,
+} from "./browser";
+import { percentileOf as percentile, round, runBench, sleep } from "./support";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
 const SEED_TURNS = Number(process.env.BENCH_SEED_TURNS ?? 333);
 const LOADS = Number(process.env.BENCH_LOADS ?? 3);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 20_000);
@@ -63,73 +70,6 @@ const SIGN_INS = Number(process.env.BENCH_SIGN_INS ?? 3);
 const OWNER = { name: "Bench Owner", email: "owner@bench.test", password: `bench-${randomBytes(6).toString("hex")}` };
 
 const progress = (line: string) => process.stderr.write(`[bench:ui] ${line}\n`);
-
-/** Rounded nearest-rank percentile of unsorted values; null when there are none. */
-function percentile(values: number[], p: number): number | null {
-  return values.length === 0 ? null : round(nearestRank([...values].sort((a, b) => a - b), p));
-}
-
-// ------------------------------------------------------------------ in-page instrumentation
-
-interface Probe {
-  longTasks: number[];
-  keyDelays: number[];
-  eventTimingKeydown: { delay: number; duration: number }[];
-  loadSeenAt: number | null;
-  seen: Record<string, number>;
-}
-
-/** Runs in the page before any of its scripts (page.addInitScript). */
-function installProbe(want: string | null): void {
-  const probe: Probe = { longTasks: [], keyDelays: [], eventTimingKeydown: [], loadSeenAt: null, seen: {} };
-  (window as unknown as { __probe: Probe }).__probe = probe;
-  try {
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) probe.longTasks.push(e.duration);
-    }).observe({ type: "longtask", buffered: true });
-  } catch {
-    // longtask unsupported: the figures stay empty
-  }
-  try {
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries() as PerformanceEventTiming[]) {
-        if (e.name === "keydown") probe.eventTimingKeydown.push({ delay: e.processingStart - e.startTime, duration: e.duration });
-      }
-    }).observe({ type: "event", buffered: true, durationThreshold: 16 } as PerformanceObserverInit);
-  } catch {
-    // Event Timing unsupported
-  }
-  window.addEventListener("keydown", (e) => probe.keyDelays.push(performance.now() - e.timeStamp), true);
-  if (want) {
-    const mo = new MutationObserver(() => {
-      if (probe.loadSeenAt !== null) return;
-      const replies = document.querySelectorAll('section[aria-label="Transcript"] article[aria-label="Reply"]');
-      const last = replies[replies.length - 1];
-      if (last?.textContent?.includes(want)) {
-        probe.loadSeenAt = performance.now();
-        mo.disconnect();
-      }
-    });
-    mo.observe(document, { childList: true, subtree: true, characterData: true });
-  }
-}
-
-/** Watches for LATMARK-<n>- texts (page.evaluate, latency phase only). */
-function watchMarkers(): void {
-  const probe = (window as unknown as { __probe: Probe }).__probe;
-  const re = /LATMARK-(\d+)-/g;
-  new MutationObserver((records) => {
-    const at = performance.timeOrigin + performance.now();
-    for (const r of records) {
-      const texts = r.type === "characterData" ? [r.target.textContent ?? ""] : [...r.addedNodes].map((n) => n.textContent ?? "");
-      for (const t of texts) {
-        for (const m of t.matchAll(re)) if (probe.seen[m[1]!] === undefined) probe.seen[m[1]!] = at;
-      }
-    }
-  }).observe(document.body, { childList: true, subtree: true, characterData: true });
-}
-
-const readProbe = (page: Page) => page.evaluate(() => (window as unknown as { __probe: Probe }).__probe);
 
 // ------------------------------------------------------------------ database side
 
@@ -171,80 +111,6 @@ async function seedHistory(db: Db, id: SessionId, turns: number, lastReply: stri
 
 const WORDS = "the quick picnic plan needs bread cheese apples lemonade a blanket and some shade near the river".split(" ");
 const chunkText = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]} ${WORDS[(i * 13 + 5) % WORDS.length]} `;
-
-// ------------------------------------------------------------------ app server
-
-function startServer(url: string, port: number): Promise<{ child: ChildProcess; baseUrl: string; output: string[] }> {
-  const child = spawn("node", ["--import", "tsx", "scripts/e2e-server.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), E2E_DATABASE_URL: url, E2E_SKIP_BUILD: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const output: string[] = [];
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server not ready after 60 s:\n${output.join("")}`)), 60_000);
-    const onData = (d: Buffer) => {
-      const s = d.toString();
-      output.push(s);
-      if (output.length > 200) output.shift();
-      const m = /e2e server ready on (\S+)/.exec(s);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, baseUrl: m[1]!.replace(/\/$/, ""), output });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}) before it was ready:\n${output.join("")}`));
-    });
-  });
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  child.kill("SIGTERM");
-  const killed = await Promise.race([exited.then(() => false), sleep(10_000).then(() => true)]);
-  if (killed) {
-    child.kill("SIGKILL");
-    await exited;
-  }
-}
-
-// ------------------------------------------------------------------ people
-
-/** A signed-up person's session cookies, for a browser context on the app's origin. */
-async function signedInContext(browser: Browser, person: HttpPerson, baseUrl: string) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.addCookies(
-    person.cookie.split("; ").map((pair) => {
-      const eq = pair.indexOf("=");
-      return { name: pair.slice(0, eq), value: pair.slice(eq + 1), url: baseUrl };
-    }),
-  );
-  return context;
-}
-
-/** A tRPC mutation as a person over HTTP (cookie and the app's Origin). */
-async function mutate<T>(baseUrl: string, person: HttpPerson, path: string, input: unknown): Promise<T> {
-  const res = await fetch(`${baseUrl}/api/trpc/${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", origin: baseUrl, cookie: person.cookie },
-    body: JSON.stringify({ json: input }),
-  });
-  if (!res.ok) throw new Error(`${path} failed: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { result: { data: { json: T } } }).result.data.json;
-}
-
-/** A second person who watches a team: invited as a viewer by the owner, signed up with the link. */
-async function inviteWatcher(baseUrl: string, owner: HttpPerson, teamId: SessionId): Promise<HttpPerson> {
-  const { token } = await mutate<{ token: string }>(baseUrl, owner, "people.invite", { teamId, role: "viewer" });
-  const watcher = await signUpOverHttp(baseUrl, { name: "Bench Watcher", inviteToken: token });
-  await mutate(baseUrl, watcher, "people.accept", { token });
-  return watcher;
-}
 
 // ------------------------------------------------------------------ phases
 
@@ -405,37 +271,12 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
   }
 }
 
-/** Event-to-screen latency in every page at once (each page's own clock, synchronised by timeOrigin). */
-async function measureLatency(db: Db, pages: Page[], id: SessionId) {
-  for (const page of pages) await page.evaluate(watchMarkers);
-  const committed = new Map<string, number>();
-  for (let i = 0; i < LATENCY_SAMPLES; i++) {
-    const text = `LATMARK-${i}-${randomBytes(3).toString("hex")} is this prompt on screen yet?`;
-    await inTx(db, (tx) =>
-      appendEvents(tx, id, [{ kind: "user_message", messageId: `msg_lat_${i}`, text, source: { kind: "human" } }], null),
-    );
-    committed.set(String(i), Date.now());
-    await sleep(80 + Math.random() * 70);
-  }
-  return Promise.all(
-    pages.map(async (page) => {
-      const deadline = Date.now() + 10_000;
-      let seen: Record<string, number> = {};
-      while (Date.now() < deadline) {
-        seen = (await readProbe(page)).seen;
-        if (Object.keys(seen).length >= LATENCY_SAMPLES) break;
-        await sleep(100);
-      }
-      const latencies = [...committed].flatMap(([k, at]) => (seen[k] === undefined ? [] : [seen[k] - at]));
-      return {
-        samples: LATENCY_SAMPLES,
-        seen: latencies.length,
-        p50Ms: percentile(latencies, 50),
-        p95Ms: percentile(latencies, 95),
-        maxMs: latencies.length ? round(Math.max(...latencies)) : null,
-        minMs: latencies.length ? round(Math.min(...latencies)) : null,
-      };
-    }),
+/** Event-to-screen latency of prompts (user_message events) in every page at once. */
+function measureLatency(db: Db, pages: Page[], id: SessionId) {
+  return markerLatency(pages, LATENCY_SAMPLES, null, (i, marker) =>
+    inTx(db, (tx) =>
+      appendEvents(tx, id, [{ kind: "user_message", messageId: `msg_lat_${i}`, text: `${marker} is this prompt on screen yet?`, source: { kind: "human" } }], null),
+    ),
   );
 }
 
@@ -465,10 +306,7 @@ async function main(): Promise<void> {
   process.once("SIGTERM", onSignal);
 
   try {
-    if (!existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
-      progress("no .next/BUILD_ID: running next build");
-      nextBuild(ROOT, ["ignore", process.stderr, "inherit"]);
-    }
+    ensureNextBuild(progress);
     progress(`creating database ${name}`);
     const { url } = await createTemporaryDatabase(adminUrl, name);
     db = createDb(url, 4);

@@ -1,5 +1,6 @@
 // The team workspace against a real Postgres, next to the raw commit rate of the same server
-// measured in the same run. Figures only, no assertions.
+// measured in the same run, and a file change's way to the Files view in a real browser.
+// Figures only, no assertions.
 //
 //   npm run bench:workspace        (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/postgres)
 //
@@ -25,10 +26,22 @@
 // - fileChangeToFeed: the time from a file change's commit (writeFile resolved) to the team
 //   feed's next state showing the new lastChange (the path a browser's Files view follows:
 //   NOTIFY → team feed re-read), in-process through createCaller; p50/p95.
+// - fileChangeToScreen: the same path to a person's screen, in Chromium against the production
+//   build (scripts/e2e-server.ts on this database; one `next build` first if .next/BUILD_ID is
+//   missing). The owner creates a team and opens its Files view (`?view=files`); a second person
+//   (a viewer by invite, `secondPerson`) watches the same Files view in a browser context of
+//   their own at the same time. BENCH_LATENCY_SAMPLES new files `lat/LATMARK-<i>-<hex>.md` are
+//   written in-process (writeFile, as the Lead) 80–150 ms apart; the bench stamps Date.now()
+//   when the commit resolves, a MutationObserver in each page stamps timeOrigin + now() when
+//   the file's name is first in the File tree. p50/p95/max per person (bench/browser.ts).
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { chromium, type Browser, type BrowserContext, type Page } from "@playwright/test";
+import { OPEN_ALL_UP_TO } from "../components/files/tree-model";
+import { chromiumLaunchOptions } from "../e2e/chromium";
 import { createDb, type Db } from "../server/db/client";
 import { parseEnv } from "../server/env";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
@@ -39,10 +52,12 @@ import { createSession } from "../server/runtime/sessions";
 import type { Membership } from "../server/team/membership";
 import { leadOf } from "../server/team/membership";
 import { createTask, updateTask } from "../server/team/task-board";
-import { createTestPerson } from "../server/testing/people";
+import { freePort } from "../server/testing/net";
+import { createTestPerson, signUpOverHttp } from "../server/testing/people";
 import { inertRuntime } from "../server/testing/runtime-harness";
 import { createCaller } from "../server/trpc/root";
 import { editFile, listFiles, workspaceZip, writeFile, type Writer } from "../server/workspace";
+import { ensureNextBuild, installProbe, inviteWatcher, markerLatency, mutate, signedInContext, startServer, stopServer } from "./browser";
 import { commitRate, percentile, progress, round, runBench, serverInfo, withBenchDatabase } from "./support";
 
 const OPS_MS = Number(process.env.BENCH_OPS_MS ?? 3000);
@@ -194,7 +209,58 @@ async function fileChangeToFeed(url: string, db: Db) {
   return { samples: samples.length, p50Ms: round(percentile(samples, 50), 2), p95Ms: round(percentile(samples, 95), 2) };
 }
 
+/** The Files view's tree, as CSS for the in-page observer and as Playwright finds it. */
+const FILE_TREE = 'nav[aria-label="File tree"]';
+const fileTree = (page: Page) => page.getByRole("navigation", { name: "File tree" });
+
+/** Opens a team's Files view in a fresh page with the probe, once its File tree is there. */
+async function filesPage(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.addInitScript(installProbe, null);
+  await page.goto(url);
+  await fileTree(page).waitFor({ timeout: 60_000 });
+  return page;
+}
+
+async function fileChangeToScreen(url: string, db: Db) {
+  let server: ChildProcess | null = null;
+  let browser: Browser | null = null;
+  try {
+    const port = await freePort();
+    progress(`starting the app server on port ${port}`);
+    const s = await startServer(url, port);
+    server = s.child;
+    // The instance's first account (the earlier phases made no account that owns it).
+    const owner = await signUpOverHttp(s.baseUrl, { name: "Bench Owner" });
+    const team = await mutate<{ id: string }>(s.baseUrl, owner, "session.create", { title: "Bench: files on screen" });
+    const teamId = asSessionId(team.id);
+    const watcher = await inviteWatcher(s.baseUrl, owner, teamId);
+
+    browser = await chromium.launch(chromiumLaunchOptions);
+    const filesUrl = `${s.baseUrl}/teams/${teamId}?view=files`;
+    const pages: Page[] = [];
+    for (const person of [owner, watcher]) pages.push(await filesPage(await signedInContext(browser, person, s.baseUrl), filesUrl));
+    // One change both trees show first: the live path (feed, listing) is warm before measuring.
+    await writeFile(db, teamId, as(leadOf(teamId)), { path: "warm-up.md", content: "warm\n" }, LIMITS);
+    for (const page of pages) await fileTree(page).getByRole("link", { name: "warm-up.md" }).waitFor({ timeout: 60_000 });
+
+    progress(`file change → screen (${LATENCY_SAMPLES} samples, owner and a second person)`);
+    const [ownerLatency, secondPerson] = await markerLatency(pages, LATENCY_SAMPLES, FILE_TREE, (i, marker) =>
+      writeFile(db, teamId, as(leadOf(teamId)), { path: `lat/${marker}.md`, content: `# sample ${i}\n` }, LIMITS),
+    );
+    return { chromium: browser.version(), ...ownerLatency, secondPerson };
+  } finally {
+    await browser?.close().catch(() => undefined);
+    if (server) await stopServer(server).catch(() => undefined);
+  }
+}
+
 async function main(): Promise<void> {
+  // Up to this many files a new Files view opens every folder (components/files/tree-model.ts);
+  // past it, the markers' folder would start closed and nothing would be seen.
+  if (LATENCY_SAMPLES + 1 > OPEN_ALL_UP_TO) throw new Error(`BENCH_LATENCY_SAMPLES must be at most ${OPEN_ALL_UP_TO - 1}`);
+  // Before any figure, so a failing build costs none.
+  ensureNextBuild(progress);
   await withBenchDatabase("bench_workspace", async (url) => {
     const db = createDb(url, DB_POOL);
     try {
@@ -215,6 +281,8 @@ async function main(): Promise<void> {
       results.zip = await zip(db);
       progress("file change → team feed");
       results.fileChangeToFeed = await fileChangeToFeed(url, db);
+      progress("file change → screen (browser)");
+      results.fileChangeToScreen = await fileChangeToScreen(url, db);
       process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
     } finally {
       await db.$disconnect();

@@ -18,6 +18,7 @@ import type { StopRecord } from "./transcript-model";
  * composer. Works for any member. Without `canAct` (a viewer) nothing here acts.
  */
 export function AgentPanel({
+  teamId,
   sessionId,
   name,
   canAct,
@@ -26,6 +27,8 @@ export function AgentPanel({
   stops,
   focusSeq = null,
 }: {
+  /** The team's room (tool cards link to its Files view). */
+  teamId: string;
   sessionId: string;
   name: string;
   canAct: boolean;
@@ -88,6 +91,7 @@ export function AgentPanel({
       )}
 
       <Transcript
+        teamId={teamId}
         events={events}
         running={session?.running ?? false}
         stops={stops}

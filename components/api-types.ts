@@ -59,6 +59,14 @@ export type InviteView = RouterOutputs["people"]["invites"][number];
 export type InviteInfo = RouterOutputs["people"]["inviteInfo"];
 export type InboxItem = SessionLiveState["inbox"][number];
 
+/** The team workspace (SPEC.md §14): its summary in the team feed, listings, reads, versions, changes. */
+export type WorkspaceState = TeamState["workspace"];
+export type FileEntry = RouterOutputs["workspace"]["list"]["files"][number];
+export type FileAuthor = FileEntry["author"];
+export type FileContent = RouterOutputs["workspace"]["read"];
+export type FileVersion = RouterOutputs["workspace"]["history"][number];
+export type FileChange = RouterOutputs["workspace"]["write"];
+
 /** The instance and who is signed in (null when nobody is). */
 export type AccountStatus = RouterOutputs["account"]["status"];
 export type ApiTokenView = RouterOutputs["account"]["tokens"][number];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fileHref, readRoomLocation, roomHref, SPLIT_MAX, toggleSplitHref, transcriptHref } from "./room-url";
+import { readRoomLocation, roomHref, SPLIT_MAX, toggleSplitHref, transcriptHref } from "./room-url";
 
 const read = (query: string) => readRoomLocation(new URLSearchParams(query));
 
@@ -26,12 +26,5 @@ describe("the room's address", () => {
     expect(toggleSplitHref("ses_t", read("view=split&members=researcher"), "implementer")).toBe("/teams/ses_t?view=split&members=researcher,implementer");
     expect(toggleSplitHref("ses_t", read("view=split&members=researcher,implementer"), "researcher")).toBe("/teams/ses_t?view=split&members=implementer");
     expect(toggleSplitHref("ses_t", read("view=split&member=implementer&members=researcher"), "researcher")).toBe("/teams/ses_t?member=implementer");
-  });
-
-  it("links a file version in the Files view's format", () => {
-    const href = fileHref("ses_t", "docs/research/notes & plan.md", 3);
-    expect(href).toBe("/teams/ses_t?view=files&path=docs%2Fresearch%2Fnotes%20%26%20plan.md&version=3");
-    const params = new URL(href, "http://x").searchParams;
-    expect([params.get("view"), params.get("path"), params.get("version")]).toEqual(["files", "docs/research/notes & plan.md", "3"]);
   });
 });

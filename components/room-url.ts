@@ -1,7 +1,8 @@
 // The team room's address (docs/DECISIONS.md, Browser): `/teams/<id>` with `?view=` (the agent
 // view when absent), `member=` (the agent view's member, `lead` when absent), `members=a,b`
-// (the split view's members), `seq=` (a moment of the member's transcript). Pure, so links
-// and the room read one format.
+// (the split view's members), `seq=` (a moment of the member's transcript). The Files view's
+// own part of it (`path`, `version`) is in files/links.ts. Pure, so links and the room read
+// one format.
 
 export interface RoomLocation {
   /** A view's id (room-views.tsx); unknown ids show the agent view. */
@@ -42,11 +43,6 @@ export function roomHref(teamId: string, loc: Partial<RoomLocation>): string {
 /** A member's transcript at one event, in the agent view (the split choice is kept). */
 export function transcriptHref(teamId: string, from: RoomLocation, member: string, seq: number): string {
   return roomHref(teamId, { ...from, view: DEFAULT_VIEW, member, seq });
-}
-
-/** One version of a workspace file in the Files view (the format that view reads). */
-export function fileHref(teamId: string, path: string, version: number): string {
-  return `/teams/${teamId}?view=files&path=${encodeURIComponent(path)}&version=${version}`;
 }
 
 /** The split choice with `name` added or taken out: the split view, or back to the agent view when empty. */

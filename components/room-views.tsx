@@ -5,6 +5,7 @@ import type { ReactNode } from "react";
 import { AgentPanel } from "./agent-panel";
 import type { MemberView, PersonAction, TeamState } from "./api-types";
 import { accessLost } from "./app-error";
+import { FilesView } from "./files/files-view";
 import { DEFAULT_VIEW, roomHref, toggleSplitHref, type RoomLocation } from "./room-url";
 import { StatusBadge } from "./status-badge";
 import { Timeline } from "./timeline";
@@ -36,6 +37,8 @@ export interface RoomView {
 export const ROOM_VIEWS: readonly RoomView[] = [
   { id: DEFAULT_VIEW, label: "Agent", render: (p) => <AgentView {...p} /> },
   { id: "split", label: "Split", render: (p) => <SplitView {...p} /> },
+  // Its address (`path`, `version`) is the Files view's own (files/links.ts).
+  { id: "files", label: "Files", render: (p) => <FilesView teamId={p.teamId} canAct={p.canAct} workspace={p.state.workspace} /> },
 ];
 
 /** The view an address names; the agent view for anything unknown. */
@@ -46,16 +49,12 @@ export function viewOf(id: string): RoomView {
 export function ViewSwitcher({ teamId, location }: { teamId: string; location: RoomLocation }) {
   const current = viewOf(location.view).id;
   return (
-    <nav aria-label="Room views" className="view-switcher">
-      <ul>
-        {ROOM_VIEWS.map((v) => (
-          <li key={v.id}>
-            <Link href={roomHref(teamId, { ...location, view: v.id, seq: null })} aria-current={v.id === current ? "page" : undefined}>
-              {v.label}
-            </Link>
-          </li>
-        ))}
-      </ul>
+    <nav aria-label="Room view" className="view-tabs">
+      {ROOM_VIEWS.map((v) => (
+        <Link key={v.id} href={roomHref(teamId, { ...location, view: v.id, seq: null })} aria-current={v.id === current ? "page" : undefined}>
+          {v.label}
+        </Link>
+      ))}
     </nav>
   );
 }
@@ -66,6 +65,7 @@ function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent
     <div className="agent-view">
       <AgentPanel
         key={selected.sessionId}
+        teamId={teamId}
         sessionId={selected.sessionId}
         name={selected.name}
         canAct={canAct}
@@ -118,7 +118,7 @@ function SplitColumn({ teamId, member, location, stops }: { teamId: string; memb
           {accessLost(error) ? "You no longer have access to this team" : error.message}
         </p>
       )}
-      <Transcript events={events} running={state?.session.running ?? false} stops={stops} />
+      <Transcript teamId={teamId} events={events} running={state?.session.running ?? false} stops={stops} />
     </section>
   );
 }

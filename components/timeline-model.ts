@@ -1,5 +1,6 @@
 import type { TimelineEntry, TimelineKind } from "./api-types";
-import { fileHref, transcriptHref, type RoomLocation } from "./room-url";
+import { filesHref } from "./files/links";
+import { transcriptHref, type RoomLocation } from "./room-url";
 
 // What the room's timeline shows: entries merged from pages and the live feed, each as one
 // sentence with a link to the moment it happened (or the file version it made). Pure, so the
@@ -85,7 +86,7 @@ export function describeEntry(e: TimelineEntry): string {
  * moment; null when neither holds it (a person's board change).
  */
 export function entryHref(teamId: string, from: RoomLocation, e: TimelineEntry): string | null {
-  if (e.kind === "file") return fileHref(teamId, e.path, e.version);
+  if (e.kind === "file") return filesHref(teamId, { path: e.path, version: e.version });
   return e.member !== null && e.seq !== null ? transcriptHref(teamId, from, e.member, e.seq) : null;
 }
 

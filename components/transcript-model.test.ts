@@ -48,6 +48,53 @@ describe("foldTranscript", () => {
   });
 });
 
+describe("workspace tool cards", () => {
+  const result = (toolName: string, output: unknown, isError = false): TranscriptPayload => ({
+    kind: "tool_result",
+    turnId: T,
+    toolCallId: `call_${toolName}`,
+    toolName,
+    output,
+    isError,
+    ...(isError ? { errorCode: "WORKSPACE_STALE_VERSION" } : {}),
+  });
+
+  it("link the file version a write, edit, delete or read touched", () => {
+    const items = foldTranscript(
+      log(
+        result("workspace_write", { path: "notes/plan.md", version: 1, bytes: 10, warnings: [] }),
+        result("workspace_edit", { path: "notes/plan.md", version: 2, replacements: 1 }),
+        result("workspace_delete", { path: "notes/plan.md", version: 3, deleted: true }),
+        result("workspace_read", { path: "src/app.ts", version: 7, content: "x" }),
+      ),
+    );
+    expect(items.map((i) => (i.kind === "tool" ? i.file : "not a tool"))).toEqual([
+      { path: "notes/plan.md", version: 1 },
+      { path: "notes/plan.md", version: 2 },
+      { path: "notes/plan.md", version: 3 },
+      { path: "src/app.ts", version: 7 },
+    ]);
+  });
+
+  it("link nothing for errors, other tools, or results without one path and version", () => {
+    const items = foldTranscript(
+      log(
+        result("workspace_write", { error: { code: "WORKSPACE_STALE_VERSION", message: "stale" } }, true),
+        // An error object even when not flagged as one.
+        result("workspace_write", { error: { code: "X", message: "y" }, path: "a.md", version: 1 }),
+        result("workspace_list", { files: [{ path: "a.md", version: 1 }] }),
+        result("team_task_create", { path: "a.md", version: 1 }),
+        result("workspace_read", { path: "a.md" }),
+        result("workspace_read", { path: "a.md", version: 0 }),
+        result("workspace_read", { path: "", version: 1 }),
+        result("workspace_read", "a.md v1"),
+        result("workspace_read", null),
+      ),
+    );
+    expect(items.map((i) => i.kind === "tool" && i.file)).toEqual(items.map(() => undefined));
+  });
+});
+
 describe("mergeEvents", () => {
   it("appends in order and drops overlaps from a reconnect", () => {
     const a = log({ kind: "turn_start", turnId: T }, { kind: "step_start", turnId: T, step: 0 });

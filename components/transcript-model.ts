@@ -14,7 +14,17 @@ export type TranscriptItem =
       interrupted: boolean;
       toolCalls: { toolCallId: string; toolName: string; input: unknown }[];
     }
-  | { kind: "tool"; key: string; seq: number; toolName: string; output: unknown; isError: boolean; errorCode?: string }
+  | {
+      kind: "tool";
+      key: string;
+      seq: number;
+      toolName: string;
+      output: unknown;
+      isError: boolean;
+      errorCode?: string;
+      /** The file version a workspace tool wrote, deleted or read (the card links to it). */
+      file?: FileVersionRef;
+    }
   | { kind: "compaction"; key: string; seq: number; throughSeq: number }
   | { kind: "turn_end"; key: string; seq: number; reason: TurnEndReason; error?: string; at: Date };
 
@@ -63,6 +73,7 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
           output: p.output,
           isError: p.isError,
           errorCode: p.errorCode,
+          ...fileOfTool(p.toolName, p.isError, p.output),
         });
         break;
       case "compaction":
@@ -97,6 +108,22 @@ export function focusItemKey(items: readonly TranscriptItem[], seq: number): str
     found = item;
   }
   return found?.key ?? null;
+}
+
+export interface FileVersionRef {
+  path: string;
+  version: number;
+}
+
+/** The workspace tools whose results name one file version (SPEC.md §14). */
+const FILE_TOOLS: ReadonlySet<string> = new Set(["workspace_write", "workspace_edit", "workspace_delete", "workspace_read"]);
+
+/** `{ file }` when a workspace tool's successful result has a path and a version, else nothing. */
+export function fileOfTool(toolName: string, isError: boolean, output: unknown): { file?: FileVersionRef } {
+  if (isError || !FILE_TOOLS.has(toolName) || typeof output !== "object" || output === null || "error" in output) return {};
+  const { path, version } = output as { path?: unknown; version?: unknown };
+  if (typeof path !== "string" || path === "" || typeof version !== "number" || !Number.isInteger(version) || version < 1) return {};
+  return { file: { path, version } };
 }
 
 /** Merges a batch of events into a seq-ordered list without duplicates (reconnects may overlap). */

@@ -1,7 +1,9 @@
 "use client";
 
+import Link from "next/link";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { TranscriptEvent } from "./api-types";
+import { filesHref } from "./files/links";
 import { Markdown } from "./markdown";
 import { focusItemKey, foldTranscript, stoppedBy, type StopRecord, type TranscriptItem } from "./transcript-model";
 
@@ -12,12 +14,15 @@ import { focusItemKey, foldTranscript, stoppedBy, type StopRecord, type Transcri
 const WINDOW = 200;
 
 export function Transcript({
+  teamId,
   events,
   running,
   onFork,
   stops = [],
   focusSeq = null,
 }: {
+  /** The team's room: workspace tool cards link to the file version in its Files view. */
+  teamId?: string;
   events: TranscriptEvent[];
   running: boolean;
   onFork?: (seq: number) => void;
@@ -63,7 +68,7 @@ export function Transcript({
           data-seq={item.seq}
           {...(item.key === focusKey ? { role: "group", "aria-label": "Linked moment", "aria-current": "location" as const } : {})}
         >
-          <Item item={item} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
+          <Item item={item} teamId={teamId} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
         </div>
       ))}
       {running && (
@@ -84,7 +89,17 @@ function ForkButton({ seq, onFork }: { seq: number; onFork?: (seq: number) => vo
   );
 }
 
-function Item({ item, onFork, stoppedBy }: { item: TranscriptItem; onFork?: (seq: number) => void; stoppedBy?: string }) {
+function Item({
+  item,
+  teamId,
+  onFork,
+  stoppedBy,
+}: {
+  item: TranscriptItem;
+  teamId?: string;
+  onFork?: (seq: number) => void;
+  stoppedBy?: string;
+}) {
   switch (item.kind) {
     case "user": {
       const { source } = item;
@@ -150,6 +165,14 @@ function Item({ item, onFork, stoppedBy }: { item: TranscriptItem; onFork?: (seq
         <details className={`msg tool${item.isError ? " tool-error" : ""}`}>
           <summary>
             {item.isError ? `Tool error ${item.errorCode ?? ""}` : "Tool result"}: {item.toolName}
+            {item.file && teamId && (
+              <>
+                {" "}
+                <Link className="tool-file" href={filesHref(teamId, item.file)}>
+                  {item.file.path} v{item.file.version}
+                </Link>
+              </>
+            )}
           </summary>
           <pre>{JSON.stringify(item.output, null, 2)}</pre>
         </details>

@@ -11,7 +11,7 @@ import type { AppRouter } from "./api-types";
 // The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
 // Server-Sent Events (which resume from the last event id after a reconnect).
 
-export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
+export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
 export function Providers({ children }: { children: ReactNode }) {
   const [queryClient] = useState(

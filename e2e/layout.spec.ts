@@ -1,4 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
+import { trpcMutation } from "./accounts";
 import { createTeam, send, transcript } from "./helpers";
 
 // Long unbroken text (a 200-character title, ids, task subjects, write scopes, team messages)
@@ -60,5 +61,25 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
     await page.goto("/");
     await expect(page.getByRole("link", { name: title })).toBeVisible();
     expect(await sidewaysOverflow(page), `home at ${width} px`).toEqual([]);
+  }
+});
+
+test("long paths and lines wrap in the Files view at 1440 and 390 px", async ({ page, baseURL }, testInfo) => {
+  const teamId = await createTeam(page, "Long paths");
+  const path = `${"d".repeat(200)}/${"f".repeat(300)}.md`;
+  const long = `# ${"H".repeat(300)}\n\n${"w".repeat(500)}\n`;
+  for (const [content, expectedVersion] of [[long, 0], [`${long}${"x".repeat(400)}\n`, 1]] as const) {
+    const res = await trpcMutation(page.request, baseURL!, "workspace.write", { teamId, path, content, expectedVersion });
+    expect(res.status(), await res.text()).toBe(200);
+  }
+  for (const width of [1440, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`/teams/${teamId}?view=files&path=${encodeURIComponent(path)}`);
+    const history = page.getByRole("region", { name: "History" });
+    await history.getByRole("checkbox", { name: "Compare v1" }).check();
+    await history.getByRole("checkbox", { name: "Compare v2" }).check();
+    await expect(page.getByRole("table", { name: "Changes from v1 to v2" })).toContainText("x".repeat(400));
+    await page.screenshot({ path: testInfo.outputPath(`long-paths-files-${width}.png`), fullPage: true });
+    expect(await sidewaysOverflow(page), `files at ${width} px`).toEqual([]);
   }
 });

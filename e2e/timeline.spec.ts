@@ -36,7 +36,7 @@ test("the timeline shows both teammates' work live and in order, filters, links 
   await expect(split).toHaveURL(/[?&]view=split&members=researcher$/);
   await roster.getByRole("checkbox", { name: "Show implementer in the split view" }).click();
   await expect(split).toHaveURL(/[?&]view=split&members=researcher,implementer$/);
-  await expect(split.getByRole("navigation", { name: "Room views" }).getByRole("link", { name: "Split" })).toHaveAttribute("aria-current", "page");
+  await expect(split.getByRole("navigation", { name: "Room view" }).getByRole("link", { name: "Split" })).toHaveAttribute("aria-current", "page");
   const [researcher, implementer] = [column(split, "researcher"), column(split, "implementer")];
   await expect(researcher.getByRole("region", { name: "Transcript" })).toBeVisible();
   await expect(implementer.getByRole("region", { name: "Transcript" })).toBeVisible();

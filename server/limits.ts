@@ -48,7 +48,7 @@ export const LIMITS = {
   workspaceListMax: 1000,
   workspaceSearchDefault: 50,
   workspaceSearchMax: 200,
-  /** A read without a line range returns at most this many bytes of whole lines (and says so). */
+  /** A tool's read returns at most this many bytes of whole lines (and says there is more). */
   workspaceReadBytes: 256 * KiB,
   /** A search result line is cut to this many characters. */
   workspaceMatchChars: 400,

@@ -67,5 +67,8 @@ describe("downloads", () => {
     expect(await status(await get(`/api/teams/${team}/files/%2e%2e%2fx`))).toEqual([400, "WORKSPACE_PATH_INVALID"]);
     expect(await status(await get(`/api/teams/${team}/files/%E0%A4%A`))).toEqual([400, "INVALID_INPUT"]);
     expect(await status(await get(`/api/teams/${team}/other`))).toEqual([404, "PROCEDURE_NOT_FOUND"]);
+    expect(await status(await get(`/api/teams/%00/workspace.zip`))).toEqual([400, "INVALID_INPUT"]);
+    expect(await status(await get(`/api/teams/${team}%00/workspace.zip`))).toEqual([400, "INVALID_INPUT"]);
+    expect(await status(await get(`/api/teams/${team}/files/a%00b`))).toEqual([400, "WORKSPACE_PATH_INVALID"]);
   });
 });

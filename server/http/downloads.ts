@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError, ERROR_CODES, isAppError } from "../errors";
 import { asSessionId } from "../ids";
+import { findUnstorableText } from "../input-guard";
 import type { Person } from "../people/person";
 import { teamAccess } from "../trpc/access";
 import { readFile, workspaceZip } from "../workspace";
@@ -27,14 +28,18 @@ export function isDownload(url: string | undefined): boolean {
 const Version = z.coerce.number().int().min(1).max(2_147_483_647);
 
 function parse(url: URL): { teamId: string; kind: "zip" } | { teamId: string; kind: "file"; path: string; version?: number } {
+  // `new URL` resolved dot segments: what is left must still be a download address.
+  if (!url.pathname.startsWith(PREFIX)) throw new AppError("PROCEDURE_NOT_FOUND", "No such download");
   const rest = url.pathname.slice(PREFIX.length);
   const slash = rest.indexOf("/");
   const teamId = decodeURIComponent(rest.slice(0, slash));
   const what = rest.slice(slash + 1);
-  if (slash <= 0 || teamId.length > 64) throw new AppError("INVALID_INPUT", "Not a download address");
+  if (slash <= 0 || teamId.length > 64 || findUnstorableText(teamId)) throw new AppError("INVALID_INPUT", "Not a download address");
   if (what === "workspace.zip") return { teamId, kind: "zip" };
   if (!what.startsWith("files/")) throw new AppError("PROCEDURE_NOT_FOUND", "No such download");
   const path = what.slice("files/".length).split("/").map(decodeURIComponent).join("/");
+  const unstorable = findUnstorableText(path, "path");
+  if (unstorable) throw new AppError("WORKSPACE_PATH_INVALID", `Invalid path: ${unstorable}`);
   const v = url.searchParams.get("version");
   const version = v === null ? undefined : Version.safeParse(v);
   if (version && !version.success) throw new AppError("INVALID_INPUT", "version must be a positive integer");
@@ -44,7 +49,8 @@ function parse(url: URL): { teamId: string; kind: "zip" } | { teamId: string; ki
 /** `attachment` with the file's own name (RFC 6266 / 5987). */
 function attachment(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 function fail(res: ServerResponse, e: AppError): void {
@@ -68,21 +74,17 @@ export async function serveDownload(req: IncomingMessage, res: ServerResponse, c
     const { teamId } = await teamAccess({ db: ctx.db, person }, asSessionId(target.teamId), "view");
     res.setHeader("Cache-Control", "private, no-store");
     if (target.kind === "file") {
-      const file = await readFile(ctx.db, teamId, { path: target.path, version: target.version, startLine: 1 });
+      const file = await readFile(ctx.db, teamId, { path: target.path, version: target.version });
       res.setHeader("Content-Type", "text/plain; charset=utf-8");
       res.setHeader("Content-Disposition", attachment(file.path.split("/").at(-1)!));
       res.setHeader("Content-Length", Buffer.byteLength(file.content, "utf8"));
       res.end(req.method === "HEAD" ? undefined : file.content);
       return;
     }
-    const { stream } = await workspaceZip(ctx.db, teamId);
     res.setHeader("Content-Type", "application/zip");
     res.setHeader("Content-Disposition", attachment(`workspace-${teamId}.zip`));
-    if (req.method === "HEAD") {
-      stream.destroy();
-      res.end();
-      return;
-    }
+    if (req.method === "HEAD") return void res.end();
+    const { stream } = await workspaceZip(ctx.db, teamId);
     await pipeline(stream, res);
   } catch (e) {
     if (res.headersSent) {

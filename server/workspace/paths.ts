@@ -11,7 +11,10 @@
 // - One trailing separator is removed (`src/` → `src`) where a directory is meant (scopes,
 //   prefixes); a file path may not end with one. Any other empty segment (`a//b`) is rejected.
 // - Rejected: empty, `..` segments (traversal), absolute (`/x`, `\x`, `~`, `~/x`), drive-lettered
-//   (`C:\x`, `c:/x`, `c:x`), control characters, longer than MAX_PATH_LENGTH characters.
+//   (`C:\x`, `c:/x`, `c:x`), control characters (C0 and C1), invisible or direction-changing
+//   characters (zero-width, bidi overrides: names that look like other names), longer than
+//   MAX_PATH_LENGTH characters.
+// - Unicode is normalised to NFC, so `é` typed either way names one file.
 
 export const MAX_PATH_LENGTH = 1024;
 
@@ -20,10 +23,11 @@ export type PathCheck = { ok: true; path: string } | { ok: false; reason: string
 /** `kind`: a `prefix` names a directory (a trailing `/` is allowed), a `file` does not. */
 export function checkRelativePath(raw: string, kind: "prefix" | "file"): PathCheck {
   const fail = (reason: string): PathCheck => ({ ok: false, reason });
-  const trimmed = raw.trim();
+  const trimmed = raw.normalize("NFC").trim();
   if (trimmed === "") return fail("it is empty");
   if (trimmed.length > MAX_PATH_LENGTH) return fail(`it is longer than ${MAX_PATH_LENGTH} characters`);
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) return fail("it contains control characters");
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) return fail("it contains control characters");
+  if (/[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/.test(trimmed)) return fail("it contains invisible or direction-changing characters");
   const path = trimmed.replaceAll("\\", "/");
   if (/^[A-Za-z]:/.test(path)) return fail("it has a drive letter; use a relative path");
   if (path.startsWith("/")) return fail("it is absolute; use a relative path");

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { inTx, type DbOrTx } from "../db/client";
+import { inTx, type Db, type DbOrTx } from "../db/client";
 import { sqlStateOf } from "../db/errors";
 import { Prisma } from "../db/generated/client";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
+import { utf8Bytes } from "../input-guard";
 import { LIMITS } from "../limits";
 import { normaliseFilePath, normalisePrefix } from "./path-input";
 import {
@@ -17,16 +18,11 @@ import {
   type VersionView,
   type WorkspaceSummary,
 } from "./schema";
-import { contentOf, notFound } from "./store";
+import { underPrefix } from "./prefix";
+import { contentOf, CounterRow, notFound } from "./store";
 
 // Reading a workspace: listings (path order, byte-wise), a file or one of its versions, its
 // history, the team's changes in order, and search. Rows read back are parsed with zod.
-
-/** Files at or under `prefix` (a directory, or a file itself). */
-export function underPrefix(prefix: string | null, column = Prisma.raw("f.path")): Prisma.Sql {
-  if (prefix === null) return Prisma.sql`TRUE`;
-  return Prisma.sql`(${column} = ${prefix} OR (${column} >= ${`${prefix}/`} AND ${column} < ${`${prefix}0`}))`;
-}
 
 const EntryRow = z.object({ path: z.string(), version: z.number().int(), bytes: z.number().int(), author: AuthorSchema, created_at: z.date() });
 
@@ -75,14 +71,23 @@ function toVersion(r: z.infer<typeof VersionRow>): VersionView {
   };
 }
 
-/** A file's versions, newest first (tombstones included). Unknown path: WORKSPACE_NOT_FOUND. */
-export async function fileHistory(db: DbOrTx, teamId: SessionId, rawPath: string, q: { limit?: number } = {}): Promise<VersionView[]> {
+/**
+ * A file's versions, newest first (tombstones included), a page at a time: `beforeVersion`
+ * pages back. Unknown path: WORKSPACE_NOT_FOUND.
+ */
+export async function fileHistory(
+  db: DbOrTx,
+  teamId: SessionId,
+  rawPath: string,
+  q: { beforeVersion?: number; limit?: number } = {},
+): Promise<VersionView[]> {
   const path = normaliseFilePath(rawPath);
+  const before = q.beforeVersion === undefined ? Prisma.sql`TRUE` : Prisma.sql`version < ${q.beforeVersion}`;
   const rows = z.array(VersionRow).parse(
-    await db.$queryRaw`SELECT ${VERSION_COLUMNS} FROM workspace_versions WHERE team_id = ${teamId} AND path = ${path}
+    await db.$queryRaw`SELECT ${VERSION_COLUMNS} FROM workspace_versions WHERE team_id = ${teamId} AND path = ${path} AND ${before}
       ORDER BY version DESC LIMIT ${q.limit ?? LIMITS.workspaceListMax}`,
   );
-  if (rows.length === 0) throw notFound(path, null);
+  if (rows.length === 0 && q.beforeVersion === undefined) throw notFound(path, null);
   return rows.map(toVersion);
 }
 
@@ -107,13 +112,14 @@ export async function listWorkspaceChanges(
 
 /**
  * A file's content with its version: the head, or `version` (a deleted version is
- * WORKSPACE_NOT_FOUND). Lines are 1-based and inclusive; without a range, whole lines up to
- * the read limit, `truncated` saying there is more.
+ * WORKSPACE_NOT_FOUND). Lines are 1-based and inclusive. With `maxBytes` (the tools' read
+ * limit) the read stops at whole lines within that many bytes, whatever range was asked for,
+ * and `truncated` says there is more; a first line longer than that is cut.
  */
 export async function readFile(
   db: DbOrTx,
   teamId: SessionId,
-  q: { path: string; version?: number; startLine?: number; endLine?: number },
+  q: { path: string; version?: number; startLine?: number; endLine?: number; maxBytes?: number },
 ): Promise<FileContent> {
   const path = normaliseFilePath(q.path);
   const rows = z.array(VersionRow).parse(
@@ -132,19 +138,32 @@ export async function readFile(
   const lines = full.split("\n");
   const totalLines = lines.length;
   const startLine = q.startLine ?? 1;
-  let endLine = Math.min(q.endLine ?? totalLines, totalLines);
-  let truncated = false;
-  if (q.startLine === undefined && q.endLine === undefined && Buffer.byteLength(full, "utf8") > LIMITS.workspaceReadBytes) {
-    // Whole lines up to the read limit (at least one line, even a long one).
-    let used = 0;
-    endLine = 0;
-    while (endLine < totalLines && (endLine === 0 || used + Buffer.byteLength(lines[endLine]!, "utf8") + 1 <= LIMITS.workspaceReadBytes)) {
-      used += Buffer.byteLength(lines[endLine]!, "utf8") + 1;
-      endLine++;
+  const wanted = Math.min(q.endLine ?? totalLines, totalLines);
+  let endLine = wanted;
+  let cut = false;
+  let content: string;
+  if (startLine === 1 && endLine === totalLines && q.maxBytes === undefined) content = full;
+  else {
+    const taken = lines.slice(startLine - 1, Math.max(endLine, startLine - 1));
+    if (q.maxBytes !== undefined) {
+      let used = 0;
+      let n = 0;
+      for (const line of taken) {
+        const cost = utf8Bytes(line) + (n > 0 ? 1 : 0); // the newline before it
+        if (used + cost > q.maxBytes) break;
+        used += cost;
+        n++;
+      }
+      if (n === 0 && taken.length > 0) {
+        taken[0] = Buffer.from(taken[0]!, "utf8").subarray(0, q.maxBytes).toString("utf8");
+        n = 1;
+        cut = true;
+      }
+      taken.length = n;
+      endLine = startLine - 1 + n;
     }
-    truncated = endLine < totalLines;
+    content = taken.join("\n");
   }
-  const content = startLine === 1 && endLine === totalLines ? full : lines.slice(startLine - 1, Math.max(endLine, startLine - 1)).join("\n");
   return FileContentSchema.parse({
     path,
     version: row.version,
@@ -155,49 +174,70 @@ export async function readFile(
     startLine,
     endLine: Math.max(endLine, startLine - 1),
     totalLines,
-    truncated,
+    truncated: endLine < wanted || cut,
   });
 }
 
-const SummaryRow = z.object({ file_count: z.number().int(), total_bytes: z.coerce.number().int(), last_change: z.number().int() });
-
 export async function workspaceSummary(db: DbOrTx, teamId: SessionId): Promise<WorkspaceSummary> {
-  const row = z.array(SummaryRow).parse(await db.$queryRaw`SELECT file_count, total_bytes, last_change FROM workspaces WHERE team_id = ${teamId}`)[0];
+  const row = z.array(CounterRow).parse(await db.$queryRaw`SELECT file_count, total_bytes, last_change FROM workspaces WHERE team_id = ${teamId}`)[0];
   return { files: row?.file_count ?? 0, bytes: row?.total_bytes ?? 0, lastChange: row?.last_change ?? 0 };
 }
 
 const MatchRow = z.object({ path: z.string(), line: z.coerce.number().int(), text: z.string() });
 
+/** Searches at once per process: each may scan a whole workspace, and the pool is shared. */
+const SEARCH_SLOTS = 2;
+let searching = 0;
+const waiting: (() => void)[] = [];
+
+async function inSearchSlot<T>(fn: () => Promise<T>): Promise<T> {
+  if (searching >= SEARCH_SLOTS) await new Promise<void>((resolve) => waiting.push(resolve));
+  else searching++;
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next(); // the slot passes on
+    else searching--;
+  }
+}
+
 /**
  * Lines matching `query` (literal text, or a PostgreSQL regular expression with `regex`) in
- * live files at or under `prefix`, in path and line order. Postgres does the matching, under a
- * statement timeout, so a hostile pattern costs bounded time and never blocks this process.
+ * live files at or under `prefix`, in path and line order. Postgres does the matching, in its
+ * own transaction under a statement timeout, at most SEARCH_SLOTS at once: a hostile pattern or
+ * a full workspace costs bounded time and never starves other work. Files that cannot match
+ * are skipped before their lines are split (`regexp_like` with `n`: newline-sensitive, a
+ * superset of the per-line test).
  */
 export async function searchFiles(
-  db: DbOrTx,
+  db: Db,
   teamId: SessionId,
   q: { query: string; regex?: boolean; ignoreCase?: boolean; prefix?: string; limit?: number },
 ): Promise<SearchResult> {
   const prefix = normalisePrefix(q.prefix);
   const limit = q.limit ?? LIMITS.workspaceSearchDefault;
-  const test = q.regex
-    ? q.ignoreCase
-      ? Prisma.sql`l.line ~* ${q.query}`
-      : Prisma.sql`l.line ~ ${q.query}`
+  const flags = q.ignoreCase ? "ni" : "n";
+  const [file, line] = q.regex
+    ? [Prisma.sql`regexp_like(b.content, ${q.query}, ${flags})`, Prisma.sql`regexp_like(l.line, ${q.query}, ${flags})`]
     : q.ignoreCase
-      ? Prisma.sql`strpos(lower(l.line), lower(${q.query})) > 0`
-      : Prisma.sql`strpos(l.line, ${q.query}) > 0`;
+      ? [Prisma.sql`strpos(lower(b.content), lower(${q.query})) > 0`, Prisma.sql`strpos(lower(l.line), lower(${q.query})) > 0`]
+      : [Prisma.sql`strpos(b.content, ${q.query}) > 0`, Prisma.sql`strpos(l.line, ${q.query}) > 0`];
   try {
-    const rows = await inTx(db, async (tx) => {
-      await tx.$executeRaw`SET LOCAL statement_timeout = '5s'`;
-      return z.array(MatchRow).parse(
-        await tx.$queryRaw`SELECT f.path, l.n AS line, left(l.line, ${LIMITS.workspaceMatchChars}) AS text
-          FROM workspace_files f JOIN workspace_blobs b ON b.sha256 = f.blob_sha,
-            LATERAL regexp_split_to_table(b.content, E'\\n') WITH ORDINALITY AS l(line, n)
-          WHERE f.team_id = ${teamId} AND ${underPrefix(prefix)} AND ${test}
-          ORDER BY f.path, l.n LIMIT ${limit + 1}`,
-      );
-    });
+    const rows = await inSearchSlot(() =>
+      inTx(db, async (tx) => {
+        await tx.$executeRaw`SET LOCAL statement_timeout = '5s'`;
+        // Compiled once up front, so a bad pattern is refused even where no file is read.
+        if (q.regex) await tx.$queryRaw`SELECT regexp_like('', ${q.query}, ${flags})`;
+        return z.array(MatchRow).parse(
+          await tx.$queryRaw`SELECT f.path, l.n AS line, left(l.line, ${LIMITS.workspaceMatchChars}) AS text
+            FROM workspace_files f JOIN workspace_blobs b ON b.sha256 = f.blob_sha,
+              LATERAL regexp_split_to_table(b.content, E'\\n') WITH ORDINALITY AS l(line, n)
+            WHERE f.team_id = ${teamId} AND ${underPrefix(prefix)} AND ${file} AND ${line}
+            ORDER BY f.path, l.n LIMIT ${limit + 1}`,
+        );
+      }),
+    );
     return { matches: rows.slice(0, limit), truncated: rows.length > limit };
   } catch (e) {
     const state = sqlStateOf(e);

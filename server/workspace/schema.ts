@@ -109,8 +109,8 @@ export const WorkspaceInput = {
   cursor: z.string().max(2100),
   listLimit: z.number().int().min(1).max(LIMITS.workspaceListMax),
   line: z.number().int().min(1).max(2_147_483_647),
-  oldText: z.string().min(1),
-  newText: z.string(),
+  oldText: z.string().min(1).max(WORKSPACE_FILE_BYTES_CEILING),
+  newText: z.string().max(WORKSPACE_FILE_BYTES_CEILING),
   query: z.string().min(1).max(LIMITS.workspacePatternChars),
   searchLimit: z.number().int().min(1).max(LIMITS.workspaceSearchMax),
 };

@@ -8,6 +8,8 @@ import type { WorkspaceLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
 import { authorOf, checkScopes, recordPersonChange, type Writer } from "./authors";
 import { normaliseFilePath } from "./path-input";
+import { underPrefix } from "./prefix";
+import { Prisma } from "../db/generated/client";
 import type { ChangeResult } from "./schema";
 
 // Changing a workspace (SPEC.md §14): write, edit, delete. Every change runs in one
@@ -16,7 +18,8 @@ import type { ChangeResult } from "./schema";
 // real totals, and a compare-and-set sees the head it compares. Called inside a tool's
 // `ctx.commit`, the change commits with the tool_result that reports it, or not at all.
 
-const CounterRow = z.object({ file_count: z.number().int(), total_bytes: z.coerce.number().int(), last_change: z.number().int() });
+/** A `workspaces` row: the counters every change locks and the summary reads. */
+export const CounterRow = z.object({ file_count: z.number().int(), total_bytes: z.coerce.number().int(), last_change: z.number().int() });
 const HeadRow = z.object({ version: z.number().int(), blob_sha: z.string().nullable(), bytes: z.number().int() });
 const ContentRow = z.object({ content: z.string() });
 
@@ -49,6 +52,14 @@ export function notFound(path: string, head: { version: number } | null): AppErr
   );
 }
 
+function tooLarge(path: string, bytes: number, limits: WorkspaceLimits): AppError {
+  return new AppError("WORKSPACE_FILE_TOO_LARGE", `${path} would be ${bytes} bytes; a file holds at most ${limits.maxFileBytes}`, {
+    path,
+    bytes,
+    limit: limits.maxFileBytes,
+  });
+}
+
 function staleVersion(path: string, expected: number, head: Head | null): AppError {
   const now = head?.live ? `version ${head.version}` : head ? `deleted at version ${head.version}` : "no file";
   return new AppError("WORKSPACE_STALE_VERSION", `${path} is at ${now}, not version ${expected}; read it again`, {
@@ -64,7 +75,7 @@ async function assertNoDirectoryClash(tx: Tx, teamId: SessionId, path: string): 
   const rows = z.array(z.object({ path: z.string() })).parse(
     await tx.$queryRaw`SELECT path FROM workspace_files
       WHERE team_id = ${teamId} AND blob_sha IS NOT NULL
-        AND (path = ANY(${parents}::text[]) OR (path >= ${`${path}/`} AND path < ${`${path}0`}))
+        AND (path = ANY(${parents}::text[]) OR (${underPrefix(path, Prisma.raw("path"))} AND path <> ${path}))
       LIMIT 1`,
   );
   const clash = rows[0]?.path;
@@ -83,20 +94,24 @@ interface Change {
   limits: WorkspaceLimits;
 }
 
-/** The new content of a path, or null to delete it. */
-async function commitChange(tx: Tx, c: Change, head: Head | null, counters: z.infer<typeof CounterRow>, content: string | null, extra: Partial<ChangeResult> = {}): Promise<ChangeResult> {
+/** The new content of a path (with its sha256), or null to delete it. */
+async function commitChange(
+  tx: Tx,
+  c: Change,
+  head: Head | null,
+  counters: z.infer<typeof CounterRow>,
+  next: { content: string; sha: string } | null,
+  extra: Partial<ChangeResult> = {},
+): Promise<ChangeResult> {
+  const content = next?.content ?? null;
   const bytes = content === null ? 0 : utf8Bytes(content);
-  if (bytes > c.limits.maxFileBytes) {
-    throw new AppError("WORKSPACE_FILE_TOO_LARGE", `${c.path} would be ${bytes} bytes; a file holds at most ${c.limits.maxFileBytes}`, {
-      path: c.path,
-      bytes,
-      limit: c.limits.maxFileBytes,
-    });
-  }
   const wasLive = head?.live ?? false;
+  // Only growth is refused: a file or workspace over a lowered limit can still shrink.
+  if (bytes > c.limits.maxFileBytes && bytes > (wasLive ? head!.bytes : 0)) {
+    throw tooLarge(c.path, bytes, c.limits);
+  }
   const fileCount = counters.file_count + (content === null ? -1 : wasLive ? 0 : 1);
   const totalBytes = counters.total_bytes - (wasLive ? head!.bytes : 0) + bytes;
-  // Only growth is refused: a workspace over a lowered limit can still shrink.
   if (fileCount > c.limits.maxFiles && fileCount > counters.file_count) {
     throw new AppError("WORKSPACE_FULL", `The workspace holds its maximum of ${c.limits.maxFiles} files; delete some first`, { limit: c.limits.maxFiles });
   }
@@ -108,7 +123,7 @@ async function commitChange(tx: Tx, c: Change, head: Head | null, counters: z.in
   if (content !== null && !wasLive) await assertNoDirectoryClash(tx, c.teamId, c.path);
 
   const scopes = await checkScopes(tx, c.teamId, c.writer, c.path);
-  const sha = content === null ? null : sha256(content);
+  const sha = next?.sha ?? null;
   if (content !== null) {
     await tx.$executeRaw`INSERT INTO workspace_blobs (sha256, content, bytes) VALUES (${sha}, ${content}, ${bytes}) ON CONFLICT (sha256) DO NOTHING`;
   }
@@ -150,8 +165,9 @@ export async function writeFile(db: DbOrTx, teamId: SessionId, writer: Writer, r
       const matches = req.expectedVersion === current || (head !== null && !head.live && req.expectedVersion === head.version);
       if (!matches) throw staleVersion(path, req.expectedVersion, head);
     }
-    if (head?.live && head.blob_sha === sha256(req.content)) return unchanged(path, head, counters);
-    return commitChange(tx, { teamId, path, writer, limits }, head, counters, req.content);
+    const sha = sha256(req.content);
+    if (head?.live && head.blob_sha === sha) return unchanged(path, head, counters);
+    return commitChange(tx, { teamId, path, writer, limits }, head, counters, { content: req.content, sha });
   });
 }
 
@@ -185,9 +201,14 @@ export async function editFile(db: DbOrTx, teamId: SessionId, writer: Writer, re
         { path, version: head.version, count },
       );
     }
+    // The new size is known before the text is built: an edit that would blow the limit (or
+    // the process's memory, with replace_all) is refused without building it.
+    const replaced = req.replaceAll ? count : 1;
+    const size = utf8Bytes(content) + replaced * (utf8Bytes(req.newText) - utf8Bytes(req.oldText));
+    if (size > limits.maxFileBytes && size > head.bytes) throw tooLarge(path, size, limits);
     const next = req.replaceAll ? parts.join(req.newText) : parts[0] + req.newText + parts.slice(1).join(req.oldText);
     if (next === content) return unchanged(path, head, counters, { replacements: count });
-    return commitChange(tx, { teamId, path, writer, limits }, head, counters, next, { replacements: count });
+    return commitChange(tx, { teamId, path, writer, limits }, head, counters, { content: next, sha: sha256(next) }, { replacements: count });
   });
 }
 

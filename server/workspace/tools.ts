@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { WorkspaceLimits } from "../limits";
+import { LIMITS, type WorkspaceLimits } from "../limits";
 import { defineTool, type ToolCallScope, type ToolDefinition } from "../runtime/tools";
 import { membershipOf } from "../team/membership";
 import type { Writer } from "./authors";
@@ -65,7 +65,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
     defineTool({
       name: "workspace_read",
       description:
-        "Reads a shared file with its version (lines are 1-based, the range inclusive). Without a range a long file stops at a read limit: `truncated` says so; read on from end_line + 1.",
+        "Reads a shared file with its version (lines are 1-based, the range inclusive). A read returns at most 256 KiB of whole lines: `truncated` says there is more; read on from end_line + 1.",
       input: z.object({ path: W.path, start_line: W.line.optional(), end_line: W.line.optional() }).strict(),
       output: z.object({
         path: z.string(),
@@ -79,7 +79,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
       }),
       async execute(input, ctx) {
         const me = await membershipOf(ctx.db, ctx.sessionId);
-        const f = await readFile(ctx.db, me.teamId, { path: input.path, startLine: input.start_line, endLine: input.end_line });
+        const f = await readFile(ctx.db, me.teamId, { path: input.path, startLine: input.start_line, endLine: input.end_line, maxBytes: LIMITS.workspaceReadBytes });
         return {
           path: f.path,
           version: f.version,

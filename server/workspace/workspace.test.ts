@@ -104,6 +104,8 @@ describe("versions", () => {
     ]);
     expect((await readFile(db, t.teamId, { path: "notes/a.md" })).content).toBe("two");
     expect((await readFile(db, t.teamId, { path: "notes/a.md", version: 1 })).content).toBe("one");
+    expect((await fileHistory(db, t.teamId, "notes/a.md", { beforeVersion: 2 })).map((v) => v.version)).toEqual([1]);
+    expect(await fileHistory(db, t.teamId, "notes/a.md", { beforeVersion: 1 })).toEqual([]);
     expect((await listWorkspaceChanges(db, t.teamId)).map((c) => `${c.path}@${c.version}`)).toEqual(["notes/a.md@1", "notes/b.md@1", "notes/a.md@2"]);
     expect((await listWorkspaceChanges(db, t.teamId, { beforeChange: 3, limit: 1 })).map((c) => c.change)).toEqual([2]);
     expect(await workspaceSummary(db, t.teamId)).toEqual({ files: 2, bytes: 6, lastChange: 3 });
@@ -210,6 +212,27 @@ describe("limits and paths", () => {
     expect(before).not.toEqual(before2);
   });
 
+  it("refuses an edit that would grow past the file limit before building it, and lets an oversized file shrink", async () => {
+    const t = await newTeam();
+    await writeFile(db, t.teamId, t.as(t.alice), { path: "a.txt", content: `${"a".repeat(200_000)}END` }, LIMITS);
+    const started = process.memoryUsage().heapUsed;
+    await expectCode(editFile(db, t.teamId, t.as(t.alice), { path: "a.txt", oldText: "a", newText: "b".repeat(2000), replaceAll: true }, LIMITS), "WORKSPACE_FILE_TOO_LARGE");
+    expect(process.memoryUsage().heapUsed - started).toBeLessThan(100 * 1024 * 1024);
+    // The limit is lowered under an existing file: it can still be made smaller, never larger.
+    const lower: WorkspaceLimits = { ...LIMITS, maxFileBytes: 1000 };
+    await expectCode(editFile(db, t.teamId, t.as(t.alice), { path: "a.txt", oldText: "END", newText: "END!" }, lower), "WORKSPACE_FILE_TOO_LARGE");
+    expect(await editFile(db, t.teamId, t.as(t.alice), { path: "a.txt", oldText: "aEND", newText: "" }, lower)).toMatchObject({ version: 2, bytes: 199_999 });
+  });
+
+  it("names one file for either Unicode form of a name, and refuses invisible or bidi characters", async () => {
+    const t = await newTeam();
+    await writeFile(db, t.teamId, t.as(t.alice), { path: "caf\u00e9.md", content: "nfc" }, LIMITS);
+    expect((await readFile(db, t.teamId, { path: "cafe\u0301.md" })).content).toBe("nfc");
+    for (const path of ["evil\u202egpj.exe", "zero\u200bwidth", "b\ufeffom", "c1\u0085x"]) {
+      await expectCode(writeFile(db, t.teamId, t.as(t.alice), { path, content: "x" }, LIMITS), "WORKSPACE_PATH_INVALID");
+    }
+  });
+
   it.each([["../x"], ["/etc/passwd"], ["C:\\x"], ["a//b"], ["dir/"], ["."], [""], ["~/x"], ["a/\u0007"]])("refuses the path %j", async (path) => {
     const t = await newTeam();
     const before = await tableDigests(db);
@@ -305,13 +328,26 @@ describe("reads", () => {
       truncated: false,
     });
     expect(await readFile(db, t.teamId, { path: "l.txt", startLine: 9 })).toMatchObject({ content: "", totalLines: 4 });
-    const long = Array.from({ length: 40_000 }, (_, i) => `line ${i}`).join("\n");
+    const long = Array.from({ length: 80_000 }, (_, i) => `line ${i}`).join("\n");
     await writeFile(db, t.teamId, t.as(t.alice), { path: "long.txt", content: long }, LIMITS);
-    const head = await readFile(db, t.teamId, { path: "long.txt" });
+    const max = 256 * 1024;
+    const head = await readFile(db, t.teamId, { path: "long.txt", maxBytes: max });
     expect(head.truncated).toBe(true);
-    expect(Buffer.byteLength(head.content)).toBeLessThanOrEqual(256 * 1024);
+    expect(Buffer.byteLength(head.content)).toBeLessThanOrEqual(max);
     expect(head.content.split("\n")).toHaveLength(head.endLine);
     expect(head.content.endsWith(`line ${head.endLine - 1}`)).toBe(true);
+    // Reading on is bounded too, whatever range is asked for; the last page is not truncated.
+    const next = await readFile(db, t.teamId, { path: "long.txt", startLine: head.endLine + 1, endLine: 2_000_000_000, maxBytes: max });
+    expect(next).toMatchObject({ startLine: head.endLine + 1, truncated: true });
+    expect(Buffer.byteLength(next.content)).toBeLessThanOrEqual(max);
+    let page = next;
+    while (page.truncated) page = await readFile(db, t.teamId, { path: "long.txt", startLine: page.endLine + 1, maxBytes: max });
+    expect(page).toMatchObject({ endLine: 80_000, totalLines: 80_000, truncated: false });
+    // Without a limit (the Files view, downloads) the whole file.
+    expect((await readFile(db, t.teamId, { path: "long.txt" })).content).toBe(long);
+    // One line longer than the limit is cut, and says so.
+    await writeFile(db, t.teamId, t.as(t.alice), { path: "one-line.txt", content: "x".repeat(max + 10) }, LIMITS);
+    expect(await readFile(db, t.teamId, { path: "one-line.txt", maxBytes: max })).toMatchObject({ content: "x".repeat(max), truncated: true, endLine: 1 });
   });
 
   it("searches literal text and regular expressions, by prefix, capped, and refuses a bad pattern", async () => {

@@ -40,13 +40,16 @@ export const workspaceRouter = router({
     .input(TeamRef.extend({ path: W.path, version: W.version.optional() }))
     .output(FileContentSchema)
     .query(async ({ ctx, input }) =>
-      readFile(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, { path: input.path, version: input.version, startLine: 1 }),
+      readFile(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, { path: input.path, version: input.version }),
     ),
 
+  /** Newest first, up to 1000 a page; `beforeVersion` pages back. */
   history: personProcedure
-    .input(TeamRef.extend({ path: W.path }))
+    .input(TeamRef.extend({ path: W.path, beforeVersion: W.version.optional() }))
     .output(z.array(VersionViewSchema))
-    .query(async ({ ctx, input }) => fileHistory(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, input.path)),
+    .query(async ({ ctx, input }) =>
+      fileHistory(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId, input.path, { beforeVersion: input.beforeVersion }),
+    ),
 
   search: personProcedure
     .input(
