@@ -3,8 +3,8 @@ import { agent, createTeam, send, transcript } from "./helpers";
 
 // The whole team at once, end to end with the keyless model: the team timeline fills live
 // while the team works (both teammates interleaved, in causal order), filters by member and
-// kind, links to the moment in a transcript; the split view shows two transcripts side by
-// side, both live.
+// kind, links to the moment in a transcript and to a file version; the split view shows two
+// transcripts side by side, both live.
 
 const timeline = (page: Page) => page.getByRole("region", { name: "Timeline" });
 const entries = (page: Page) => timeline(page).getByRole("list", { name: "Timeline entries" }).getByRole("listitem");
@@ -119,4 +119,12 @@ test("the timeline shows both teammates' work live and in order, filters, links 
   const [panel, list] = [await agent(page, "implementer").boundingBox(), await timeline(page).boundingBox()];
   expect(list!.y).toBeGreaterThanOrEqual(panel!.y + panel!.height - 1);
   await page.screenshot({ path: testInfo.outputPath("timeline-narrow.png") });
+
+  // A file entry opens that version in the Files view (an older one: the result is at v2).
+  await entryLink(page, /^implementer created src\/result\.md \(version 1\)/).click();
+  await expect(page).toHaveURL(/[?&]view=files&path=src%2Fresult\.md&version=1$/);
+  const viewer = page.getByRole("region", { name: "File viewer" });
+  await expect(viewer.getByRole("heading", { name: "src/result.md" })).toBeVisible();
+  await expect(viewer).toContainText("v1 ·");
+  await expect(viewer).toContainText("An older version: the latest is v2.");
 });
