@@ -2,7 +2,7 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import type { FileChange } from "../api-types";
+import type { ApiError, FileChange } from "../api-types";
 import { useTRPC } from "../trpc";
 import { DiffTable } from "./file-diff";
 import { fileErrorText, staleOf } from "./file-errors";
@@ -167,26 +167,51 @@ export function FileEditor({
           </button>
         </div>
       </form>
-      {stale ? (
-        <ConflictPanel
-          teamId={teamId}
-          path={stale.path ?? path}
-          seen={base}
-          current={stale.currentVersion}
-          mine={text}
-          onReload={onReload}
-          onRetry={save}
-          retrying={write.isPending}
-        />
-      ) : (
-        write.error && (
-          <p role="alert" className="error">
-            {fileErrorText(write.error)}
-          </p>
-        )
-      )}
+      <WriteRefusal teamId={teamId} path={path} seen={base} mine={text} write={write} onReload={onReload} onRetry={save} />
     </>
   );
+}
+
+/** Why a save was refused: a stale version shows the conflict, anything else a sentence. */
+function WriteRefusal({
+  teamId,
+  path,
+  seen,
+  mine,
+  write,
+  onReload,
+  onRetry,
+}: {
+  teamId: string;
+  path: string;
+  seen: number;
+  mine: string;
+  write: { error: ApiError | null; isPending: boolean };
+  /** Takes the current version instead (of the path the conflict names). */
+  onReload: (path: string) => void;
+  onRetry: (expectedVersion: number) => void;
+}) {
+  const stale = staleOf(write.error);
+  if (stale) {
+    const at = stale.path ?? path;
+    return (
+      <ConflictPanel
+        teamId={teamId}
+        path={at}
+        seen={seen}
+        current={stale.currentVersion}
+        mine={mine}
+        onReload={() => onReload(at)}
+        onRetry={onRetry}
+        retrying={write.isPending}
+      />
+    );
+  }
+  return write.error ? (
+    <p role="alert" className="error">
+      {fileErrorText(write.error)}
+    </p>
+  ) : null;
 }
 
 /** A new file: path and content, sent with version 0 ("no file here yet"). */
@@ -206,7 +231,6 @@ export function NewFileForm({
   const [path, setPath] = useState("");
   const [text, setText] = useState("");
   const write = useMutation(trpc.workspace.write.mutationOptions({ onSuccess: (result) => onCreated({ kind: "created", result }) }));
-  const stale = staleOf(write.error);
   const create = (expectedVersion: number) => write.mutate({ teamId, path, content: text, expectedVersion });
   return (
     <>
@@ -236,24 +260,7 @@ export function NewFileForm({
           </button>
         </div>
       </form>
-      {stale ? (
-        <ConflictPanel
-          teamId={teamId}
-          path={stale.path ?? path}
-          seen={0}
-          current={stale.currentVersion}
-          mine={text}
-          onReload={() => onOpen(stale.path ?? path)}
-          onRetry={create}
-          retrying={write.isPending}
-        />
-      ) : (
-        write.error && (
-          <p role="alert" className="error">
-            {fileErrorText(write.error)}
-          </p>
-        )
-      )}
+      <WriteRefusal teamId={teamId} path={path} seen={0} mine={text} write={write} onReload={(at) => onOpen(at)} onRetry={create} />
     </>
   );
 }

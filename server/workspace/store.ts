@@ -146,6 +146,20 @@ function unchanged(path: string, head: Head, counters: z.infer<typeof CounterRow
   return { path, version: head.version, change: counters.last_change, bytes: head.bytes, deleted: false, unchanged: true, warnings: [], ...extra };
 }
 
+/** Runs `fn` on a path's head with the workspace locked: every change starts here. */
+async function changing<T>(
+  db: DbOrTx,
+  teamId: SessionId,
+  rawPath: string,
+  fn: (tx: Tx, path: string, head: Head | null, counters: z.infer<typeof CounterRow>) => Promise<T>,
+): Promise<T> {
+  const path = normaliseFilePath(rawPath);
+  return inTx(db, async (tx) => {
+    const counters = await lockWorkspace(tx, teamId);
+    return fn(tx, path, await headOf(tx, teamId, path), counters);
+  });
+}
+
 export interface WriteRequest {
   path: string;
   content: string;
@@ -155,10 +169,7 @@ export interface WriteRequest {
 
 /** Creates or replaces a file. Content equal to the current version's writes nothing. */
 export async function writeFile(db: DbOrTx, teamId: SessionId, writer: Writer, req: WriteRequest, limits: WorkspaceLimits): Promise<ChangeResult> {
-  const path = normaliseFilePath(req.path);
-  return inTx(db, async (tx) => {
-    const counters = await lockWorkspace(tx, teamId);
-    const head = await headOf(tx, teamId, path);
+  return changing(db, teamId, req.path, async (tx, path, head, counters) => {
     if (req.expectedVersion !== undefined) {
       const current = head?.live ? head.version : 0;
       // A deleted file's tombstone version is what the writer saw, as much as 0 is.
@@ -180,10 +191,7 @@ export interface EditRequest {
 
 /** Replaces `oldText`, which must occur exactly once (or at least once with `replaceAll`). */
 export async function editFile(db: DbOrTx, teamId: SessionId, writer: Writer, req: EditRequest, limits: WorkspaceLimits): Promise<ChangeResult> {
-  const path = normaliseFilePath(req.path);
-  return inTx(db, async (tx) => {
-    const counters = await lockWorkspace(tx, teamId);
-    const head = await headOf(tx, teamId, path);
+  return changing(db, teamId, req.path, async (tx, path, head, counters) => {
     if (!head?.live) throw notFound(path, head);
     const content = await contentOf(tx, head.blob_sha!);
     const parts = content.split(req.oldText);
@@ -220,10 +228,7 @@ export async function deleteFile(
   req: { path: string; expectedVersion: number },
   limits: WorkspaceLimits,
 ): Promise<ChangeResult> {
-  const path = normaliseFilePath(req.path);
-  return inTx(db, async (tx) => {
-    const counters = await lockWorkspace(tx, teamId);
-    const head = await headOf(tx, teamId, path);
+  return changing(db, teamId, req.path, async (tx, path, head, counters) => {
     if (!head?.live) throw notFound(path, head);
     if (head.version !== req.expectedVersion) throw staleVersion(path, req.expectedVersion, head);
     return commitChange(tx, { teamId, path, writer, limits }, head, counters, null);
