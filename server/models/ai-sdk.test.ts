@@ -3,6 +3,7 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicModel, createOpenAICompatibleModel, ModelProviderError } from "./ai-sdk";
+import { decide, DEFAULT_RETRY_POLICY } from "./retry-policy";
 import { startFakeProviderServer, type FakeProviderServer } from "./testing/fake-provider-server";
 import type { LanguageModel, ModelChunk, ModelRequest } from "./types";
 
@@ -172,10 +173,24 @@ describe.each(PROVIDERS)("$wire wire format", ({ make, id }) => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("keeps what the retry policy needs: the status and Retry-After, no other header", async () => {
+    server.enqueue({ status: 429, message: "slow down", headers: { "Retry-After": "7", "x-request-id": "req_secret" } });
+    const error = (await collect(make().stream(SIMPLE_REQUEST, new AbortController().signal)).catch((e: unknown) => e)) as ModelProviderError;
+    expect(error.failure).toEqual({ kind: "http", status: 429, headers: { "retry-after": "7" }, message: expect.stringContaining("slow down") });
+    expect(decide(error.failure!, 1, DEFAULT_RETRY_POLICY, { random: () => 0.5 })).toEqual({ retry: true, delayMs: 7000, reason: "429 rate limited" });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("turns HTTP 401 into a readable error with the status code", async () => {
     server.enqueue({ status: 401, message: "invalid api key" });
     const stream = make().stream(SIMPLE_REQUEST, new AbortController().signal);
     await expect(collect(stream)).rejects.toThrow(`${id} request failed (HTTP 401): invalid api key`);
+    // The key a provider echoes is redacted in the failure the retry policy reads, too.
+    server.enqueue({ status: 401, message: "bad key {key}" });
+    const error = (await collect(make().stream(SIMPLE_REQUEST, new AbortController().signal)).catch((e: unknown) => e)) as ModelProviderError;
+    expect(error.failure).toMatchObject({ kind: "http", status: 401 });
+    expect(JSON.stringify(error.failure)).not.toMatch(/sk-test|ak-test/);
+    expect(decide(error.failure!, 1)).toMatchObject({ retry: false, permanent: true });
   });
 
   it("turns an in-stream provider error into a readable error after the text so far", async () => {
@@ -240,6 +255,7 @@ describe("network failure", () => {
     expect(error).toBeInstanceOf(ModelProviderError);
     expect((error as ModelProviderError).statusCode).toBeUndefined();
     expect((error as Error).message).toMatch(/^openai-compatible:gpt-test request failed: Cannot connect to API/);
+    expect((error as ModelProviderError).failure).toMatchObject({ kind: "connection" });
   });
 });
 

@@ -27,6 +27,7 @@ import type {
   Usage,
 } from "./types";
 import { redactSecrets } from "./redact";
+import type { Failure } from "./retry-policy";
 
 /** A failed model call, with a message fit for the transcript. */
 export class ModelProviderError extends Error {
@@ -36,10 +37,18 @@ export class ModelProviderError extends Error {
     /** HTTP status when the provider answered with an error; undefined for network/stream errors. */
     readonly statusCode?: number,
     options?: { cause?: unknown },
+    /**
+     * What failed, for the retry policy (retry-policy.ts): the HTTP answer (with only its
+     * Retry-After headers) or the connection. Undefined for an error inside a started stream.
+     */
+    readonly failure?: Failure,
   ) {
     super(message, options);
   }
 }
+
+/** The only response headers kept: what the retry policy reads (nothing else leaves the adapter). */
+const RETRY_HEADERS = ["retry-after", "retry-after-ms"];
 
 export interface OpenAICompatibleModelOptions {
   /** e.g. https://api.openai.com/v1 (the SDK appends /chat/completions). */
@@ -88,7 +97,9 @@ async function* redactingErrors(stream: AsyncGenerator<ModelChunk>, secrets: (st
   } catch (e) {
     if (signal.aborted) throw e;
     const message = redactSecrets(e instanceof Error ? e.message : String(e), secrets);
-    throw new ModelProviderError(message, e instanceof ModelProviderError ? e.statusCode : undefined);
+    const known = e instanceof ModelProviderError ? e : null;
+    const failure = known?.failure?.kind === "http" ? { ...known.failure, message: redactSecrets(known.failure.message ?? "", secrets) } : known?.failure;
+    throw new ModelProviderError(message, known?.statusCode, undefined, failure);
   }
 }
 
@@ -238,7 +249,9 @@ function toProviderError(id: string, error: unknown): ModelProviderError {
   if (APICallError.isInstance(cause)) {
     const status = cause.statusCode;
     const where = status !== undefined ? ` (HTTP ${status})` : "";
-    return new ModelProviderError(`${id} request failed${where}: ${cause.message}`, status, { cause });
+    const headers = Object.fromEntries(Object.entries(cause.responseHeaders ?? {}).filter(([k]) => RETRY_HEADERS.includes(k.toLowerCase())));
+    const failure: Failure = status !== undefined ? { kind: "http", status, headers, message: cause.message } : { kind: "connection", message: cause.message };
+    return new ModelProviderError(`${id} request failed${where}: ${cause.message}`, status, { cause }, failure);
   }
   return new ModelProviderError(`${id} stream failed: ${describe(cause)}`, undefined, { cause });
 }

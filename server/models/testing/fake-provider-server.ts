@@ -37,6 +37,8 @@ export type FakeScript =
        */
       status: number;
       message: string;
+      /** Extra response headers (e.g. Retry-After). */
+      headers?: Record<string, string>;
     };
 
 export interface RecordedRequest {
@@ -97,7 +99,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       }
       if ("status" in script) {
         const key = String(req.headers["x-api-key"] ?? req.headers.authorization ?? "").replace(/^Bearer\s+/i, "");
-        sendError(res, wire, script.status, script.message.replaceAll("{key}", key));
+        sendError(res, wire, script.status, script.message.replaceAll("{key}", key), script.headers);
         return;
       }
       const events =
@@ -151,17 +153,17 @@ function field(body: unknown, key: string): unknown {
   return typeof body === "object" && body !== null ? (body as Record<string, unknown>)[key] : undefined;
 }
 
-function sendJson(res: ServerResponse, status: number, payload: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
+function sendJson(res: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(payload));
 }
 
-function sendError(res: ServerResponse, wire: Wire, status: number, message: string): void {
+function sendError(res: ServerResponse, wire: Wire, status: number, message: string, headers?: Record<string, string>): void {
   if (wire === "openai") {
-    sendJson(res, status, { error: { message, type: "fake_error", code: status } });
+    sendJson(res, status, { error: { message, type: "fake_error", code: status } }, headers);
   } else {
     const type = status === 401 ? "authentication_error" : "api_error";
-    sendJson(res, status, { type: "error", error: { type, message } });
+    sendJson(res, status, { type: "error", error: { type, message } }, headers);
   }
 }
 
