@@ -48,7 +48,7 @@ const TASK_VERBS: Record<NonNullable<Extract<TimelineEntry, { kind: "task" }>["a
   delete: "deleted",
 };
 
-const TURN_ENDS = { aborted: "was stopped", interrupted: "was interrupted", error: "failed" } as const;
+const TURN_ENDS = { aborted: "was stopped", interrupted: "was interrupted", error: "failed", budget: "stopped at the team budget" } as const;
 
 /** Who did it: the member, or the person who acted outside any agent. */
 export function actorOf(e: TimelineEntry): string {

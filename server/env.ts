@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CatalogEnvSchema } from "./models/catalog";
 import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "./limits";
 
 // Validated once at start-up; every tunable of the runtime is here with its default.
@@ -50,6 +51,8 @@ const EnvSchema = z.object({
   ANTHROPIC_BASE_URL: z.string().url().optional(),
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_MODEL: z.string().default("claude-sonnet-4-5"),
+  /** The offered models with labels and prices (models/catalog.ts), JSON. */
+  MODELS: CatalogEnvSchema,
 });
 
 export type Env = z.infer<typeof EnvSchema>;

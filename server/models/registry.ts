@@ -1,6 +1,7 @@
 import type { Env } from "../env";
 import { AppError } from "../errors";
 import { createAnthropicModel, createOpenAICompatibleModel } from "./ai-sdk";
+import { FREE, modelKey, sameModel, type ModelOption, type Price } from "./catalog";
 import { SCRIPTED_CHOICE, type ModelChoice } from "./choice";
 import { ScriptedModel, type Playbook } from "./scripted";
 import type { LanguageModel } from "./types";
@@ -8,20 +9,45 @@ import type { LanguageModel } from "./types";
 // Which models a session may choose, and how a choice becomes a LanguageModel. Keys stay in
 // the server's environment; the browser only ever sees provider and model names.
 
-export interface ModelOption extends ModelChoice {
-  label: string;
+export type { ModelOption };
+
+function configured(env: Env, provider: ModelChoice["provider"]): boolean {
+  if (provider === "openai-compatible") return Boolean(env.OPENAI_BASE_URL || env.OPENAI_API_KEY);
+  if (provider === "anthropic") return Boolean(env.ANTHROPIC_API_KEY);
+  return true;
 }
 
+/**
+ * What this server offers, in order: the keyless model, then the `MODELS` list (entries of
+ * providers without a key are left out), then OPENAI_MODEL / ANTHROPIC_MODEL for a configured
+ * provider the list names no model of. A `MODELS` entry for the keyless model sets its label
+ * and price (so the demo can show costs).
+ */
 export function availableModels(env: Env): ModelOption[] {
-  const out: ModelOption[] = [{ ...SCRIPTED_CHOICE, label: "Keyless scripted model (no API key)" }];
-  if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
-    const model = env.OPENAI_MODEL ?? "gpt-4o-mini";
-    out.push({ provider: "openai-compatible", model, label: `OpenAI-compatible: ${model}` });
+  const listed = env.MODELS;
+  const entryFor = (c: ModelChoice) => listed.find((e) => sameModel(e, c));
+  const option = (c: ModelChoice, fallbackLabel: string): ModelOption => {
+    const e = entryFor(c);
+    return { provider: c.provider, model: c.model, label: e?.label ?? fallbackLabel, price: e?.price ?? FREE };
+  };
+  const out: ModelOption[] = [option(SCRIPTED_CHOICE, "Keyless scripted model (no API key)")];
+  for (const e of listed) {
+    if (e.provider === "scripted" || !configured(env, e.provider) || out.some((o) => sameModel(o, e))) continue;
+    out.push(option(e, modelKey(e)));
   }
-  if (env.ANTHROPIC_API_KEY) {
-    out.push({ provider: "anthropic", model: env.ANTHROPIC_MODEL, label: `Anthropic: ${env.ANTHROPIC_MODEL}` });
+  const fallbacks: [ModelChoice["provider"], string, string][] = [
+    ["openai-compatible", env.OPENAI_MODEL ?? "gpt-4o-mini", "OpenAI-compatible"],
+    ["anthropic", env.ANTHROPIC_MODEL, "Anthropic"],
+  ];
+  for (const [provider, model, name] of fallbacks) {
+    if (configured(env, provider) && !listed.some((e) => e.provider === provider)) out.push(option({ provider, model }, `${name}: ${model}`));
   }
   return out;
+}
+
+/** The price of an offered model; a model no longer offered (its session kept it) costs what its entry says, or nothing. */
+export function priceOf(env: Env, choice: ModelChoice): Price {
+  return availableModels(env).find((o) => sameModel(o, choice))?.price ?? env.MODELS.find((e) => sameModel(e, choice))?.price ?? FREE;
 }
 
 export type ModelResolver = (choice: ModelChoice) => LanguageModel;
@@ -49,6 +75,7 @@ export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}
 
 /** Validates a choice against what this server offers. */
 export function assertModelAvailable(env: Env, choice: ModelChoice): void {
-  const ok = availableModels(env).some((m) => m.provider === choice.provider && (m.provider !== "scripted" || m.model === choice.model));
-  if (!ok) throw new AppError("MODEL_UNAVAILABLE", `Model ${choice.provider}:${choice.model} is not available on this server`);
+  if (!availableModels(env).some((m) => sameModel(m, choice))) {
+    throw new AppError("MODEL_UNAVAILABLE", `Model ${modelKey(choice)} is not offered on this server`);
+  }
 }

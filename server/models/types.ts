@@ -40,12 +40,19 @@ export interface ModelRequest {
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** The part of inputTokens the provider served from its prompt cache (0 when not reported). */
+  cachedInputTokens?: number;
 }
+
+/** Why a step is not streaming yet: waiting for a provider slot, or backing off before a retry. */
+export type ModelWait = { kind: "provider" } | { kind: "retry"; attempt: number; delayMs: number; reason: string };
 
 export type ModelChunk =
   | { type: "text-delta"; text: string }
   | { type: "tool-call"; call: ToolCall }
-  | { type: "finish"; usage: Usage };
+  | { type: "finish"; usage: Usage }
+  /** Emitted only before the first text or tool call of a step (models/resilience.ts). */
+  | { type: "wait"; wait: ModelWait };
 
 export interface LanguageModel {
   /** "<provider>:<model>", for the transcript and diagnostics. */

@@ -4,7 +4,8 @@ import { inTx, type Db, type Tx } from "../db/client";
 import { isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity } from "../live/activity";
-import { ModelChoiceSchema } from "../models/choice";
+import { costNanos, FREE, type Price } from "../models/catalog";
+import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import type { ModelResolver } from "../models/registry";
 import type { LanguageModel, ToolCall, ToolSpec, Usage } from "../models/types";
 import { planCompaction, summarise } from "./compaction";
@@ -12,7 +13,7 @@ import type { RuntimeConfig } from "./config";
 import type { ContextRegistry } from "./context-registry";
 import { snapshotToAppend } from "./context-registry";
 import { DeltaFlusher } from "./delta-flusher";
-import type { EventPayload, SessionEvent } from "./events";
+import type { EventPayload, PayloadOf, SessionEvent } from "./events";
 import { retainedContextSnapshot, toModelMessages, visibleEvents } from "./history";
 import { claimInbox, type ClaimedItem } from "./inbox";
 import { releaseLease } from "./lease";
@@ -29,6 +30,8 @@ export interface AgentServices {
   db: Db;
   config: RuntimeConfig;
   resolveModel: ModelResolver;
+  /** The price table's entry for a model (models/catalog.ts); unset, steps cost nothing. */
+  priceOf?: (choice: ModelChoice) => Price;
   toolsFor(sessionId: SessionId): { tools: ToolDefinition[]; options?: ToolsetOptions };
   contextFor(sessionId: SessionId): ContextRegistry;
   /** Runs inside the claim transaction (teams record when mail was consumed). */
@@ -249,10 +252,11 @@ export class AgentDriver {
     try {
       const settings = await this.settings();
       const model = this.svc.resolveModel(settings.model);
+      const price = this.svc.priceOf?.(settings.model) ?? FREE;
       for (;;) {
         await this.maybeCompact(model, abort.signal);
         await this.admitRuntimeContext({ includeOptional: settings.optionalContext });
-        const result = await this.modelStep(model, turnId, step, abort.signal);
+        const result = await this.modelStep(model, price, turnId, step, abort.signal);
         for (const call of result.toolCalls) {
           if (abort.signal.aborted) break;
           await this.runToolCall(turnId, result.messageId, call, abort.signal);
@@ -328,9 +332,13 @@ export class AgentDriver {
     this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`);
   }
 
-  /** One model call: streams deltas into the log in small batches, then records the message. */
+  /**
+   * One model call: streams deltas into the log in small batches, then records the message
+   * with its usage and cost, and adds both to the session's spend in the same transaction.
+   */
   private async modelStep(
     model: LanguageModel,
+    price: Price,
     turnId: TurnId,
     step: number,
     signal: AbortSignal,
@@ -344,12 +352,12 @@ export class AgentDriver {
     };
     let text = "";
     const toolCalls: ToolCall[] = [];
-    let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+    let usage: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     const flusher = new DeltaFlusher(this.svc.config.deltaFlushMs, (chunk) =>
       this.append([{ kind: "assistant_delta", turnId, step, text: chunk }]).then(() => undefined),
     );
     const messageId = newMessageId();
-    const message = ({ interrupted }: { interrupted: boolean }): EventPayload => ({
+    const message = ({ interrupted }: { interrupted: boolean }): PayloadOf<"assistant_message"> => ({
       kind: "assistant_message",
       messageId,
       turnId,
@@ -359,24 +367,41 @@ export class AgentDriver {
       // Half-formed (and unexecuted) tool calls of an interrupted reply are dropped.
       toolCalls: interrupted ? [] : toolCalls,
       usage,
+      costNanos: costNanos(price, usage),
       interrupted,
     });
+    const record = (interrupted: boolean) => {
+      const m = message({ interrupted });
+      return this.append([m], (tx) => addSpend(tx, this.sessionId, usage, m.costNanos ?? 0));
+    };
     try {
       for await (const chunk of model.stream(request, signal)) {
         if (chunk.type === "text-delta") {
           text += chunk.text;
           flusher.push(chunk.text);
         } else if (chunk.type === "tool-call") toolCalls.push(chunk.call);
+        else if (chunk.type === "wait") await this.append([{ kind: "model_wait", turnId, step, wait: chunk.wait }]);
         else usage = chunk.usage;
       }
       if (signal.aborted) throw new Error("aborted");
     } catch (e) {
       await flusher.settle();
-      if (text !== "" || signal.aborted) await this.append([message({ interrupted: true })]);
+      if (text !== "" || signal.aborted) await record(true);
       throw e;
     }
     await flusher.settle();
-    await this.append([message({ interrupted: false })]);
+    await record(false);
     return { toolCalls, messageId };
   }
+}
+
+/** Adds one step's usage and cost to the session's spend (what budgets and the roster read). */
+async function addSpend(tx: Tx, sessionId: SessionId, usage: Usage, cost: number): Promise<void> {
+  if (usage.inputTokens === 0 && usage.outputTokens === 0 && cost === 0) return;
+  await tx.$executeRaw`UPDATE sessions SET
+      spent_input_tokens = spent_input_tokens + ${usage.inputTokens},
+      spent_output_tokens = spent_output_tokens + ${usage.outputTokens},
+      spent_cached_tokens = spent_cached_tokens + ${usage.cachedInputTokens ?? 0},
+      spent_cost_nanos = spent_cost_nanos + ${cost}
+    WHERE id = ${sessionId}`;
 }

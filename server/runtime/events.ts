@@ -20,7 +20,8 @@ export const MessageSourceSchema = z.discriminatedUnion("kind", [
 ]);
 export type MessageSource = z.infer<typeof MessageSourceSchema>;
 
-export const TurnEndReasonSchema = z.enum(["completed", "aborted", "error", "interrupted"]);
+/** `budget`: the team's budget was reached at a step boundary (SPEC.md §15); the work resumes when it is raised. */
+export const TurnEndReasonSchema = z.enum(["completed", "aborted", "error", "interrupted", "budget"]);
 export type TurnEndReason = z.infer<typeof TurnEndReasonSchema>;
 
 const ToolCallSchema = z.object({
@@ -29,7 +30,15 @@ const ToolCallSchema = z.object({
   input: z.unknown(),
 });
 
-export const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+/**
+ * Tokens as the provider reported them. `cachedInputTokens` is the part of the input served
+ * from the provider's prompt cache (included in inputTokens); absent (older rows, providers that do not say) means 0.
+ */
+export const UsageSchema = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cachedInputTokens: z.number().optional(),
+});
 
 export const EventPayloadSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("turn_start"), turnId: z.string() }),
@@ -58,7 +67,22 @@ export const EventPayloadSchema = z.discriminatedUnion("kind", [
     text: z.string(),
     toolCalls: z.array(ToolCallSchema),
     usage: UsageSchema,
+    /** What the step cost in nano-USD (1e-9 $) at the price table of its time (models/catalog.ts); absent means 0. */
+    costNanos: z.number().int().nonnegative().optional(),
     interrupted: z.boolean(),
+  }),
+  /**
+   * The step is waiting before its model request: for a free slot at the provider (the
+   * process-wide cap) or before retrying a transient failure. Transcript only; not history.
+   */
+  z.object({
+    kind: z.literal("model_wait"),
+    turnId: z.string(),
+    step: z.number().int(),
+    wait: z.discriminatedUnion("kind", [
+      z.object({ kind: z.literal("provider") }),
+      z.object({ kind: z.literal("retry"), attempt: z.number().int().positive(), delayMs: z.number().int().nonnegative(), reason: z.string() }),
+    ]),
   }),
   z.object({
     kind: z.literal("tool_result"),

@@ -1,0 +1,27 @@
+-- Real models in production (docs/SPEC.md §15): what each session has spent, and team budgets.
+-- Spend is kept per session (incremented in the transaction that records a step's message),
+-- so a team's spend is a sum over its few sessions and members never contend for one row.
+-- Costs are integers in nano-USD (1e-9 $), so sums are exact.
+
+-- AlterTable
+ALTER TABLE "sessions" ADD COLUMN "spent_input_tokens" BIGINT NOT NULL DEFAULT 0,
+ADD COLUMN "spent_output_tokens" BIGINT NOT NULL DEFAULT 0,
+ADD COLUMN "spent_cached_tokens" BIGINT NOT NULL DEFAULT 0,
+ADD COLUMN "spent_cost_nanos" BIGINT NOT NULL DEFAULT 0;
+
+-- AlterTable
+ALTER TABLE "teams" ADD COLUMN "budget_tokens" BIGINT,
+ADD COLUMN "budget_cost_nanos" BIGINT,
+ADD COLUMN "budget_stopped_at" TIMESTAMPTZ(3);
+
+-- What was spent before this migration (tokens only: no prices were known then).
+UPDATE "sessions" s SET
+  "spent_input_tokens" = u.input,
+  "spent_output_tokens" = u.output
+FROM (
+  SELECT "session_id",
+    COALESCE(SUM(("payload"->'usage'->>'inputTokens')::bigint), 0) AS input,
+    COALESCE(SUM(("payload"->'usage'->>'outputTokens')::bigint), 0) AS output
+  FROM "session_events" WHERE "kind" = 'assistant_message' GROUP BY "session_id"
+) u
+WHERE u."session_id" = s."id";

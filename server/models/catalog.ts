@@ -1,0 +1,85 @@
+import { z } from "zod";
+import { ModelChoiceSchema, type ModelChoice } from "./choice";
+
+// The models this server offers, each with a label and a price (SPEC.md §15), and how a step's
+// tokens become its cost. The list comes from the environment (`MODELS`, JSON); the keyless
+// model is always offered. Prices are USD per million tokens, costs integers in nano-USD so
+// sums are exact. No SDK imports: the env schema and the browser's formatting use this too.
+
+export const PriceSchema = z
+  .object({
+    /** USD per million input tokens not served from the cache. */
+    input: z.number().nonnegative().max(10_000),
+    output: z.number().nonnegative().max(10_000),
+    /** USD per million cached input tokens; the input price when unset. */
+    cachedInput: z.number().nonnegative().max(10_000).optional(),
+  })
+  .strict();
+export type Price = z.infer<typeof PriceSchema>;
+
+export const FREE: Price = { input: 0, output: 0 };
+
+const CatalogEntrySchema = ModelChoiceSchema.extend({
+  label: z.string().trim().min(1).max(100).optional(),
+  price: PriceSchema.optional(),
+}).strict();
+export type CatalogEntry = z.infer<typeof CatalogEntrySchema>;
+
+/** `MODELS` in the environment: a JSON array of {provider, model, label?, price?}. */
+export const CatalogSchema = z.array(CatalogEntrySchema).max(100);
+
+/** Parses the `MODELS` variable (JSON text), for the env schema. */
+export const CatalogEnvSchema = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined) return [];
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "MODELS must be a JSON array of {provider, model, label, price}" });
+      return z.NEVER;
+    }
+    const parsed = CatalogSchema.safeParse(json);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: `MODELS[${issue.path.join(".")}]: ${issue.message}` });
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
+
+export interface ModelOption extends ModelChoice {
+  label: string;
+  price: Price;
+}
+
+export const ModelOptionSchema = ModelChoiceSchema.extend({ label: z.string(), price: PriceSchema });
+
+export function sameModel(a: ModelChoice, b: ModelChoice): boolean {
+  return a.provider === b.provider && a.model === b.model;
+}
+
+/** "provider:model", the way a model is named to agents (spawn_teammate's `model`). */
+export function modelKey(c: ModelChoice): string {
+  return `${c.provider}:${c.model}`;
+}
+
+/** nano-USD for one step's tokens; cached input tokens are part of inputTokens. */
+export function costNanos(price: Price, usage: { inputTokens: number; outputTokens: number; cachedInputTokens?: number }): number {
+  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
+  // USD per million tokens = 1,000 nano-USD per token.
+  const nanos = (usage.inputTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + usage.outputTokens * price.output;
+  return Math.round(nanos * 1000);
+}
+
+/** "$0.0123": enough digits to see small steps, no more. */
+export function formatCost(nanos: number): string {
+  const usd = nanos / 1e9;
+  if (usd === 0) return "$0";
+  if (usd >= 100) return `$${usd.toFixed(0)}`;
+  if (usd >= 1) return `$${usd.toFixed(2)}`;
+  if (usd >= 0.01) return `$${usd.toFixed(3)}`;
+  if (usd < 0.0001) return "<$0.0001";
+  return `$${usd.toFixed(4)}`;
+}
