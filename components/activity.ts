@@ -1,3 +1,4 @@
+import { formatCost } from "~/server/models/catalog";
 import type { MemberView, PersonAction, TeamPerson } from "./api-types";
 
 // "Recent activity": the team's recorded human actions (server/people/actions.ts) as short
@@ -68,5 +69,9 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return `${who} created an invite link${text(d.role) ? ` for a ${String(d.role)}` : ""}`;
     case "invite_revoked":
       return `${who} revoked an invite link`;
+    case "budget_set": {
+      const limits = [typeof d.tokens === "number" ? `${d.tokens.toLocaleString("en-US")} tokens` : null, typeof d.costNanos === "number" ? formatCost(d.costNanos) : null].filter(Boolean);
+      return limits.length > 0 ? `${who} set the team budget to ${limits.join(" and ")}` : `${who} removed the team budget`;
+    }
   }
 }

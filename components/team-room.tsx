@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { accessLost } from "./app-error";
+import { BudgetBanner, BudgetBar } from "./budget";
 import { Mailbox } from "./mailbox";
 import { PeoplePanel } from "./people-panel";
 import { PresenceBar } from "./presence-bar";
@@ -55,8 +56,10 @@ export function TeamRoom({ teamId }: { teamId: string }) {
             Reconnecting…
           </span>
         )}
+        {state && <BudgetBar teamId={teamId} budget={state.budget} canAct={canAct} />}
         {state && <PresenceBar presence={state.presence} members={members} meId={meId} />}
       </header>
+      {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
       {error && (
         <p role="alert" className="error">
           {error.message}

@@ -182,7 +182,7 @@ function Item({
     case "turn_end":
       return (
         <p className="marker" role="note">
-          Turn {item.reason}
+          {item.reason === "budget" ? "Turn stopped: the team budget was reached" : `Turn ${item.reason}`}
           {stoppedBy ? ` · stopped by ${stoppedBy}` : ""}
           {item.error ? `: ${item.error}` : ""}
         </p>

@@ -25,6 +25,7 @@ export const PersonActionKindSchema = z.enum([
   "joined",
   "invite_created",
   "invite_revoked",
+  "budget_set",
 ]);
 export type PersonActionKind = z.infer<typeof PersonActionKindSchema>;
 
@@ -51,6 +52,7 @@ const NEEDS: Record<PersonActionKind, Need | null> = {
   joined: null,
   invite_created: "own",
   invite_revoked: "own",
+  budget_set: "act",
 };
 
 export const PersonActionViewSchema = z.object({

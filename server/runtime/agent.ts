@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { abortableWait } from "../abortable";
-import { inTx, type Db, type Tx } from "../db/client";
+import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity } from "../live/activity";
@@ -36,6 +36,11 @@ export interface AgentServices {
   contextFor(sessionId: SessionId): ContextRegistry;
   /** Runs inside the claim transaction (teams record when mail was consumed). */
   onClaimed?: (tx: Tx, sessionId: SessionId, items: ClaimedItem[]) => Promise<void>;
+  /**
+   * Inside the transaction that starts a turn or a step: is the spending limit reached (teams:
+   * the team budget)? Then no turn starts, and a running turn ends with reason `budget`.
+   */
+  budgetReached?: (db: DbOrTx, sessionId: SessionId) => Promise<boolean>;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
   afterToolEffect?: (sessionId: SessionId, toolName: string, callKey: string) => Promise<void>;
   log(line: string): void;
@@ -119,7 +124,8 @@ export class AgentDriver {
         this.wokenSince = new Promise((resolve) => (this.wakeUp = resolve));
         const s = await this.settings();
         const pending = s.parked ? 0 : await this.svc.db.inboxItem.count({ where: { sessionId: this.sessionId } });
-        if (pending > 0) {
+        // Over budget, pending input waits (for the raise's wake) instead of starting a turn.
+        if (pending > 0 && !(await this.overBudget(this.svc.db))) {
           await this.runTurn();
           continue;
         }
@@ -227,6 +233,7 @@ export class AgentDriver {
     // Turn start, the first claim and step 0 commit together: either the turn owns its input
     // or it never started.
     const started = await inTx(this.svc.db, async (tx) => {
+      if (await this.overBudget(tx)) return false;
       const items = await claimInbox(tx, this.sessionId, { firstStep: true });
       if (items.length === 0) return false;
       await this.svc.onClaimed?.(tx, this.sessionId, items);
@@ -270,6 +277,10 @@ export class AgentDriver {
           return;
         }
         const requested = await this.stepBoundary(turnId, step);
+        if (requested === "budget") {
+          await this.endTurn(turnId, { reason: "budget" });
+          return;
+        }
         if (requested) {
           // A stop or interrupt whose notification this process missed: honoured here.
           this.abortTurn(requested);
@@ -298,12 +309,14 @@ export class AgentDriver {
 
   /**
    * Later step boundary: claim every pending steer item, then start the step. A stop or
-   * interrupt request stored for this turn wins: nothing is claimed and its kind is returned.
+   * interrupt request stored for this turn wins, then a reached budget: nothing is claimed and
+   * the reason is returned.
    */
-  private async stepBoundary(turnId: TurnId, step: number): Promise<"stop" | "interrupt" | null> {
+  private async stepBoundary(turnId: TurnId, step: number): Promise<"stop" | "interrupt" | "budget" | null> {
     return inTx(this.svc.db, async (tx) => {
       const requested = await storedAbortRequest(tx, this.sessionId);
       if (requested) return requested;
+      if (await this.overBudget(tx)) return "budget";
       const items = await claimInbox(tx, this.sessionId, { firstStep: false });
       if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(
@@ -315,6 +328,10 @@ export class AgentDriver {
       this.events.push(...evs);
       return null;
     });
+  }
+
+  private async overBudget(db: DbOrTx): Promise<boolean> {
+    return (await this.svc.budgetReached?.(db, this.sessionId)) ?? false;
   }
 
   private async admitRuntimeContext(opts: { includeOptional: boolean }): Promise<void> {

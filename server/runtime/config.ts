@@ -23,6 +23,10 @@ export const DEFAULT_SYSTEM_PROMPT = [
 export const RESUME_NOTICE =
   "The server restarted while you were working, so your last turn was interrupted. Continue where you left off.";
 
+/** Steered into an agent whose turn the team budget stopped; it runs once the budget is raised. */
+export const BUDGET_RESUME_NOTICE =
+  "Your last turn stopped because the team budget was reached. The budget has been raised, so continue where you left off.";
+
 export function runtimeConfigFromEnv(env: Env): RuntimeConfig {
   return {
     idleEvictMs: env.AGENT_IDLE_EVICT_MS,

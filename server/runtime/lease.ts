@@ -13,10 +13,13 @@ const IdRows = z.array(z.object({ id: z.string() }));
 /**
  * The agent (session row `s`) needs a driver: an open turn (left by a crash) or runnable
  * input. The one definition of "this agent will make progress", also used by wait_agent.
+ * Input of a team stopped at its budget is not runnable until the budget is raised
+ * (team/budget.ts); an open turn still needs a driver to close it.
  */
 export const NEEDS_DRIVER = Prisma.sql`s.status NOT IN ('provisioning', 'failed')
   AND (s.active_turn_id IS NOT NULL
-       OR (NOT s.parked AND EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id)))`;
+       OR (NOT s.parked AND EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id)
+           AND NOT EXISTS (SELECT 1 FROM teams t WHERE t.id = s.team_id AND t.budget_stopped_at IS NOT NULL)))`;
 
 const FREE = Prisma.sql`(s.lease_owner IS NULL OR s.lease_expires_at < now())`;
 

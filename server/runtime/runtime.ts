@@ -24,8 +24,12 @@ export interface RuntimeOptions {
   /** Runtime-context registry per agent; defaults to the built-in date provider. */
   contextFor?: (sessionId: SessionId) => ContextRegistry;
   onClaimed?: AgentServices["onClaimed"];
+  /** Spending limits (teams: the team budget), checked at turn starts and step boundaries. */
+  budgetReached?: AgentServices["budgetReached"];
   /** Test seam (crash tests): after a tool's first durable commit, before its result. */
   afterToolEffect?: AgentServices["afterToolEffect"];
+  /** Test seam (multi-process tests): the agents this process may drive; unset, any. */
+  drives?: (sessionId: SessionId) => Promise<boolean>;
   /** The shared system prompt, instead of config.systemPrompt (teams add their policy). */
   systemPrompt?: string;
   /** Runs at the start of every recovery sweep (teams settle provisioning, redeliver mail). */
@@ -50,6 +54,7 @@ export class Runtime {
       toolsFor: opts.toolsFor ?? (() => ({ tools: builtinTools })),
       contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),
       onClaimed: opts.onClaimed,
+      budgetReached: opts.budgetReached,
       afterToolEffect: opts.afterToolEffect,
       log: opts.log ?? ((line) => console.log(`[runtime] ${line}`)),
     };
@@ -84,6 +89,7 @@ export class Runtime {
     if (this.acquiring.has(sessionId)) return;
     this.acquiring.add(sessionId);
     try {
+      if (this.opts.drives && !(await this.opts.drives(sessionId))) return;
       const lease = await acquireLease(this.opts.db, sessionId, this.ownerId, this.opts.config.leaseTtlMs);
       if (!lease || this.stopped) return;
       const driver = new AgentDriver(this.services, sessionId, lease);

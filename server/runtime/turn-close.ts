@@ -1,7 +1,7 @@
 import type { Db, Tx } from "../db/client";
 import { newMessageId, type SessionId, type TurnId } from "../ids";
 import type { ToolCall } from "../models/types";
-import { RESUME_NOTICE } from "./config";
+import { BUDGET_RESUME_NOTICE, RESUME_NOTICE } from "./config";
 import type { EventPayload, SessionEvent } from "./events";
 import { unfinishedStreamText } from "./history";
 import { enqueue } from "./inbox";
@@ -27,9 +27,10 @@ export interface TurnCloseScope {
 /**
  * How a turn ended, other than completed (tryCompleteTurn's alone: it must see no steer input).
  * aborted: a Stop or interrupt; nothing resumes. interrupted: a crash or shutdown cut it short;
- * the resume notice is steered in. error: the turn failed; `error` says why.
+ * the resume notice is steered in. error: the turn failed; `error` says why. budget: the team's
+ * budget was reached at a step boundary; a notice is steered in, which runs once it is raised.
  */
-export type TurnEnding = { reason: "aborted" } | { reason: "interrupted" } | { reason: "error"; error: string };
+export type TurnEnding = { reason: "aborted" } | { reason: "interrupted" } | { reason: "budget" } | { reason: "error"; error: string };
 
 export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOutcome): EventPayload {
   return {
@@ -110,8 +111,9 @@ async function closeTurn(scope: TurnCloseScope, turnId: TurnId, ending: TurnEndi
   const turnEnd: EventPayload = { kind: "turn_end", turnId, reason: ending.reason, ...error };
   await scope.append([...before, turnEnd], async (tx) => {
     await clearActiveTurn(tx, scope.sessionId);
-    if (ending.reason === "interrupted") {
-      await enqueue(tx, scope.sessionId, { mode: "steer", text: RESUME_NOTICE, source: { kind: "system" } });
+    if (ending.reason === "interrupted" || ending.reason === "budget") {
+      const text = ending.reason === "budget" ? BUDGET_RESUME_NOTICE : RESUME_NOTICE;
+      await enqueue(tx, scope.sessionId, { mode: "steer", text, source: { kind: "system" } });
     }
   });
 }

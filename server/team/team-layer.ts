@@ -6,13 +6,14 @@ import { teamIdentityProvider } from "./identity";
 import { TEAM_SYSTEM_PROMPT } from "./policy";
 import { teamLimits, workspaceLimits, type TeamLimits, type WorkspaceLimits } from "../limits";
 import { createWorkspaceTools } from "../workspace/tools";
+import { stopIfBudgetReached } from "./budget";
 import { markConsumed, recoverMailbox } from "./mailbox";
 import { recoverProvisioning } from "./roster";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
 // prompt, the nine Team tools and the six Workspace tools for every member, team identity
-// as required runtime context, mail consumption at claim time, and recovery of provisioning
+// as required runtime context, mail consumption at claim time, the team budget, and recovery of provisioning
 // and undelivered mail on every sweep.
 
 export interface TeamLayerOptions {
@@ -22,7 +23,7 @@ export interface TeamLayerOptions {
   provisioningGraceMs?: number;
 }
 
-export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "onRecover" | "systemPrompt">>;
+export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "budgetReached" | "onRecover" | "systemPrompt">>;
 
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
   // One list for every member: the nine Team tools, then the six Workspace tools.
@@ -33,6 +34,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
     toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),
     contextFor: () => new ContextRegistry([dateContextProvider, identity]),
     onClaimed: markConsumed,
+    budgetReached: stopIfBudgetReached,
     onRecover: async () => {
       await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);
       await recoverMailbox(db);

@@ -10,7 +10,9 @@
 //   script only: RUNTIME_DELTA_FLUSH_MS (default 10), RUNTIME_DB_POOL_SIZE (default 5),
 //   RUNTIME_TEAM=1 (wire the Agent Teams layer and the team playbook, as server/main.ts does),
 //   RUNTIME_PAUSE_AFTER_EFFECT=<tool name> (the first call of that tool stops for good right
-//   after its effect committed, before its result is reported: a crash window to kill in).
+//   after its effect committed, before its result is reported: a crash window to kill in),
+//   RUNTIME_DRIVE=all|leads|teammates (which agents this process may drive: multi-process
+//   tests put a team's members in different processes).
 //
 // Protocol on stdout, one line each:
 //   READY <ownerId>   the runtime started (recovery sweep done, heartbeats running)
@@ -37,6 +39,7 @@ const Extra = z.object({
   RUNTIME_DB_POOL_SIZE: z.coerce.number().int().positive().default(5),
   RUNTIME_TEAM: z.enum(["0", "1"]).default("0"),
   RUNTIME_PAUSE_AFTER_EFFECT: z.string().optional(),
+  RUNTIME_DRIVE: z.enum(["all", "leads", "teammates"]).default("all"),
 });
 
 function out(line: string): Promise<void> {
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
     RUNTIME_DB_POOL_SIZE: process.env.RUNTIME_DB_POOL_SIZE || undefined,
     RUNTIME_TEAM: process.env.RUNTIME_TEAM || undefined,
     RUNTIME_PAUSE_AFTER_EFFECT: process.env.RUNTIME_PAUSE_AFTER_EFFECT || undefined,
+    RUNTIME_DRIVE: process.env.RUNTIME_DRIVE || undefined,
   });
   const url = env.DATABASE_URL;
   if (!url) throw new Error("DATABASE_URL is required");
@@ -74,6 +78,14 @@ async function main(): Promise<void> {
       await new Promise<never>(() => undefined);
     },
     log: (line) => void out(`LOG ${line.replace(/\n/g, "\\n")}`),
+    ...(extra.RUNTIME_DRIVE === "all"
+      ? {}
+      : {
+          drives: async (id) => {
+            const s = await db.session.findUnique({ where: { id }, select: { memberName: true } });
+            return (s?.memberName === null) === (extra.RUNTIME_DRIVE === "leads");
+          },
+        }),
   });
   await runtime.start();
 

@@ -7,6 +7,8 @@ import { activityWaiter } from "../../live/activity";
 import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
+import { BudgetViewSchema, setBudget, teamBudget, type BudgetView } from "../../team/budget";
+import { BudgetInputSchema, costNanosOf } from "../../team/budget-input";
 import { leadOf } from "../../team/membership";
 import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema, type MemberView } from "../../team/roster";
 import {
@@ -45,6 +47,8 @@ export interface TeamState {
   actions: PersonActionView[];
   /** The workspace's size and newest change: the Files view re-reads when it moves. */
   workspace: WorkspaceSummary;
+  /** The team budget and spend: the room shows a stop and offers the raise. */
+  budget: BudgetView;
   /** The viewer's own role: the room enables the controls it allows. */
   myRole: TeamRole;
 }
@@ -56,6 +60,7 @@ export const TeamStateSchema = z.object({
   presence: z.array(PresenceViewSchema),
   actions: z.array(PersonActionViewSchema),
   workspace: WorkspaceSummarySchema,
+  budget: BudgetViewSchema,
   myRole: TeamRoleSchema,
 });
 
@@ -75,7 +80,7 @@ async function allTasks(ctx: PersonContext, id: SessionId): Promise<TaskView[]> 
 
 /** The roster, the whole board, the first page of messages (the largest one) and the people. */
 async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole): Promise<TeamState> {
-  const [members, tasks, messages, people, presence, actions, workspace] = await Promise.all([
+  const [members, tasks, messages, people, presence, actions, workspace, budget] = await Promise.all([
     listMembers(ctx.db, id),
     allTasks(ctx, id),
     listMessages(ctx.db, id, { limit: LIMITS.messageListMax }),
@@ -83,8 +88,9 @@ async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole
     listPresence(ctx.db, id),
     recentActions(ctx.db, id),
     workspaceSummary(ctx.db, id),
+    teamBudget(ctx.db, id),
   ]);
-  return { members, tasks, messages, people, presence, actions, workspace, myRole };
+  return { members, tasks, messages, people, presence, actions, workspace, budget, myRole };
 }
 
 export const teamRouter = router({
@@ -110,6 +116,18 @@ export const teamRouter = router({
       const member = await spawnTeammate(ctx.db, leadOf(by.teamId), input, teamLimitsOf(ctx.env), by);
       void ctx.runtime.wake(asSessionId(member.sessionId));
       return member;
+    }),
+
+  /**
+   * Sets the team budget (owners and members): tokens and/or cost in USD, null for no limit of
+   * that kind. Above the spend, stopped members resume.
+   */
+  setBudget: personProcedure
+    .input(TeamRef.extend(BudgetInputSchema.shape))
+    .output(BudgetViewSchema)
+    .mutation(async ({ ctx, input }) => {
+      const by = await teamAccess(ctx, input.teamId, "act");
+      return setBudget(ctx.db, by, { tokens: input.tokens, costNanos: costNanosOf(input.costUsd) });
     }),
 
   tasks: personProcedure

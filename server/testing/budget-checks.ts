@@ -1,0 +1,89 @@
+import { expect } from "vitest";
+import type { Db } from "../db/client";
+import { asSessionId, type SessionId } from "../ids";
+import { BUDGET_RESUME_NOTICE } from "../runtime/config";
+import type { SessionEvent } from "../runtime/events";
+import { findOrphanedSessions } from "../runtime/lease";
+import { setBudget, teamBudget } from "../team/budget";
+import { listTasks } from "../team/task-board";
+import { eventsOf, waitFor } from "./runtime-harness";
+
+// What the budget tests (in one process and across two) check of a team stopped at its budget
+// and of its resumption: the keyless team scenario, stopped while both teammates run.
+
+export async function teamSessions(db: Db, teamId: SessionId) {
+  return db.session.findMany({ where: { teamId }, select: { id: true, memberName: true, activeTurnId: true }, orderBy: { createdAt: "asc" } });
+}
+
+/** Each turn the budget ended: it closed right after a step's end, and no reply was cut. */
+export function budgetStops(events: SessionEvent[]): { turnId: string; atStepEnd: boolean; cutReply: boolean }[] {
+  return events.flatMap((e, i) => {
+    if (e.payload.kind !== "turn_end" || e.payload.reason !== "budget") return [];
+    const turnId = e.payload.turnId;
+    const prev = events[i - 1]?.payload;
+    const cutReply = events.some((x) => x.payload.kind === "assistant_message" && x.payload.turnId === turnId && x.payload.interrupted);
+    return [{ turnId, atStepEnd: prev?.kind === "step_end" && prev.turnId === turnId, cutReply }];
+  });
+}
+
+/** Waits until both teammates are mid-turn, then sets a token budget just above the spend. */
+export async function stopWhileTeammatesRun(db: Db, lead: SessionId, by: Parameters<typeof setBudget>[1]) {
+  await waitFor(
+    async () => {
+      const sessions = await teamSessions(db, lead);
+      return sessions.filter((s) => s.memberName !== null && s.activeTurnId !== null).length === 2;
+    },
+    60_000,
+    "both teammates running",
+  );
+  const { spent } = await teamBudget(db, lead);
+  return setBudget(db, by, { tokens: spent.tokens + 1, costNanos: null });
+}
+
+/** Every member idle with the team stopped, each running member stopped at a step boundary. */
+export async function expectStopped(db: Db, lead: SessionId, stoppedMembers: number) {
+  await waitFor(async () => (await teamSessions(db, lead)).every((s) => s.activeTurnId === null), 60_000, "every member stopped");
+  const budget = await teamBudget(db, lead);
+  expect(budget.reached).toBe(true);
+  expect(budget.stoppedAt).not.toBeNull();
+  let stopped = 0;
+  for (const s of await teamSessions(db, lead)) {
+    const stops = budgetStops(await eventsOf(db, asSessionId(s.id)));
+    for (const stop of stops) expect(stop, `${s.memberName ?? "lead"} stopped at a step end`).toMatchObject({ atStepEnd: true, cutReply: false });
+    if (stops.length > 0) {
+      stopped += 1;
+      // Its work waits: the resume notice (and any mail) is in its inbox, and nothing adopts it.
+      expect(await db.inboxItem.count({ where: { sessionId: s.id, text: BUDGET_RESUME_NOTICE } })).toBe(1);
+    }
+  }
+  expect(stopped).toBeGreaterThanOrEqual(stoppedMembers);
+  const orphans = new Set(await findOrphanedSessions(db));
+  for (const s of await teamSessions(db, lead)) expect(orphans.has(asSessionId(s.id))).toBe(false);
+}
+
+/** After the raise: the scenario finishes as it would have, each stopped turn resumed by its notice. */
+export async function expectFinished(db: Db, lead: SessionId) {
+  await waitFor(
+    async () => {
+      const ev = await eventsOf(db, lead);
+      return ev.some((e) => e.payload.kind === "assistant_message" && e.payload.text.includes("Final answer")) ? ev : null;
+    },
+    120_000,
+    "the Lead's final answer",
+  );
+  const { tasks } = await listTasks(db, lead, {});
+  expect(tasks.map((t) => [t.id, t.status])).toEqual([
+    ["task-1", "completed"],
+    ["task-2", "completed"],
+  ]);
+  for (const s of await teamSessions(db, lead)) {
+    const events = await eventsOf(db, asSessionId(s.id));
+    for (const stop of budgetStops(events)) {
+      // The turn after the stop starts from the notice, with the whole history before it.
+      const end = events.findIndex((e) => e.payload.kind === "turn_end" && e.payload.turnId === stop.turnId);
+      const next = events.slice(end + 1).find((e) => e.payload.kind === "user_message");
+      expect(next?.payload).toMatchObject({ kind: "user_message", text: BUDGET_RESUME_NOTICE });
+    }
+  }
+  expect(await db.inboxItem.count({ where: { sessionId: { in: (await teamSessions(db, lead)).map((s) => s.id) } } })).toBe(0);
+}
