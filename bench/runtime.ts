@@ -16,23 +16,31 @@
 //   per step); steer items are committed via enqueue(mode 'steer') at random moments, and the
 //   latency is the claimed user_message's created_at minus the moment enqueue's transaction
 //   resolved (both stamped by this process's clock).
+// - budgetStop: one team of BENCH_BUDGET_MEMBERS sessions (default 8), each in an endless
+//   multi-step turn (as steer); the team budget is set below the spend, and the figure is the
+//   time from that commit to every member's turn having ended with reason `budget` (each stops
+//   at its next step boundary, so it is bounded by a step's length, also printed). Then the
+//   budget is removed, every member resumes, and the trial repeats (BENCH_BUDGET_TRIALS, 5).
 import os from "node:os";
 import { createDb, inTx, type Db } from "../server/db/client";
 import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
-import { ActivityHub } from "../server/live/activity";
+import { ActivityHub, notifyActivity } from "../server/live/activity";
 import { ModelChoiceSchema } from "../server/models/choice";
 import { readTail, ScriptedModel, type Playbook } from "../server/models/scripted";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
 import { enqueue } from "../server/runtime/inbox";
-import { Runtime } from "../server/runtime/runtime";
+import { Runtime, type RuntimeOptions } from "../server/runtime/runtime";
+import { stopIfBudgetReached } from "../server/team/budget";
 import { createSession } from "../server/runtime/sessions";
 
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 10);
 const STEERS = Number(process.env.BENCH_STEERS ?? 150);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
 const AGENT_COUNTS = [1, 8, 32];
+const BUDGET_MEMBERS = Number(process.env.BENCH_BUDGET_MEMBERS ?? 8);
+const BUDGET_TRIALS = Number(process.env.BENCH_BUDGET_TRIALS ?? 5);
 /** createDb's default, as server/main.ts uses it. */
 const DB_POOL = 10;
 
@@ -49,13 +57,13 @@ interface Host {
   stop(): Promise<void>;
 }
 
-async function startHost(url: string, config: RuntimeConfig, playbook?: Playbook, start = true): Promise<Host> {
+async function startHost(url: string, config: RuntimeConfig, playbook?: Playbook, start = true, extra: Partial<RuntimeOptions> = {}): Promise<Host> {
   const db = createDb(url, DB_POOL);
   const hub = new ActivityHub(url);
   await hub.start();
   const model = new ScriptedModel({ delayMs: 0, playbook });
   const logs: string[] = [];
-  const runtime = new Runtime({ db, hub, config, resolveModel: () => model, log: (l) => logs.push(l) });
+  const runtime = new Runtime({ db, hub, config, resolveModel: () => model, log: (l) => logs.push(l), ...extra });
   if (start) await runtime.start();
   return {
     db,
@@ -182,6 +190,63 @@ async function steerLatency(url: string, config: RuntimeConfig, samples: number)
   }
 }
 
+async function budgetStop(url: string, config: RuntimeConfig, members: number, trials: number) {
+  const host = await startHost(url, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook, true, { budgetReached: stopIfBudgetReached });
+  const { db } = host;
+  try {
+    const lead = await newSession(db, "bench budget");
+    const ids = [lead];
+    for (let i = 1; i < members; i++) {
+      const s = await db.session.create({ data: { id: `ses_benchbudget${i}`, teamId: lead, memberName: `m${i}`, title: `m${i}`, model: { provider: "scripted", model: "keyless" } } });
+      ids.push(asSessionId(s.id));
+    }
+    await inTx(db, async (tx) => {
+      for (const id of ids) await enqueue(tx, id, { mode: "queue", text: "/spin", source: { kind: "human" } });
+    });
+    const stops: number[] = [];
+    const perMember: number[] = [];
+    const stepMs: number[] = [];
+    for (let trial = 0; trial < trials; trial++) {
+      // Every member well into a turn.
+      const base = await db.sessionEvent.groupBy({ by: ["sessionId"], where: { sessionId: { in: ids }, kind: "step_start" }, _count: true });
+      const before = new Map(base.map((r) => [r.sessionId, r._count]));
+      await waitUntil(
+        async () => {
+          const now = await db.sessionEvent.groupBy({ by: ["sessionId"], where: { sessionId: { in: ids }, kind: "step_start" }, _count: true });
+          return now.length === ids.length && now.every((r) => r._count >= (before.get(r.sessionId) ?? 0) + 3);
+        },
+        30_000,
+        "every member spinning",
+      );
+      const ended = await db.sessionEvent.count({ where: { sessionId: { in: ids }, kind: "turn_end" } });
+      await db.$executeRaw`UPDATE teams SET budget_tokens = 1 WHERE id = ${lead}`;
+      const t0 = Date.now();
+      await waitUntil(async () => (await db.sessionEvent.count({ where: { sessionId: { in: ids }, kind: "turn_end" } })) >= ended + ids.length, 30_000, "every member stopped");
+      const ends = await db.sessionEvent.findMany({ where: { sessionId: { in: ids }, kind: "turn_end" }, orderBy: { seq: "desc" }, distinct: ["sessionId"], select: { createdAt: true } });
+      const times = ends.map((e) => e.createdAt.getTime() - t0);
+      stops.push(Math.max(...times));
+      perMember.push(...times);
+      const starts = await db.sessionEvent.findMany({ where: { sessionId: lead, kind: "step_start" }, orderBy: { seq: "desc" }, take: 20, select: { createdAt: true } });
+      for (let i = 1; i < starts.length; i++) stepMs.push(starts[i - 1]!.createdAt.getTime() - starts[i]!.createdAt.getTime());
+      // Remove the budget (as setBudget does: clear the stop, wake the members); each resumes from its notice.
+      await db.$executeRaw`UPDATE teams SET budget_tokens = NULL, budget_stopped_at = NULL WHERE id = ${lead}`;
+      for (const id of ids) await notifyActivity(db, id, "inbox");
+    }
+    for (const a of [stops, perMember, stepMs]) a.sort((x, y) => x - y);
+    return {
+      members,
+      trials,
+      allStoppedP50Ms: percentile(stops, 50),
+      allStoppedMaxMs: stops.at(-1) ?? NaN,
+      memberStopP50Ms: percentile(perMember, 50),
+      memberStopP95Ms: percentile(perMember, 95),
+      stepP50Ms: percentile(stepMs, 50),
+    };
+  } finally {
+    await host.stop();
+  }
+}
+
 // ------------------------------------------------------------------ main
 
 async function main(): Promise<void> {
@@ -214,6 +279,9 @@ async function main(): Promise<void> {
     progress(`steer latency: ${STEERS} samples`);
     const steer = await steerLatency(url, config, STEERS);
 
+    progress(`budget stop: ${BUDGET_MEMBERS} members x ${BUDGET_TRIALS} trials`);
+    const budget = await budgetStop(url, config, BUDGET_MEMBERS, BUDGET_TRIALS);
+
     const result = {
       bench: "runtime",
       at: new Date().toISOString(),
@@ -231,6 +299,7 @@ async function main(): Promise<void> {
       },
       modelSteps: steps,
       steer: { scriptedModelDelayMs: 0, ...steer },
+      budgetStop: { scriptedModelDelayMs: 0, ...budget },
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
