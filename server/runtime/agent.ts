@@ -261,7 +261,7 @@ export class AgentDriver {
       const model = this.svc.resolveModel(settings.model);
       const price = this.svc.priceOf?.(settings.model) ?? FREE;
       for (;;) {
-        await this.maybeCompact(model, abort.signal);
+        await this.maybeCompact(model, price, abort.signal);
         await this.admitRuntimeContext({ includeOptional: settings.optionalContext });
         const result = await this.modelStep(model, price, turnId, step, abort.signal);
         for (const call of result.toolCalls) {
@@ -342,10 +342,13 @@ export class AgentDriver {
   }
 
   /** Summarises the completed part of the history when the visible history is over budget. */
-  private async maybeCompact(model: LanguageModel, signal: AbortSignal): Promise<void> {
+  private async maybeCompact(model: LanguageModel, price: Price, signal: AbortSignal): Promise<void> {
     const plan = planCompaction(this.events, this.svc.config.compactionBudgetTokens);
     if (!plan) return;
-    await this.append(await summarise(model, plan, signal));
+    const [marker, summary] = await summarise(model, plan, signal);
+    const usage = marker.usage ?? { inputTokens: 0, outputTokens: 0 };
+    const cost = costNanos(price, usage);
+    await this.append([{ ...marker, costNanos: cost }, summary], (tx) => addSpend(tx, this.sessionId, usage, cost));
     this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`);
   }
 

@@ -58,7 +58,7 @@ describe("planCompaction", () => {
 });
 
 describe("summarise", () => {
-  it("asks for a summary of the plan as text, with no tools, and records marker then summary", async () => {
+  it("asks for a summary of the plan as text, with no tools, and records marker (with the call's usage) then summary", async () => {
     const requests: ModelRequest[] = [];
     const model: LanguageModel = {
       id: "test:summary",
@@ -66,7 +66,7 @@ describe("summarise", () => {
         requests.push(request);
         yield { type: "text-delta", text: "the " };
         yield { type: "text-delta", text: "gist" };
-        yield { type: "finish", usage: { inputTokens: 1, outputTokens: 1 } };
+        yield { type: "finish", usage: { inputTokens: 120, outputTokens: 7 } };
       },
     };
     const plan = { throughSeq: 4, messages: [{ role: "user" as const, text: "hello" }] };
@@ -74,10 +74,10 @@ describe("summarise", () => {
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ tools: [], purpose: "summary" });
     expect(requests[0]!.messages).toEqual([{ role: "user", text: expect.stringMatching(/\n\n\[user\] hello$/) }]);
-    expect(marker).toEqual({ kind: "compaction", throughSeq: 4, summaryMessageId: expect.any(String) });
+    expect(marker).toEqual({ kind: "compaction", throughSeq: 4, summaryMessageId: expect.any(String), usage: { inputTokens: 120, outputTokens: 7 } });
     expect(summary).toEqual({
       kind: "user_message",
-      messageId: marker!.kind === "compaction" ? marker!.summaryMessageId : "",
+      messageId: marker.summaryMessageId,
       text: "the gist",
       source: { kind: "compaction_summary" },
     });

@@ -1,6 +1,6 @@
 import { newMessageId } from "../ids";
-import type { LanguageModel, ModelMessage } from "../models/types";
-import type { EventPayload, SessionEvent } from "./events";
+import type { LanguageModel, ModelMessage, Usage } from "../models/types";
+import type { EventPayload, PayloadOf, SessionEvent } from "./events";
 import { toModelMessages, visibleEvents } from "./history";
 
 // Compaction: when the history the model sees is over budget, the completed turns no earlier
@@ -29,9 +29,13 @@ export function planCompaction(events: SessionEvent[], budgetTokens: number): Co
   return { throughSeq, messages: toModelMessages(visible.filter((e) => e.seq <= throughSeq)) };
 }
 
-/** Asks the model for the summary and returns the events that record it (marker, then summary). */
-export async function summarise(model: LanguageModel, plan: CompactionPlan, signal: AbortSignal): Promise<EventPayload[]> {
+/**
+ * Asks the model for the summary and returns the events that record it (marker, then summary).
+ * The marker carries the call's usage: a summary is paid for like a step, and counts against budgets.
+ */
+export async function summarise(model: LanguageModel, plan: CompactionPlan, signal: AbortSignal): Promise<[PayloadOf<"compaction">, EventPayload]> {
   let summary = "";
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
   for await (const chunk of model.stream(
     {
       system: SUMMARY_SYSTEM,
@@ -42,10 +46,11 @@ export async function summarise(model: LanguageModel, plan: CompactionPlan, sign
     signal,
   )) {
     if (chunk.type === "text-delta") summary += chunk.text;
+    else if (chunk.type === "finish") usage = chunk.usage;
   }
   const summaryMessageId = newMessageId();
   return [
-    { kind: "compaction", throughSeq: plan.throughSeq, summaryMessageId },
+    { kind: "compaction", throughSeq: plan.throughSeq, summaryMessageId, usage },
     { kind: "user_message", messageId: summaryMessageId, text: summary, source: { kind: "compaction_summary" } },
   ];
 }

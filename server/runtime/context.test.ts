@@ -132,5 +132,12 @@ describe("compaction", () => {
     expect(last.messages.some((m) => m.role === "user" && m.text.includes("role: lead"))).toBe(true);
     expect(requests.some((q) => q.purpose === "summary" && q.tools.length === 0)).toBe(true);
     expect((await eventsOf(r.db, id)).length).toBe(events.length);
+
+    // The summary call is spent like a step: the session's spend is every call's usage.
+    const used = events.flatMap((e) => (e.payload.kind === "assistant_message" || e.payload.kind === "compaction" ? [e.payload.usage] : []));
+    expect(c.payload.kind === "compaction" && c.payload.usage?.inputTokens).toBeGreaterThan(0);
+    const spend = await r.db.session.findUniqueOrThrow({ where: { id }, select: { spentInputTokens: true, spentOutputTokens: true } });
+    expect(Number(spend.spentInputTokens)).toBe(used.reduce((n, u) => n + (u?.inputTokens ?? 0), 0));
+    expect(Number(spend.spentOutputTokens)).toBe(used.reduce((n, u) => n + (u?.outputTokens ?? 0), 0));
   });
 });

@@ -94,7 +94,14 @@ export const EventPayloadSchema = z.discriminatedUnion("kind", [
     errorCode: z.string().optional(),
   }),
   /** Everything up to `throughSeq` is replaced in the model history by the summary message that follows. */
-  z.object({ kind: z.literal("compaction"), throughSeq: z.number().int(), summaryMessageId: z.string() }),
+  z.object({
+    kind: z.literal("compaction"),
+    throughSeq: z.number().int(),
+    summaryMessageId: z.string(),
+    /** What the summary call used and cost (added to the session's spend like a step). */
+    usage: UsageSchema.optional(),
+    costNanos: z.number().int().nonnegative().optional(),
+  }),
 ]);
 export type EventPayload = z.infer<typeof EventPayloadSchema>;
 export type EventKind = EventPayload["kind"];
