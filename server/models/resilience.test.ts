@@ -114,8 +114,8 @@ describe.each(WIRES)("$wire through the resilient wrapper", ({ make, key }) => {
 
   it("abandons an attempt whose first token does not come in time, and retries it", async () => {
     server.enqueue({ text: ["late"], hold: never }, { text: ["on time"] });
-    const chunks = await collect(model({ firstTokenTimeoutMs: 200 }).stream(REQUEST, new AbortController().signal));
-    expect(waits(chunks)).toEqual([expect.objectContaining({ kind: "retry", attempt: 1, reason: "no first token after 0 s" })]);
+    const chunks = await collect(model({ firstTokenTimeoutMs: 500 }).stream(REQUEST, new AbortController().signal));
+    expect(waits(chunks)).toEqual([expect.objectContaining({ kind: "retry", attempt: 1, reason: "no first token after 1 s" })]);
     expect(texts(chunks)).toEqual(["on time"]);
     expect(server.requests).toHaveLength(2);
     expect(server.requests[0]!.disconnectedEarly).toBe(true);
@@ -124,10 +124,10 @@ describe.each(WIRES)("$wire through the resilient wrapper", ({ make, key }) => {
   it("counts streaming tool-call arguments as the first token (a long call is not abandoned)", async () => {
     const stall = deferred();
     server.enqueue({ toolCalls: [{ id: "c1", name: "write", argumentsJson: '{"text":"a long file"}' }], argumentChunks: 6, stall: stall.promise });
-    const done = collect(model({ firstTokenTimeoutMs: 150 }).stream({ ...REQUEST, tools: [{ name: "write", description: "w", inputSchema: { type: "object" } }] }, new AbortController().signal));
+    const done = collect(model({ firstTokenTimeoutMs: 300 }).stream({ ...REQUEST, tools: [{ name: "write", description: "w", inputSchema: { type: "object" } }] }, new AbortController().signal));
     await server.waitForRequests(1);
     // Arguments have started; the end is held well past the first-token timeout.
-    setTimeout(stall.resolve, 400);
+    setTimeout(stall.resolve, 900);
     const chunks = await done;
     expect(chunks.filter((c) => c.type === "tool-call")).toEqual([{ type: "tool-call", call: { toolCallId: "c1", toolName: "write", input: { text: "a long file" } } }]);
     expect(chunks.some((c) => c.type === "progress" || c.type === "wait")).toBe(false);
@@ -138,9 +138,9 @@ describe.each(WIRES)("$wire through the resilient wrapper", ({ make, key }) => {
     server.enqueue({ text: ["half"], stall: never }, { text: ["never"] });
     const seen: ModelChunk[] = [];
     const error = await (async () => {
-      for await (const c of model({ requestTimeoutMs: 300 }).stream(REQUEST, new AbortController().signal)) seen.push(c);
+      for await (const c of model({ requestTimeoutMs: 1000 }).stream(REQUEST, new AbortController().signal)) seen.push(c);
     })().catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/no complete answer after 0 s \(request timeout\)/);
+    expect((error as Error).message).toMatch(/no complete answer after 1 s \(request timeout\)/);
     expect(texts(seen)).toEqual(["half"]);
     expect(server.requests).toHaveLength(1);
   });
