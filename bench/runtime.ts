@@ -21,13 +21,20 @@
 //   time from that commit to every member's turn having ended with reason `budget` (each stops
 //   at its next step boundary, so it is bounded by a step's length, also printed). Then the
 //   budget is removed, every member resumes, and the trial repeats (BENCH_BUDGET_TRIALS, 5).
+// - retryOverhead: one agent on the OpenAI-compatible provider (the real SDK path and the
+//   registry's resilient model) against the in-process fake provider; BENCH_RETRIES turns
+//   answered at once, as many answered 429 with retry-after-ms: 20 first. A step's latency is
+//   its step_start to its assistant_message (database clock); the overhead of a retry is the
+//   retried step's latency minus the wait the provider asked for minus the plain steps' p50.
 import os from "node:os";
 import { createDb, inTx, type Db } from "../server/db/client";
-import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
+import { commitRate, percentile, percentileOf, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
 import { ActivityHub, notifyActivity } from "../server/live/activity";
 import { ModelChoiceSchema } from "../server/models/choice";
+import { createModelResolver } from "../server/models/registry";
+import { startFakeProviderServer } from "../server/models/testing/fake-provider-server";
 import { readTail, ScriptedModel, type Playbook } from "../server/models/scripted";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
 import { enqueue } from "../server/runtime/inbox";
@@ -38,6 +45,7 @@ import { createSession } from "../server/runtime/sessions";
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 10);
 const STEERS = Number(process.env.BENCH_STEERS ?? 150);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
+const RETRIES = Number(process.env.BENCH_RETRIES ?? 40);
 const AGENT_COUNTS = [1, 8, 32];
 const BUDGET_MEMBERS = Number(process.env.BENCH_BUDGET_MEMBERS ?? 8);
 const BUDGET_TRIALS = Number(process.env.BENCH_BUDGET_TRIALS ?? 5);
@@ -247,6 +255,54 @@ async function budgetStop(url: string, config: RuntimeConfig, members: number, t
   }
 }
 
+async function retryOverhead(url: string, config: RuntimeConfig, samples: number) {
+  const fake = await startFakeProviderServer();
+  const RETRY_AFTER_MS = 20;
+  // The product's retry settings, except a 1 ms backoff base: the provider's Retry-After sets the wait.
+  const env = parseEnv({ OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: "sk-bench-not-a-key", MODEL_RETRY_BASE_MS: "1" });
+  const host = await startHost(url, config, undefined, true, { resolveModel: createModelResolver(env) });
+  try {
+    const s = await createSession(host.db, { title: "bench retry", model: { provider: "openai-compatible", model: "bench" } });
+    const id = asSessionId(s.id);
+    const plain: number[] = [];
+    const retried: { ms: number; delayMs: number }[] = [];
+    for (let i = 0; i < 2 * samples; i++) {
+      const retry = i % 2 === 1;
+      if (retry) fake.enqueue({ status: 429, message: "rate limited", headers: { "retry-after-ms": String(RETRY_AFTER_MS) } });
+      fake.enqueue({ text: ["ok"] });
+      const before = await host.db.sessionEvent.count({ where: { sessionId: id, kind: "turn_end" } });
+      await inTx(host.db, (tx) => enqueue(tx, id, { mode: "queue", text: `prompt ${i}`, source: { kind: "human" } }));
+      await waitUntil(async () => (await host.db.sessionEvent.count({ where: { sessionId: id, kind: "turn_end" } })) > before, 30_000, `turn ${i}`);
+      const events = await host.db.sessionEvent.findMany({
+        where: { sessionId: id, kind: { in: ["step_start", "model_wait", "assistant_message"] } },
+        orderBy: { seq: "desc" },
+        take: 3,
+        select: { kind: true, createdAt: true, payload: true },
+      });
+      const at = (kind: string) => events.find((e) => e.kind === kind);
+      const ms = at("assistant_message")!.createdAt.getTime() - at("step_start")!.createdAt.getTime();
+      if (!retry) plain.push(ms);
+      else retried.push({ ms, delayMs: (at("model_wait")!.payload as { wait: { delayMs: number } }).wait.delayMs });
+    }
+    const base = percentile([...plain].sort((a, b) => a - b), 50);
+    const overhead = retried.map((r) => r.ms - r.delayMs - base).sort((a, b) => a - b);
+    return {
+      samples,
+      retryAfterMs: RETRY_AFTER_MS,
+      requests: fake.requests.length,
+      plainStepP50Ms: base,
+      plainStepP95Ms: percentileOf(plain, 95),
+      retriedStepP50Ms: percentileOf(retried.map((r) => r.ms), 50),
+      retriedStepP95Ms: percentileOf(retried.map((r) => r.ms), 95),
+      overheadP50Ms: percentile(overhead, 50),
+      overheadP95Ms: percentile(overhead, 95),
+    };
+  } finally {
+    await host.stop();
+    await fake.close();
+  }
+}
+
 // ------------------------------------------------------------------ main
 
 async function main(): Promise<void> {
@@ -282,6 +338,9 @@ async function main(): Promise<void> {
     progress(`budget stop: ${BUDGET_MEMBERS} members x ${BUDGET_TRIALS} trials`);
     const budget = await budgetStop(url, config, BUDGET_MEMBERS, BUDGET_TRIALS);
 
+    progress(`retry overhead: ${RETRIES} retried steps`);
+    const retry = await retryOverhead(url, config, RETRIES);
+
     const result = {
       bench: "runtime",
       at: new Date().toISOString(),
@@ -300,6 +359,7 @@ async function main(): Promise<void> {
       modelSteps: steps,
       steer: { scriptedModelDelayMs: 0, ...steer },
       budgetStop: { scriptedModelDelayMs: 0, ...budget },
+      retryOverhead: retry,
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -43,13 +43,18 @@ export function Roster({
               type="button"
               className={`member${m.name === selected ? " selected" : ""}`}
               aria-pressed={m.name === selected}
-              aria-label={`${m.name} (${m.role}), ${m.status}`}
+              aria-label={`${m.name} (${m.role}), ${m.status}${m.lastError ? `, last turn failed: ${m.lastError}` : ""}`}
               onClick={() => onSelect(m.name)}
             >
               <span className="member-head">
                 <strong>{m.name}</strong>
                 <StatusBadge status={m.status} />
               </span>
+              {m.lastError && (
+                <span className="error member-error" role="note" title={m.lastError}>
+                  Last turn failed: {m.lastError}
+                </span>
+              )}
               <span className="muted member-meta">
                 {m.role}
                 {m.context ? ` · ${m.context}` : ""} · {m.model.provider}:{m.model.model} · {m.tokensUsed.toLocaleString()} tokens

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TranscriptEvent, TranscriptPayload } from "./api-types";
-import { focusItemKey, foldTranscript, mergeEvents, stoppedBy } from "./transcript-model";
+import { focusItemKey, foldTranscript, mergeEvents, stoppedBy, waitText, type TranscriptItem } from "./transcript-model";
 
 const at = new Date(0);
 const log = (...payloads: TranscriptPayload[]): TranscriptEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
@@ -45,6 +45,63 @@ describe("foldTranscript", () => {
       expect.objectContaining({ kind: "assistant", text: "partial", streaming: false, interrupted: true }),
       expect.objectContaining({ kind: "turn_end", reason: "interrupted" }),
     ]);
+  });
+});
+
+describe("provider waits", () => {
+  const wait = (step: number, w: Extract<TranscriptPayload, { kind: "model_wait" }>["wait"]): TranscriptPayload => ({ kind: "model_wait", turnId: T, step, wait: w });
+  const retry = (attempt: number, delayMs: number, reason: string) => ({ kind: "retry" as const, attempt, delayMs, reason });
+  const reply = (step: number, text: string): TranscriptPayload => ({
+    kind: "assistant_message", messageId: `m${step}`, turnId: T, step, model: "x", text, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 }, interrupted: false,
+  });
+  const waits = (items: TranscriptItem[]) => items.flatMap((i) => (i.kind === "wait" ? [i] : []));
+
+  it("shows one live line per step, counting down to the latest retry, then a past note once the reply streams", () => {
+    const waiting = log(
+      { kind: "turn_start", turnId: T },
+      { kind: "user_message", messageId: "u", text: "hi", source: { kind: "human" } },
+      wait(0, retry(1, 4000, "429 rate limited")),
+    );
+    const [live] = waits(foldTranscript(waiting));
+    expect(live).toMatchObject({ live: true, retries: 1 });
+    expect([0, 1500, 3999, 4000].map((ms) => waitText(live!, ms))).toEqual([
+      "Retrying in 4 s (429 rate limited)",
+      "Retrying in 3 s (429 rate limited)",
+      "Retrying in 1 s (429 rate limited)",
+      "Retrying now (429 rate limited)",
+    ]);
+
+    const again = foldTranscript([...waiting, ...log(wait(0, retry(2, 2000, "503 unavailable"))).map((e) => ({ ...e, seq: e.seq + 3 }))]);
+    expect(waits(again)).toHaveLength(1);
+    expect(waitText(waits(again)[0]!)).toBe("Retrying in 2 s (503 unavailable)");
+
+    const streaming = [...waiting, ...log(wait(0, retry(2, 2000, "503 unavailable")), { kind: "assistant_delta", turnId: T, step: 0, text: "Hel" }).map((e) => ({ ...e, seq: e.seq + 3 }))];
+    const items = foldTranscript(streaming);
+    expect(items.map((i) => i.kind)).toEqual(["user", "wait", "assistant"]);
+    expect(waitText(waits(items)[0]!)).toBe("Retried 2 times (503 unavailable)");
+
+    const once = foldTranscript([...waiting, ...log(reply(0, "Hello")).map((e) => ({ ...e, seq: e.seq + 3 }))]);
+    expect(once.map((i) => i.kind)).toEqual(["user", "wait", "assistant"]);
+    expect(waitText(waits(once)[0]!)).toBe("Retried after 429 rate limited");
+  });
+
+  it("says a queued step waits for the provider, and drops the line once it runs", () => {
+    const queued = log({ kind: "turn_start", turnId: T }, wait(0, { kind: "provider" }));
+    expect(waits(foldTranscript(queued)).map((w) => waitText(w))).toEqual(["Waiting for the provider (too many requests at once)"]);
+    const ran = foldTranscript([...queued, { seq: 3, createdAt: at, payload: reply(0, "Done") }]);
+    expect(ran.map((i) => i.kind)).toEqual(["assistant"]);
+  });
+
+  it("keeps the past note when retries ran out and the turn ended with the error", () => {
+    const items = foldTranscript(
+      log(
+        { kind: "turn_start", turnId: T },
+        wait(0, retry(1, 10, "500 server error")),
+        wait(0, { kind: "provider" }),
+        { kind: "turn_end", turnId: T, reason: "error", error: "x:y: 500 server error; gave up after 2 attempts" },
+      ),
+    );
+    expect(items.map((i) => (i.kind === "wait" ? waitText(i) : i.kind))).toEqual(["Retried after 500 server error", "turn_end"]);
   });
 });
 

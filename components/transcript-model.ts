@@ -26,16 +26,56 @@ export type TranscriptItem =
       file?: FileVersionRef;
     }
   | { kind: "compaction"; key: string; seq: number; throughSeq: number }
+  | {
+      kind: "wait";
+      key: string;
+      seq: number;
+      /** The step is still waiting; once its reply starts (or the turn ends) only a step that was retried keeps a past note. */
+      live: boolean;
+      /** The latest wait of the step: for a provider slot, or before a retry. */
+      wait: ModelWaitView;
+      /** The seq of that latest wait (a countdown restarts with each). */
+      waitSeq: number;
+      /** Retries the step has waited for so far, and the latest one's reason. */
+      retries: number;
+      reason: string | null;
+    }
   | { kind: "turn_end"; key: string; seq: number; reason: TurnEndReason; error?: string; at: Date };
+
+type ModelWaitView = Extract<TranscriptEvent["payload"], { kind: "model_wait" }>["wait"];
 
 export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptItem[] {
   const items: TranscriptItem[] = [];
   // The reply being streamed for (turn, step), if any, as an index into items.
   let streamingAt: { turnId: string; step: number; index: number } | null = null;
+  // The step's wait line while it is live, as an index into items.
+  let waitingAt: { turnId: string; step: number; index: number } | null = null;
+  // Wait lines of steps that were never retried: gone once the step moves on.
+  const dropped = new Set<number>();
+  const settleWait = () => {
+    const cur = waitingAt && items[waitingAt.index];
+    if (waitingAt && cur?.kind === "wait") {
+      if (cur.retries === 0) dropped.add(waitingAt.index);
+      else items[waitingAt.index] = { ...cur, live: false };
+    }
+    waitingAt = null;
+  };
 
   for (const e of events) {
     const p = e.payload;
+    if (waitingAt && (p.kind === "assistant_delta" || p.kind === "assistant_message" || p.kind === "turn_end" || p.kind === "step_start")) settleWait();
     switch (p.kind) {
+      case "model_wait": {
+        const retry = p.wait.kind === "retry" ? p.wait : null;
+        const cur = waitingAt && waitingAt.turnId === p.turnId && waitingAt.step === p.step ? items[waitingAt.index] : null;
+        if (cur?.kind === "wait") {
+          items[waitingAt!.index] = { ...cur, wait: p.wait, waitSeq: e.seq, retries: cur.retries + (retry ? 1 : 0), reason: retry?.reason ?? cur.reason };
+        } else {
+          waitingAt = { turnId: p.turnId, step: p.step, index: items.length };
+          items.push({ kind: "wait", key: `wait-${e.seq}`, seq: e.seq, live: true, wait: p.wait, waitSeq: e.seq, retries: retry ? 1 : 0, reason: retry?.reason ?? null });
+        }
+        break;
+      }
       case "user_message":
         items.push({ kind: "user", key: p.messageId, seq: e.seq, text: p.text, source: p.source });
         break;
@@ -94,7 +134,19 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
         break;
     }
   }
-  return items;
+  return dropped.size === 0 ? items : items.filter((_, i) => !dropped.has(i));
+}
+
+/**
+ * What a wait line says. Live: "Retrying in 4 s (429 rate limited)" counting down from the
+ * delay (`elapsedMs` since the wait was seen), or "Waiting for the provider"; past: how often
+ * the step was retried and why.
+ */
+export function waitText(item: Extract<TranscriptItem, { kind: "wait" }>, elapsedMs = 0): string {
+  if (!item.live) return item.retries === 1 ? `Retried after ${item.reason}` : `Retried ${item.retries} times (${item.reason})`;
+  if (item.wait.kind === "provider") return "Waiting for the provider (too many requests at once)";
+  const seconds = Math.ceil(Math.max(0, item.wait.delayMs - elapsedMs) / 1000);
+  return seconds > 0 ? `Retrying in ${seconds} s (${item.wait.reason})` : `Retrying now (${item.wait.reason})`;
 }
 
 /**

@@ -5,7 +5,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { TranscriptEvent } from "./api-types";
 import { filesHref } from "./files/links";
 import { Markdown } from "./markdown";
-import { focusItemKey, foldTranscript, stoppedBy, type StopRecord, type TranscriptItem } from "./transcript-model";
+import { focusItemKey, foldTranscript, stoppedBy, waitText, type StopRecord, type TranscriptItem } from "./transcript-model";
 
 // User content is rendered as text nodes or through the Markdown component (which builds
 // React elements, never HTML strings), so nothing in a prompt, reply or message can run script.
@@ -179,6 +179,9 @@ function Item({
       );
     case "compaction":
       return <p className="marker">Earlier history compacted (through event {item.throughSeq})</p>;
+    case "wait":
+      // Remounted for each wait event, so the countdown starts from that wait's delay.
+      return <WaitLine key={item.waitSeq} item={item} />;
     case "turn_end":
       return (
         <p className="marker" role="note">
@@ -188,4 +191,21 @@ function Item({
         </p>
       );
   }
+}
+
+/** A step waiting for the provider or backing off before a retry: live with a countdown, then a past note. */
+function WaitLine({ item }: { item: Extract<TranscriptItem, { kind: "wait" }> }) {
+  const [since] = useState(() => Date.now());
+  const [now, setNow] = useState(since);
+  const counting = item.live && item.wait.kind === "retry";
+  useEffect(() => {
+    if (!counting) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [counting]);
+  return (
+    <p className={`marker wait${item.live ? " live" : ""}`} role={item.live ? "status" : "note"}>
+      {waitText(item, now - since)}
+    </p>
+  );
 }

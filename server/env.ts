@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CatalogEnvSchema } from "./models/catalog";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./models/retry-policy";
 import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "./limits";
 
 // Validated once at start-up; every tunable of the runtime is here with its default.
@@ -53,6 +54,19 @@ const EnvSchema = z.object({
   ANTHROPIC_MODEL: z.string().default("claude-sonnet-4-5"),
   /** The offered models with labels and prices (models/catalog.ts), JSON. */
   MODELS: CatalogEnvSchema,
+  /** Real providers (models/resilience.ts): retries of transient failures after the first attempt. */
+  MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(20).default(DEFAULT_RETRY_POLICY.maxRetries),
+  /** The first retry's backoff ceiling; each retry doubles it (full jitter), up to MODEL_RETRY_MAX_MS. */
+  MODEL_RETRY_BASE_MS: intMs(DEFAULT_RETRY_POLICY.baseDelayMs),
+  /** The longest backoff; a provider asking (Retry-After) for longer is taken as a refusal. */
+  MODEL_RETRY_MAX_MS: intMs(DEFAULT_RETRY_POLICY.maxDelayMs),
+  /** Nothing from the provider for this long: the attempt is abandoned and retried. */
+  MODEL_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** One attempt longer than this is cut (not retried); streamed text stays as an interrupted reply. */
+  MODEL_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(600_000),
+  /** Concurrent requests per provider family in this process; more wait their turn, in order. */
+  OPENAI_MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).max(1000).default(8),
+  ANTHROPIC_MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).max(1000).default(8),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -81,4 +95,9 @@ export function teamLimitsOf(env: Env): TeamLimits {
 /** The workspace limits the environment sets. */
 export function workspaceLimitsOf(env: Env): WorkspaceLimits {
   return { maxFileBytes: env.WORKSPACE_MAX_FILE_BYTES, maxFiles: env.WORKSPACE_MAX_FILES, maxBytes: env.WORKSPACE_MAX_BYTES };
+}
+
+/** The retry policy the environment sets (models/retry-policy.ts). */
+export function retryPolicyOf(env: Env): RetryPolicy {
+  return { maxRetries: env.MODEL_MAX_RETRIES, baseDelayMs: env.MODEL_RETRY_BASE_MS, maxDelayMs: env.MODEL_RETRY_MAX_MS };
 }

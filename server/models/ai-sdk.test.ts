@@ -111,13 +111,13 @@ describe.each(PROVIDERS)("$wire wire format", ({ make, id }) => {
     expect(texts(chunks)).toEqual(["Hel", "lo", ", wor", "ld"]);
     expect(texts(chunks).join("")).toBe("Hello, world");
     expect(chunks.filter((c) => c.type === "finish")).toHaveLength(1);
-    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 12, outputTokens: 4 } });
+    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 12, outputTokens: 4, cachedInputTokens: 0 } });
   });
 
   it("reports zero usage when the provider sends none", async () => {
     server.enqueue({ text: ["ok"] });
     const chunks = await collect(make().stream(SIMPLE_REQUEST, new AbortController().signal));
-    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 0, outputTokens: 0 } });
+    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 } });
   });
 
   it("yields two tool calls whose split arguments come out parsed", async () => {
@@ -136,7 +136,19 @@ describe.each(PROVIDERS)("$wire wire format", ({ make, id }) => {
       { toolCallId: "tc_1", toolName: "read_file", input: { path: "src/index.ts" } },
       { toolCallId: "tc_2", toolName: "search", input: { query: "TODO", limit: 5 } },
     ]);
-    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 30, outputTokens: 20 } });
+    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 30, outputTokens: 20, cachedInputTokens: 0 } });
+  });
+
+  it("reports cached input tokens, and usage sent only at the end of the stream", async () => {
+    server.enqueue({ text: ["ok"], usage: { inputTokens: 100, outputTokens: 9, cachedInputTokens: 60 }, usageAtEnd: true });
+    const chunks = await collect(make().stream(SIMPLE_REQUEST, new AbortController().signal));
+    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 100, outputTokens: 9, cachedInputTokens: 60 } });
+  });
+
+  it("says the provider is alive as soon as tool-call arguments start, before the call is whole", async () => {
+    server.enqueue({ toolCalls: [{ id: "tc_1", name: "read_file", argumentsJson: '{"path": "a.ts"}' }] });
+    const chunks = await collect(make().stream(SIMPLE_REQUEST, new AbortController().signal));
+    expect(chunks.map((c) => c.type)).toEqual(["progress", "tool-call", "finish"]);
   });
 
   it("yields malformed tool arguments as a tool call with the raw string, without throwing", async () => {

@@ -128,8 +128,8 @@ async function* streamOneStep(
       onError: () => {},
     });
 
-    let usage: Usage = { inputTokens: 0, outputTokens: 0 };
-    for await (const part of result.fullStream) {
+    let usage: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+    for await (const part of readable(id, result.fullStream, signal)) {
       switch (part.type) {
         case "text-delta":
           if (part.text.length > 0) yield { type: "text-delta", text: part.text };
@@ -143,10 +143,15 @@ async function* streamOneStep(
             call: { toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
           };
           break;
+        case "tool-input-start":
+        case "reasoning-start":
+          yield { type: "progress" };
+          break;
         case "finish":
           usage = {
             inputTokens: part.totalUsage.inputTokens ?? 0,
             outputTokens: part.totalUsage.outputTokens ?? 0,
+            cachedInputTokens: part.totalUsage.inputTokenDetails.cacheReadTokens ?? 0,
           };
           break;
         case "error":
@@ -164,6 +169,16 @@ async function* streamOneStep(
     yield { type: "finish", usage };
   } finally {
     done.abort();
+  }
+}
+
+/** Errors thrown by the stream itself (a connection cut mid-body) become provider errors too. */
+async function* readable<T>(id: string, stream: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  try {
+    yield* stream;
+  } catch (e) {
+    signal.throwIfAborted();
+    throw e instanceof ModelProviderError ? e : toProviderError(id, e);
   }
 }
 
@@ -246,6 +261,11 @@ function toJsonValue(value: unknown): JSONValue {
 
 function toProviderError(id: string, error: unknown): ModelProviderError {
   const cause = RetryError.isInstance(error) ? error.lastError : error;
+  if (APICallError.isInstance(cause) && cause.statusCode !== undefined && cause.statusCode < 300) {
+    // The provider answered 200 and the body broke off: the connection, not a refusal.
+    const message = `the response stream broke off (${describe(cause.cause ?? cause)})`;
+    return new ModelProviderError(`${id}: ${message}`, undefined, undefined, { kind: "connection", message });
+  }
   if (APICallError.isInstance(cause)) {
     const status = cause.statusCode;
     const where = status !== undefined ? ` (HTTP ${status})` : "";
@@ -253,7 +273,19 @@ function toProviderError(id: string, error: unknown): ModelProviderError {
     const failure: Failure = status !== undefined ? { kind: "http", status, headers, message: cause.message } : { kind: "connection", message: cause.message };
     return new ModelProviderError(`${id} request failed${where}: ${cause.message}`, status, { cause }, failure);
   }
-  return new ModelProviderError(`${id} stream failed: ${describe(cause)}`, undefined, { cause });
+  return new ModelProviderError(`${id} stream failed: ${describe(cause)}`, undefined, { cause }, inStreamFailure(cause));
+}
+
+/**
+ * Anthropic reports overload and rate limits as an error event in a 200 stream; they are as
+ * transient as the HTTP answers they stand for. Other in-stream errors stay unclassified.
+ */
+const IN_STREAM_STATUS: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, api_error: 500 };
+
+function inStreamFailure(error: unknown): Failure | undefined {
+  if (typeof error !== "object" || error === null || !("type" in error) || typeof error.type !== "string") return undefined;
+  const status = IN_STREAM_STATUS[error.type];
+  return status === undefined ? undefined : { kind: "http", status, message: describe(error) };
 }
 
 /** In-stream provider errors arrive as plain objects such as `{ type, message }`, not Errors. */

@@ -1,8 +1,9 @@
-import type { Env } from "../env";
+import { retryPolicyOf, type Env } from "../env";
 import { AppError } from "../errors";
 import { createAnthropicModel, createOpenAICompatibleModel } from "./ai-sdk";
 import { FREE, modelKey, sameModel, type ModelOption, type Price } from "./catalog";
 import { SCRIPTED_CHOICE, type ModelChoice } from "./choice";
+import { ConcurrencyLimiter, resilientModel } from "./resilience";
 import { ScriptedModel, type Playbook } from "./scripted";
 import type { LanguageModel } from "./types";
 
@@ -54,20 +55,27 @@ export type ModelResolver = (choice: ModelChoice) => LanguageModel;
 
 export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}): ModelResolver {
   const scripted = new ScriptedModel({ delayMs: env.SCRIPTED_MODEL_DELAY_MS, playbook: opts.playbook });
+  // One limiter per provider family for this resolver, i.e. for the process (main.ts makes one).
+  const resilient = (limiter: ConcurrencyLimiter) => (model: LanguageModel) =>
+    resilientModel(model, { retry: retryPolicyOf(env), firstTokenTimeoutMs: env.MODEL_FIRST_TOKEN_TIMEOUT_MS, requestTimeoutMs: env.MODEL_REQUEST_TIMEOUT_MS, limiter });
+  const openai = resilient(new ConcurrencyLimiter(env.OPENAI_MAX_CONCURRENT_REQUESTS));
+  const anthropic = resilient(new ConcurrencyLimiter(env.ANTHROPIC_MAX_CONCURRENT_REQUESTS));
   return (choice) => {
     switch (choice.provider) {
       case "scripted":
         return scripted;
       case "openai-compatible":
         if (!env.OPENAI_BASE_URL && !env.OPENAI_API_KEY) break;
-        return createOpenAICompatibleModel({
-          baseURL: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
-          apiKey: env.OPENAI_API_KEY,
-          model: choice.model,
-        });
+        return openai(
+          createOpenAICompatibleModel({
+            baseURL: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
+            apiKey: env.OPENAI_API_KEY,
+            model: choice.model,
+          }),
+        );
       case "anthropic":
         if (!env.ANTHROPIC_API_KEY) break;
-        return createAnthropicModel({ baseURL: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY, model: choice.model });
+        return anthropic(createAnthropicModel({ baseURL: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY, model: choice.model }));
     }
     throw new AppError("MODEL_UNAVAILABLE", `Model provider "${choice.provider}" is not configured on this server`);
   };

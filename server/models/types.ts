@@ -44,7 +44,10 @@ export interface Usage {
   cachedInputTokens?: number;
 }
 
-/** Why a step is not streaming yet: waiting for a provider slot, or backing off before a retry. */
+/**
+ * Why a step is not streaming yet: waiting for a provider slot, or backing off before retry
+ * number `attempt` (1: the first retry) after a transient failure.
+ */
 export type ModelWait = { kind: "provider" } | { kind: "retry"; attempt: number; delayMs: number; reason: string };
 
 export type ModelChunk =
@@ -52,7 +55,12 @@ export type ModelChunk =
   | { type: "tool-call"; call: ToolCall }
   | { type: "finish"; usage: Usage }
   /** Emitted only before the first text or tool call of a step (models/resilience.ts). */
-  | { type: "wait"; wait: ModelWait };
+  | { type: "wait"; wait: ModelWait }
+  /**
+   * The provider is producing output that is no chunk yet (tool-call arguments, reasoning): it
+   * ends the first-token wait (models/resilience.ts). Carries nothing; consumers ignore it.
+   */
+  | { type: "progress" };
 
 export interface LanguageModel {
   /** "<provider>:<model>", for the transcript and diagnostics. */

@@ -6,6 +6,7 @@ import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "
 import { notifyActivity } from "../live/activity";
 import { costNanos, FREE, type Price } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
+import { redactSecrets } from "../models/redact";
 import type { ModelResolver } from "../models/registry";
 import type { LanguageModel, ToolCall, ToolSpec, Usage } from "../models/types";
 import { planCompaction, summarise } from "./compaction";
@@ -298,7 +299,9 @@ export class AgentDriver {
         const cutByShutdown = kind === "shutdown" && !(await storedAbortRequest(this.svc.db, this.sessionId));
         await this.endTurn(turnId, { reason: cutByShutdown ? "interrupted" : "aborted" });
       } else {
-        const message = e instanceof Error ? e.message : String(e);
+        // Provider errors arrive readable and redacted (models/resilience.ts, ai-sdk.ts); key
+        // shapes are masked again here because this text reaches the transcript, roster and log.
+        const message = redactSecrets(e instanceof Error ? e.message : String(e));
         this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`);
         await this.endTurn(turnId, { reason: "error", error: message });
       }
@@ -401,7 +404,7 @@ export class AgentDriver {
           flusher.push(chunk.text);
         } else if (chunk.type === "tool-call") toolCalls.push(chunk.call);
         else if (chunk.type === "wait") await this.append([{ kind: "model_wait", turnId, step, wait: chunk.wait }]);
-        else usage = chunk.usage;
+        else if (chunk.type === "finish") usage = chunk.usage;
       }
       if (signal.aborted) throw new Error("aborted");
     } catch (e) {

@@ -69,16 +69,17 @@ describe.each([
     expect(second).toContain("What time is it?");
   });
 
-  it("ends the turn with reason error when the provider fails, and keeps serving the next prompt", async ({ rt, fake }) => {
+  it("ends the turn with reason error when the provider refuses, and keeps serving the next prompt", async ({ rt, fake }) => {
     fake.reset();
-    fake.enqueue({ status: 500, message: "upstream exploded" }, { text: ["Recovered."] });
+    // A permanent refusal: transient failures are retried (provider-reliability.test.ts).
+    fake.enqueue({ status: 400, message: "bad request body" }, { text: ["Recovered."] });
     const s = await createSession(rt.db, { title: `${provider} errors`, model: { provider, model } });
     const id = asSessionId(s.id);
     await promptSession(rt.db, id, { text: "first" });
     await promptSession(rt.db, id, { text: "second" });
     const events = await waitForTurns(rt.db, id, 2);
     const ends = turnEnds(events);
-    expect(ends[0]).toMatchObject({ reason: "error", error: expect.stringContaining("500") });
+    expect(ends[0]).toMatchObject({ reason: "error", error: `${provider}:${model}: 400 request refused: bad request body` });
     expect(ends[1]).toMatchObject({ reason: "completed" });
   });
 });

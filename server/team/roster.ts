@@ -32,6 +32,8 @@ export const MemberViewSchema = z.object({
   tokensUsed: z.number().int(),
   /** The person who added the teammate from the room (null: the Lead spawned it). */
   addedBy: PersonRefSchema.nullable(),
+  /** Why the member's last turn failed (its turn_end `error`); null once a later turn ends otherwise. */
+  lastError: z.string().nullable(),
 });
 export type MemberView = z.infer<typeof MemberViewSchema>;
 
@@ -48,6 +50,21 @@ async function tokensBySession(db: DbOrTx, ids: string[]): Promise<Map<string, n
   return new Map(rows.map((r) => [r.session_id, r.tokens]));
 }
 
+/** Each session's last turn error: the error of its latest turn_end when that turn failed (one query for all). */
+async function lastErrorsBySession(db: DbOrTx, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = z.array(z.object({ session_id: z.string(), error: z.string().nullable() })).parse(
+    await db.$queryRaw`SELECT s.id AS session_id, e.payload->>'error' AS error
+      FROM unnest(${ids}::text[]) AS s(id)
+      CROSS JOIN LATERAL (
+        SELECT payload FROM session_events
+        WHERE session_id = s.id AND kind = 'turn_end' ORDER BY seq DESC LIMIT 1
+      ) e
+      WHERE e.payload->>'reason' = 'error'`,
+  );
+  return new Map(rows.map((r) => [r.session_id, r.error ?? "the turn failed"]));
+}
+
 /** Lead first, then teammates in creation order, each with its live status. */
 export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<MemberView[]> {
   const lead = await db.session.findUnique({ where: { id: teamId }, select: sessionSelect });
@@ -59,6 +76,7 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
   });
   const byId = new Map(sessions.map((s) => [s.id, s]));
   const tokens = await tokensBySession(db, [teamId, ...members.map((m) => m.sessionId)]);
+  const lastErrors = await lastErrorsBySession(db, [teamId, ...members.map((m) => m.sessionId)]);
   const leadView: MemberView = {
     name: LEAD_NAME,
     role: "lead",
@@ -71,6 +89,7 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
     model: ModelChoiceSchema.parse(lead.model),
     tokensUsed: tokens.get(teamId) ?? 0,
     addedBy: null,
+    lastError: lastErrors.get(teamId) ?? null,
   };
   return [
     leadView,
@@ -89,6 +108,7 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
         model: s ? s.model : lead.model,
         tokensUsed: tokens.get(m.sessionId) ?? 0,
         addedBy: m.addedBy,
+        lastError: lastErrors.get(m.sessionId) ?? null,
       });
     }),
   ];

@@ -16,6 +16,8 @@ export interface FakeToolCall {
 export interface FakeUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Part of inputTokens served from the prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`). */
+  cachedInputTokens?: number;
 }
 
 /** One scripted response; consumed by the next request to either endpoint. */
@@ -29,6 +31,19 @@ export type FakeScript =
       delayMs?: number;
       /** After the content, emit an in-stream error event instead of finishing normally. */
       streamError?: string;
+      /** After the content, drop the connection (no error event, no end): a stream cut mid-reply. */
+      cut?: boolean;
+      /**
+       * The response starts (status and headers) but no event is sent until this settles: a
+       * slow first token, or a provider the test releases request by request.
+       */
+      hold?: PromiseLike<unknown>;
+      /** After the content, before the end (or the cut), nothing more is sent until this settles. */
+      stall?: PromiseLike<unknown>;
+      /** Anthropic: every usage figure in the final message_delta, none in message_start. */
+      usageAtEnd?: boolean;
+      /** How many deltas each tool call's arguments are split into (default 3). */
+      argumentChunks?: number;
     }
   | {
       /**
@@ -57,6 +72,11 @@ export interface FakeProviderServer {
   /** `${url}/v1`: the baseURL both SDK clients expect. */
   baseURL: string;
   requests: RecordedRequest[];
+  /** Requests whose response has not finished (or been dropped) yet, and the most seen at once since the last reset. */
+  readonly inFlight: number;
+  readonly maxInFlight: number;
+  /** Resolves once `n` requests have arrived since the last reset. */
+  waitForRequests(n: number): Promise<void>;
   enqueue(...scripts: FakeScript[]): void;
   /** Drops recorded requests and any unconsumed scripts. */
   reset(): void;
@@ -68,6 +88,9 @@ type Wire = "openai" | "anthropic";
 export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   const queue: FakeScript[] = [];
   const requests: RecordedRequest[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let arrivals: (() => void)[] = [];
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -82,7 +105,11 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
         disconnectedEarly: false,
       };
       requests.push(record);
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      for (const arrived of arrivals) arrived();
       res.on("close", () => {
+        inFlight -= 1;
         if (!res.writableFinished) record.disconnectedEarly = true;
       });
 
@@ -104,7 +131,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       }
       const events =
         wire === "openai" ? openAIEvents(script, record.body) : anthropicEvents(script, record.body);
-      void streamEvents(res, events, script.delayMs ?? 0);
+      void streamEvents(res, events, script);
     });
   });
 
@@ -119,10 +146,27 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     url,
     baseURL: `${url}/v1`,
     requests,
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    waitForRequests: (n) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (requests.length < n) return;
+          arrivals = arrivals.filter((a) => a !== check);
+          resolve();
+        };
+        arrivals.push(check);
+        check();
+      }),
     enqueue: (...scripts) => void queue.push(...scripts),
     reset: () => {
       queue.length = 0;
       requests.length = 0;
+      maxInFlight = inFlight;
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
@@ -173,7 +217,11 @@ interface SseEvent {
   data: string;
 }
 
-async function streamEvents(res: ServerResponse, events: SseEvent[], delayMs: number): Promise<void> {
+/** The events, and the index of the first one after the content (where `stall` waits). */
+type ScriptedEvents = SseEvent[] & { contentEnd?: number };
+
+async function streamEvents(res: ServerResponse, events: ScriptedEvents, script: StreamScript): Promise<void> {
+  const delayMs = script.delayMs ?? 0;
   res.writeHead(200, {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
@@ -183,10 +231,20 @@ async function streamEvents(res: ServerResponse, events: SseEvent[], delayMs: nu
   res.flushHeaders();
   let clientGone = false;
   res.once("close", () => (clientGone = true));
-  for (const e of events) {
+  if (script.hold) await script.hold;
+  const stallAt = events.contentEnd ?? events.length;
+  for (const [i, e] of events.entries()) {
+    if (i === stallAt && script.stall) await script.stall;
     if (delayMs > 0) await sleep(delayMs);
     if (clientGone) return; // client went away (abort): stop producing
     res.write(`${e.event ? `event: ${e.event}\n` : ""}data: ${e.data}\n\n`);
+  }
+  if (stallAt === events.length && script.stall) await script.stall;
+  if (script.cut) {
+    // Let the written events reach the client first, then drop the socket without ending the response.
+    await new Promise<void>((resolve) => res.write("", () => resolve()));
+    res.socket?.destroy();
+    return;
   }
   res.end();
 }
@@ -206,17 +264,17 @@ function splitInto(s: string, parts: number): string[] {
 
 type StreamScript = Exclude<FakeScript, { status: number }>;
 
-function openAIEvents(script: StreamScript, body: unknown): SseEvent[] {
+function openAIEvents(script: StreamScript, body: unknown): ScriptedEvents {
   const model = typeof field(body, "model") === "string" ? (field(body, "model") as string) : "fake";
   const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): SseEvent => ({
     data: JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finishReason }] }),
   });
 
-  const events: SseEvent[] = [chunk({ role: "assistant", content: "" })];
+  const events: ScriptedEvents = [chunk({ role: "assistant", content: "" })];
   for (const t of script.text ?? []) events.push(chunk({ content: t }));
   (script.toolCalls ?? []).forEach((call, index) => {
-    splitInto(call.argumentsJson, 3).forEach((args, i) => {
+    splitInto(call.argumentsJson, script.argumentChunks ?? 3).forEach((args, i) => {
       // Only the first fragment carries id and name, as OpenAI does.
       const toolCall =
         i === 0
@@ -230,17 +288,24 @@ function openAIEvents(script: StreamScript, body: unknown): SseEvent[] {
     events.push({ data: JSON.stringify({ error: { message: script.streamError, type: "fake_error" } }) });
     return events;
   }
+  events.contentEnd = events.length;
+  if (script.cut) return events;
   const hasTools = (script.toolCalls ?? []).length > 0;
   events.push(chunk({}, hasTools ? "tool_calls" : "stop"));
   const includeUsage = field(field(body, "stream_options"), "include_usage") === true;
   if (includeUsage && script.usage) {
     // Real OpenAI sends usage in its own trailing chunk with empty choices.
-    const { inputTokens, outputTokens } = script.usage;
+    const { inputTokens, outputTokens, cachedInputTokens } = script.usage;
     events.push({
       data: JSON.stringify({
         ...base,
         choices: [],
-        usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+        usage: {
+          prompt_tokens: inputTokens,
+          completion_tokens: outputTokens,
+          total_tokens: inputTokens + outputTokens,
+          ...(cachedInputTokens !== undefined ? { prompt_tokens_details: { cached_tokens: cachedInputTokens } } : {}),
+        },
       }),
     });
   }
@@ -248,15 +313,18 @@ function openAIEvents(script: StreamScript, body: unknown): SseEvent[] {
   return events;
 }
 
-function anthropicEvents(script: StreamScript, body: unknown): SseEvent[] {
+function anthropicEvents(script: StreamScript, body: unknown): ScriptedEvents {
   const model = typeof field(body, "model") === "string" ? (field(body, "model") as string) : "fake";
   const ev = (payload: { type: string } & Record<string, unknown>): SseEvent => ({
     event: payload.type,
     data: JSON.stringify(payload),
   });
   const usage = script.usage ?? { inputTokens: 0, outputTokens: 0 };
+  // Anthropic counts cache reads apart from input_tokens; FakeUsage's inputTokens includes them.
+  const cached = usage.cachedInputTokens ?? 0;
+  const inputUsage = { input_tokens: usage.inputTokens - cached, ...(cached > 0 ? { cache_read_input_tokens: cached } : {}) };
 
-  const events: SseEvent[] = [
+  const events: ScriptedEvents = [
     ev({
       type: "message_start",
       message: {
@@ -267,7 +335,7 @@ function anthropicEvents(script: StreamScript, body: unknown): SseEvent[] {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: usage.inputTokens, output_tokens: 1 },
+        usage: script.usageAtEnd ? { input_tokens: 0, output_tokens: 0 } : { ...inputUsage, output_tokens: 1 },
       },
     }),
     ev({ type: "ping" }),
@@ -291,7 +359,7 @@ function anthropicEvents(script: StreamScript, body: unknown): SseEvent[] {
         content_block: { type: "tool_use", id: call.id, name: call.name, input: {} },
       }),
     );
-    for (const part of splitInto(call.argumentsJson, 3)) {
+    for (const part of splitInto(call.argumentsJson, script.argumentChunks ?? 3)) {
       events.push(
         ev({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: part } }),
       );
@@ -304,12 +372,14 @@ function anthropicEvents(script: StreamScript, body: unknown): SseEvent[] {
     events.push(ev({ type: "error", error: { type: "overloaded_error", message: script.streamError } }));
     return events;
   }
+  events.contentEnd = events.length;
+  if (script.cut) return events;
   const hasTools = (script.toolCalls ?? []).length > 0;
   events.push(
     ev({
       type: "message_delta",
       delta: { stop_reason: hasTools ? "tool_use" : "end_turn", stop_sequence: null },
-      usage: { output_tokens: usage.outputTokens },
+      usage: script.usageAtEnd ? { ...inputUsage, output_tokens: usage.outputTokens } : { output_tokens: usage.outputTokens },
     }),
   );
   events.push(ev({ type: "message_stop" }));
