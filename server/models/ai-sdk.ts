@@ -143,12 +143,17 @@ async function* streamOneStep(
             call: { toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
           };
           break;
-        case "finish":
+        case "finish": {
+          // The SDK's inputTokens include cached ones for both providers (Anthropic's own
+          // input_tokens do not; its adapter adds cache reads and writes back), as ours do.
+          const cached = part.totalUsage.inputTokenDetails.cacheReadTokens ?? 0;
           usage = {
             inputTokens: part.totalUsage.inputTokens ?? 0,
             outputTokens: part.totalUsage.outputTokens ?? 0,
+            ...(cached > 0 ? { cachedInputTokens: cached } : {}),
           };
           break;
+        }
         case "error":
           signal.throwIfAborted();
           throw toProviderError(id, part.error);

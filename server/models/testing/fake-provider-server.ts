@@ -14,8 +14,11 @@ export interface FakeToolCall {
 }
 
 export interface FakeUsage {
+  /** All input tokens, cached ones included (as our Usage counts them). */
   inputTokens: number;
   outputTokens: number;
+  /** The part of inputTokens served from the prompt cache, sent in each format's own field. */
+  cachedInputTokens?: number;
 }
 
 /** One scripted response; consumed by the next request to either endpoint. */
@@ -235,12 +238,14 @@ function openAIEvents(script: StreamScript, body: unknown): SseEvent[] {
   const includeUsage = field(field(body, "stream_options"), "include_usage") === true;
   if (includeUsage && script.usage) {
     // Real OpenAI sends usage in its own trailing chunk with empty choices.
-    const { inputTokens, outputTokens } = script.usage;
+    const { inputTokens, outputTokens, cachedInputTokens } = script.usage;
+    // OpenAI counts cached tokens inside prompt_tokens and names them in prompt_tokens_details.
+    const details = cachedInputTokens !== undefined ? { prompt_tokens_details: { cached_tokens: cachedInputTokens } } : {};
     events.push({
       data: JSON.stringify({
         ...base,
         choices: [],
-        usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+        usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens, ...details },
       }),
     });
   }
@@ -267,7 +272,12 @@ function anthropicEvents(script: StreamScript, body: unknown): SseEvent[] {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: usage.inputTokens, output_tokens: 1 },
+        // Anthropic's input_tokens leaves out what was read from the cache (cache_read_input_tokens).
+        usage: {
+          input_tokens: usage.inputTokens - (usage.cachedInputTokens ?? 0),
+          output_tokens: 1,
+          ...(usage.cachedInputTokens !== undefined ? { cache_read_input_tokens: usage.cachedInputTokens } : {}),
+        },
       },
     }),
     ev({ type: "ping" }),
