@@ -73,6 +73,30 @@ export function costNanos(price: Price, usage: { inputTokens: number; outputToke
   return Math.round(nanos * 1000);
 }
 
+/** What a session (or a team, summed) has spent: tokens as the providers reported them, cost in nano-USD. */
+export const SpendSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  /** The part of inputTokens served from a prompt cache. */
+  cachedTokens: z.number().int().nonnegative(),
+  costNanos: z.number().int().nonnegative(),
+});
+export type Spend = z.infer<typeof SpendSchema>;
+
+export const NO_SPEND: Spend = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costNanos: 0 };
+
+export function sumSpend(spends: readonly Spend[]): Spend {
+  return spends.reduce(
+    (a, b) => ({
+      inputTokens: a.inputTokens + b.inputTokens,
+      outputTokens: a.outputTokens + b.outputTokens,
+      cachedTokens: a.cachedTokens + b.cachedTokens,
+      costNanos: a.costNanos + b.costNanos,
+    }),
+    NO_SPEND,
+  );
+}
+
 /** "$0.0123": enough digits to see small steps, no more. */
 export function formatCost(nanos: number): string {
   const usd = nanos / 1e9;
