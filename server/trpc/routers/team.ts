@@ -8,7 +8,9 @@ import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../..
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
 import { leadOf } from "../../team/membership";
-import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema, type MemberView } from "../../team/roster";
+import { SpendSchema, type Spend } from "../../models/catalog";
+import { availableModels } from "../../models/registry";
+import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, teamSpend, TeamSummarySchema, type MemberView } from "../../team/roster";
 import {
   getTask,
   ListTasksInputSchema,
@@ -37,6 +39,8 @@ import { ListInput, TeamRef } from "../schemas";
 
 export interface TeamState {
   members: MemberView[];
+  /** The team's total: its members' spend summed. */
+  spend: Spend;
   tasks: TaskView[];
   messages: TeamMessageView[];
   /** The people of the team, who of them is in the room now, and what people did lately. */
@@ -50,6 +54,7 @@ export interface TeamState {
 }
 export const TeamStateSchema = z.object({
   members: z.array(MemberViewSchema),
+  spend: SpendSchema,
   tasks: z.array(TaskViewSchema),
   messages: z.array(TeamMessageViewSchema),
   people: z.array(TeamPersonViewSchema),
@@ -84,7 +89,7 @@ async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole
     recentActions(ctx.db, id),
     workspaceSummary(ctx.db, id),
   ]);
-  return { members, tasks, messages, people, presence, actions, workspace, myRole };
+  return { members, spend: teamSpend(members), tasks, messages, people, presence, actions, workspace, myRole };
 }
 
 export const teamRouter = router({
@@ -107,7 +112,7 @@ export const teamRouter = router({
     .output(MemberViewSchema)
     .mutation(async ({ ctx, input }) => {
       const by = await teamAccess(ctx, input.teamId, "act");
-      const member = await spawnTeammate(ctx.db, leadOf(by.teamId), input, teamLimitsOf(ctx.env), by);
+      const member = await spawnTeammate(ctx.db, leadOf(by.teamId), input, { limits: teamLimitsOf(ctx.env), models: availableModels(ctx.env), by });
       void ctx.runtime.wake(asSessionId(member.sessionId));
       return member;
     }),
