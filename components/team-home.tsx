@@ -40,7 +40,7 @@ export function TeamHome() {
             <span className="label">Title</span>
             <input value={title} onChange={(e) => setTitle(e.target.value)} placeholder="What should the team work on?" maxLength={LIMITS.sessionTitleChars} />
           </label>
-          <label>
+          <label className="model-pick">
             <span className="label">Model</span>
             <select value={selected} onChange={(e) => setModel(e.target.value)}>
               {options.length === 0 && <option value="">Default model</option>}
