@@ -3,7 +3,8 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type KeyboardEvent } from "react";
-import type { AppErrorCode, InboxItem } from "./api-types";
+import type { AppErrorCode, InboxItem, Spend } from "./api-types";
+import { formatCost } from "./models";
 import { accessLost, appCodeOf } from "./app-error";
 import { StatusBadge } from "./status-badge";
 import { Transcript } from "./transcript";
@@ -25,6 +26,7 @@ export function AgentPanel({
   onTyping,
   onSent,
   stops,
+  spend,
   focusSeq = null,
 }: {
   /** The team's room (tool cards link to its Files view). */
@@ -36,6 +38,8 @@ export function AgentPanel({
   focusSeq?: number | null;
   /** People's Stops of this agent, from the team's action record. */
   stops: readonly StopRecord[];
+  /** What the agent has spent (the team feed's roster, so it is live). */
+  spend?: Spend;
   /** A keystroke in the composer (presence: "typing to"). */
   onTyping: (sessionId: string) => void;
   onSent: () => void;
@@ -83,6 +87,7 @@ export function AgentPanel({
             Reconnecting…
           </span>
         )}
+        {spend && <SpendLine spend={spend} />}
       </div>
       {error && (
         <p role="alert" className="error">
@@ -209,5 +214,15 @@ function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string;
         </p>
       )}
     </li>
+  );
+}
+
+/** Tokens in (of which cached), out, and the cost so far. */
+function SpendLine({ spend }: { spend: Spend }) {
+  const n = (x: number) => x.toLocaleString("en-US");
+  return (
+    <span className="muted agent-spend">
+      {n(spend.inputTokens)} in{spend.cachedTokens > 0 ? ` (${n(spend.cachedTokens)} cached)` : ""} · {n(spend.outputTokens)} out · {formatCost(spend.costNanos)}
+    </span>
   );
 }

@@ -16,6 +16,8 @@ type Yielded<T> = T extends AsyncIterable<infer U> ? U : never;
 /** The live team snapshot: roster, board, mailbox, people. */
 export type TeamState = Yielded<RouterOutputs["team"]["live"]>["data"];
 export type MemberView = TeamState["members"][number];
+/** What a member (or, summed, the team) has spent: tokens and nano-USD. */
+export type Spend = MemberView["spend"];
 export type TaskView = TeamState["tasks"][number];
 export type ChangedBy = NonNullable<TaskView["changedBy"]>;
 export type TeamMessageView = TeamState["messages"][number];

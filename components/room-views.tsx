@@ -72,6 +72,7 @@ function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent
         onTyping={onTyping}
         onSent={onSent}
         stops={stopsOf(state.actions, selected.sessionId)}
+        spend={selected.spend}
         focusSeq={location.member === selected.name ? location.seq : null}
       />
       <Timeline teamId={teamId} members={state.members.map((m) => m.name)} location={location} />

@@ -3,6 +3,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { MemberView, RouterInputs } from "./api-types";
+import { modelKey, optionText, spendText, useModels } from "./models";
 import { SPLIT_MAX } from "./room-url";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
@@ -33,6 +34,7 @@ export function Roster({
   split: readonly string[];
   onToggleSplit: (name: string) => void;
 }) {
+  const { labelOf } = useModels();
   return (
     <section aria-label="Roster" className="roster">
       <h2>Team</h2>
@@ -57,9 +59,10 @@ export function Roster({
               )}
               <span className="muted member-meta">
                 {m.role}
-                {m.context ? ` · ${m.context}` : ""} · {m.model.provider}:{m.model.model} · {m.tokensUsed.toLocaleString()} tokens
+                {m.context ? ` · ${m.context}` : ""} · {labelOf(m.model)}
                 {m.addedBy && ` · added by ${m.addedBy.name}`}
               </span>
+              <span className="muted member-spend">{spendText(m.spend)}</span>
               {m.description && <span className="member-desc">{m.description}</span>}
               {m.diagnostic && (
                 <span className="error member-desc" role="note">
@@ -80,26 +83,31 @@ export function Roster({
           </li>
         ))}
       </ul>
-      {canAct && <AddTeammate teamId={teamId} />}
+      {canAct && <AddTeammate teamId={teamId} lead={members[0]} />}
     </section>
   );
 }
 
-function AddTeammate({ teamId }: { teamId: string }) {
+const EMPTY_FORM = { name: "", description: "", prompt: "", context: "fresh" as TeammateContext, model: "" };
+
+function AddTeammate({ teamId, lead }: { teamId: string; lead: MemberView | undefined }) {
   const trpc = useTRPC();
+  const { options, labelOf } = useModels();
   const [open, setOpen] = useState(false);
-  const [form, setForm] = useState({ name: "", description: "", prompt: "", context: "fresh" as TeammateContext });
+  // model "": the Lead's (the server's default for a spawn that names none).
+  const [form, setForm] = useState(EMPTY_FORM);
   const add = useMutation(
     trpc.team.addTeammate.mutationOptions({
       onSuccess: () => {
-        setForm({ name: "", description: "", prompt: "", context: "fresh" });
+        setForm(EMPTY_FORM);
         setOpen(false);
       },
     }),
   );
   function submit(e: FormEvent) {
     e.preventDefault();
-    add.mutate({ teamId, ...form });
+    const { model, ...rest } = form;
+    add.mutate({ teamId, ...rest, ...(model ? { model } : {}) });
   }
   if (!open) {
     return (
@@ -127,6 +135,17 @@ function AddTeammate({ teamId }: { teamId: string }) {
         <select value={form.context} onChange={(e) => setForm({ ...form, context: e.target.value === "fork" ? "fork" : "fresh" })}>
           <option value="fresh">fresh (empty history)</option>
           <option value="fork">fork (the Lead&apos;s completed turns)</option>
+        </select>
+      </label>
+      <label>
+        <span className="label">Model</span>
+        <select value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })}>
+          <option value="">the Lead&apos;s{lead ? ` (${labelOf(lead.model)})` : ""}</option>
+          {options.map((m) => (
+            <option key={modelKey(m)} value={modelKey(m)}>
+              {optionText(m)}
+            </option>
+          ))}
         </select>
       </label>
       <div className="row">

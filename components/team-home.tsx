@@ -4,24 +4,20 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import type { ModelChoice } from "./api-types";
+import { modelKey, optionText, spendText, useModels } from "./models";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
-
-/** A model choice as a select value. */
-const modelKey = (m: ModelChoice) => `${m.provider}:${m.model}`;
 
 export function TeamHome() {
   const trpc = useTRPC();
   const router = useRouter();
   const teams = useQuery({ ...trpc.team.list.queryOptions(), refetchInterval: 3_000 });
-  const models = useQuery(trpc.session.models.queryOptions());
+  const { options, labelOf } = useModels();
   const [title, setTitle] = useState("");
   // null: the first model the server lists (its default). Until the list is there, a team is
   // created without a model and the server picks its default.
   const [model, setModel] = useState<string | null>(null);
-  const options = models.data ?? [];
   const selected = model ?? (options[0] ? modelKey(options[0]) : "");
   const create = useMutation(trpc.session.create.mutationOptions({ onSuccess: (s) => router.push(`/teams/${s.id}`) }));
 
@@ -44,13 +40,13 @@ export function TeamHome() {
             <span className="label">Title</span>
             <input value={title} onChange={(e) => setTitle(e.target.value)} placeholder="What should the team work on?" maxLength={LIMITS.sessionTitleChars} />
           </label>
-          <label>
+          <label className="model-pick">
             <span className="label">Model</span>
             <select value={selected} onChange={(e) => setModel(e.target.value)}>
               {options.length === 0 && <option value="">Default model</option>}
               {options.map((m) => (
                 <option key={modelKey(m)} value={modelKey(m)}>
-                  {m.label}
+                  {optionText(m)}
                 </option>
               ))}
             </select>
@@ -80,9 +76,10 @@ export function TeamHome() {
                 {t.myRole}
               </span>
               <span className="muted">
-                {t.memberCount} member{t.memberCount === 1 ? "" : "s"} · {t.model.provider}:{t.model.model} · last activity{" "}
+                {t.memberCount} member{t.memberCount === 1 ? "" : "s"} · {labelOf(t.model)} · last activity{" "}
                 {new Date(t.lastActivityAt).toLocaleString()}
               </span>
+              <span className="muted team-spend">spent {spendText(t.spend)}</span>
             </li>
           ))}
         </ul>

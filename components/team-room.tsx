@@ -6,6 +6,7 @@ import { useState } from "react";
 import { accessLost } from "./app-error";
 import { BudgetBanner, BudgetBar } from "./budget";
 import { Mailbox } from "./mailbox";
+import { spendText } from "./models";
 import { PeoplePanel } from "./people-panel";
 import { PresenceBar } from "./presence-bar";
 import { RecentActivity } from "./recent-activity";
@@ -46,6 +47,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
       <header className="room-head">
         <h1>{lead?.description ?? "Team"}</h1>
         {lead && <StatusBadge status={lead.status} />}
+        {state && <span className="muted team-spend">team: {spendText(state.spend)}</span>}
         {state && (
           <span className={`badge badge-role-${state.myRole}`} aria-label={`your role: ${state.myRole}`}>
             you: {state.myRole}

@@ -15,6 +15,19 @@ import { startAppServer } from "../server/main";
 import { nextBuild } from "./next-build";
 
 const root = path.resolve(import.meta.dirname, "..");
+
+/**
+ * The keyless model with a price, so the room and home show costs (e2e/cost.spec.ts), and a
+ * second model to pick for a teammate: offered (its provider is configured) but never reached
+ * (port 9 refuses connections), so nothing leaves the machine.
+ */
+const E2E_MODELS = {
+  OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+  MODELS: JSON.stringify([
+    { provider: "scripted", model: "keyless", label: "Keyless demo", price: { input: 1, output: 5 } },
+    { provider: "openai-compatible", model: "e2e-unreachable", label: "Unreachable second model", price: { input: 0.5, output: 2 } },
+  ]),
+};
 const PREFIX = "at_e2e_";
 
 async function main() {
@@ -38,7 +51,7 @@ async function main() {
     nextBuild(root, ["ignore", "inherit", "inherit"]);
   }
 
-  const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", ...process.env, DATABASE_URL: url });
+  const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", ...E2E_MODELS, ...process.env, DATABASE_URL: url });
   const server = await startAppServer({ env, databaseUrl: url });
   console.log(`e2e server ready on ${server.url}`);
 

@@ -11,7 +11,7 @@ import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
 import { authSecretOf } from "./people/instance";
 import { personFromHeaders } from "./people/person";
-import { createModelResolver } from "./models/registry";
+import { availableModels, createModelResolver, priceOf } from "./models/registry";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
 import { createTeamLayer } from "./team/team-layer";
@@ -57,7 +57,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     config: { ...runtimeConfigFromEnv(opts.env), ...opts.config },
     // Every session is a team member; the keyless model plays the team scenario.
     resolveModel: createModelResolver(opts.env, { playbook: teamPlaybook }),
-    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env) }),
+    priceOf: (c) => priceOf(opts.env, c),
+    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env), models: availableModels(opts.env) }),
     log: (line) => log(`[runtime] ${line}`),
   });
 

@@ -120,6 +120,14 @@ describe.each(PROVIDERS)("$wire wire format", ({ make, id }) => {
     expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 } });
   });
 
+  it("reports cached input tokens inside inputTokens, as each format sends them", async () => {
+    // 100 input tokens of which 60 came from the cache: OpenAI says prompt_tokens 100 with
+    // cached_tokens 60; Anthropic says input_tokens 40 with cache_read_input_tokens 60.
+    server.enqueue({ text: ["ok"], usage: { inputTokens: 100, outputTokens: 5, cachedInputTokens: 60 } });
+    const chunks = await collect(make().stream(SIMPLE_REQUEST, new AbortController().signal));
+    expect(chunks.at(-1)).toEqual({ type: "finish", usage: { inputTokens: 100, outputTokens: 5, cachedInputTokens: 60 } });
+  });
+
   it("yields two tool calls whose split arguments come out parsed", async () => {
     server.enqueue({
       text: ["Checking."],

@@ -147,13 +147,17 @@ async function* streamOneStep(
         case "reasoning-start":
           yield { type: "progress" };
           break;
-        case "finish":
+        case "finish": {
+          // The SDK's inputTokens include cached ones for both providers (Anthropic's own
+          // input_tokens do not; its adapter adds cache reads and writes back), as ours do.
+          const cached = part.totalUsage.inputTokenDetails.cacheReadTokens ?? 0;
           usage = {
             inputTokens: part.totalUsage.inputTokens ?? 0,
             outputTokens: part.totalUsage.outputTokens ?? 0,
-            cachedInputTokens: part.totalUsage.inputTokenDetails.cacheReadTokens ?? 0,
+            ...(cached > 0 ? { cachedInputTokens: cached } : {}),
           };
           break;
+        }
         case "error":
           signal.throwIfAborted();
           throw toProviderError(id, part.error);

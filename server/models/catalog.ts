@@ -4,7 +4,10 @@ import { ModelChoiceSchema, type ModelChoice } from "./choice";
 // The models this server offers, each with a label and a price (SPEC.md §15), and how a step's
 // tokens become its cost. The list comes from the environment (`MODELS`, JSON); the keyless
 // model is always offered. Prices are USD per million tokens, costs integers in nano-USD so
-// sums are exact. No SDK imports: the env schema and the browser's formatting use this too.
+// sums are exact. No SDK imports: the env schema uses this. How models, prices and costs read
+// is in model-text.ts (no imports, so the browser loads no zod).
+
+export { formatCost, modelKey, priceText } from "./model-text";
 
 export const PriceSchema = z
   .object({
@@ -60,11 +63,6 @@ export function sameModel(a: ModelChoice, b: ModelChoice): boolean {
   return a.provider === b.provider && a.model === b.model;
 }
 
-/** "provider:model", the way a model is named to agents (spawn_teammate's `model`). */
-export function modelKey(c: ModelChoice): string {
-  return `${c.provider}:${c.model}`;
-}
-
 /** nano-USD for one step's tokens; cached input tokens are part of inputTokens. */
 export function costNanos(price: Price, usage: { inputTokens: number; outputTokens: number; cachedInputTokens?: number }): number {
   const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
@@ -73,13 +71,26 @@ export function costNanos(price: Price, usage: { inputTokens: number; outputToke
   return Math.round(nanos * 1000);
 }
 
-/** "$0.0123": enough digits to see small steps, no more. */
-export function formatCost(nanos: number): string {
-  const usd = nanos / 1e9;
-  if (usd === 0) return "$0";
-  if (usd >= 100) return `$${usd.toFixed(0)}`;
-  if (usd >= 1) return `$${usd.toFixed(2)}`;
-  if (usd >= 0.01) return `$${usd.toFixed(3)}`;
-  if (usd < 0.0001) return "<$0.0001";
-  return `$${usd.toFixed(4)}`;
+/** What a session (or a team, summed) has spent: tokens as the providers reported them, cost in nano-USD. */
+export const SpendSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  /** The part of inputTokens served from a prompt cache. */
+  cachedTokens: z.number().int().nonnegative(),
+  costNanos: z.number().int().nonnegative(),
+});
+export type Spend = z.infer<typeof SpendSchema>;
+
+export const NO_SPEND: Spend = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costNanos: 0 };
+
+export function sumSpend(spends: readonly Spend[]): Spend {
+  return spends.reduce(
+    (a, b) => ({
+      inputTokens: a.inputTokens + b.inputTokens,
+      outputTokens: a.outputTokens + b.outputTokens,
+      cachedTokens: a.cachedTokens + b.cachedTokens,
+      costNanos: a.costNanos + b.costNanos,
+    }),
+    NO_SPEND,
+  );
 }

@@ -418,7 +418,10 @@ export class AgentDriver {
   }
 }
 
-/** Adds one step's usage and cost to the session's spend (what budgets and the roster read). */
+/**
+ * Adds one step's usage and cost to the session's spend (what budgets and the roster read).
+ * `state` tells the team feed, which shows the spend live, to re-read the roster.
+ */
 async function addSpend(tx: Tx, sessionId: SessionId, usage: Usage, cost: number): Promise<void> {
   if (usage.inputTokens === 0 && usage.outputTokens === 0 && cost === 0) return;
   await tx.$executeRaw`UPDATE sessions SET
@@ -427,4 +430,5 @@ async function addSpend(tx: Tx, sessionId: SessionId, usage: Usage, cost: number
       spent_cached_tokens = spent_cached_tokens + ${usage.cachedInputTokens ?? 0},
       spent_cost_nanos = spent_cost_nanos + ${cost}
     WHERE id = ${sessionId}`;
+  await notifyActivity(tx, sessionId, "state");
 }

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "../db/client";
 import { asSessionId, type SessionId } from "../ids";
 import type { ActivityHub } from "../live/activity";
+import type { Price } from "../models/catalog";
+import type { ModelChoice } from "../models/choice";
 import type { ModelResolver } from "../models/registry";
 import { AgentDriver, type AgentServices } from "./agent";
 import type { RuntimeConfig } from "./config";
@@ -19,6 +21,8 @@ export interface RuntimeOptions {
   hub: ActivityHub;
   config: RuntimeConfig;
   resolveModel: ModelResolver;
+  /** The price table (models/catalog.ts): what a step of each model costs; unset, steps cost nothing. */
+  priceOf?: (choice: ModelChoice) => Price;
   /** Tools per agent; defaults to the built-in tools (teams plug in their nine tools). */
   toolsFor?: (sessionId: SessionId) => { tools: ToolDefinition[]; options?: ToolsetOptions };
   /** Runtime-context registry per agent; defaults to the built-in date provider. */
@@ -51,6 +55,7 @@ export class Runtime {
       db: opts.db,
       config: opts.systemPrompt === undefined ? opts.config : { ...opts.config, systemPrompt: opts.systemPrompt },
       resolveModel: opts.resolveModel,
+      priceOf: opts.priceOf,
       toolsFor: opts.toolsFor ?? (() => ({ tools: builtinTools })),
       contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),
       onClaimed: opts.onClaimed,

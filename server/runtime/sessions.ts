@@ -3,6 +3,7 @@ import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
+import type { Spend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref, type Person } from "../people/person";
@@ -49,6 +50,21 @@ const sessionSelect = {
   createdAt: true,
   updatedAt: true,
 } as const;
+
+/** The spend counters (runtime/agent.ts adds each step's usage and cost in its message's transaction). */
+export const SPEND_COLUMNS = { spentInputTokens: true, spentOutputTokens: true, spentCachedTokens: true, spentCostNanos: true } as const;
+
+type SpendRow = { spentInputTokens: bigint; spentOutputTokens: bigint; spentCachedTokens: bigint; spentCostNanos: bigint };
+
+/** A session's spend as shown (numbers: far below 2^53 for any real spend). */
+export function spendOf(row: SpendRow): Spend {
+  return {
+    inputTokens: Number(row.spentInputTokens),
+    outputTokens: Number(row.spentOutputTokens),
+    cachedTokens: Number(row.spentCachedTokens),
+    costNanos: Number(row.spentCostNanos),
+  };
+}
 
 type SessionRow = {
   status: string;

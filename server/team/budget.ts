@@ -18,12 +18,12 @@ export const BudgetLimitSchema = z.object({
 });
 export type BudgetLimit = z.infer<typeof BudgetLimitSchema>;
 
-export const SpendSchema = z.object({ tokens: z.number().int().nonnegative(), costNanos: z.number().int().nonnegative() });
-export type Spend = z.infer<typeof SpendSchema>;
+export const BudgetSpentSchema = z.object({ tokens: z.number().int().nonnegative(), costNanos: z.number().int().nonnegative() });
+export type BudgetSpent = z.infer<typeof BudgetSpentSchema>;
 
 export const BudgetViewSchema = z.object({
   limit: BudgetLimitSchema,
-  spent: SpendSchema,
+  spent: BudgetSpentSchema,
   /** Spending has reached a limit: nothing runs until it is raised. */
   reached: z.boolean(),
   /** When a member first found it reached (cleared by a raise above the spend). */
@@ -41,7 +41,7 @@ const BudgetRow = z.object({
   cost_nanos: count,
 });
 
-export function isReached(limit: BudgetLimit, spent: Spend): boolean {
+export function isReached(limit: BudgetLimit, spent: BudgetSpent): boolean {
   return (limit.tokens !== null && spent.tokens >= limit.tokens) || (limit.costNanos !== null && spent.costNanos >= limit.costNanos);
 }
 

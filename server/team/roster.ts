@@ -6,10 +6,11 @@ import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId,
 import { boundedText } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
-import { ModelChoiceSchema } from "../models/choice";
+import { modelKey, NO_SPEND, SpendSchema, sumSpend } from "../models/catalog";
+import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
-import { AgentStatusSchema, completedTurnsSeed, deriveStatus, STATUS_COLUMNS } from "../runtime/sessions";
+import { AgentStatusSchema, completedTurnsSeed, deriveStatus, SPEND_COLUMNS, spendOf, STATUS_COLUMNS } from "../runtime/sessions";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref } from "../people/person";
 import { TeamRoleSchema } from "../people/roles";
@@ -29,7 +30,8 @@ export const MemberViewSchema = z.object({
   status: AgentStatusSchema,
   diagnostic: z.string().nullable(),
   model: ModelChoiceSchema,
-  tokensUsed: z.number().int(),
+  /** What the member's session has spent (its counters, updated at every step). */
+  spend: SpendSchema,
   /** The person who added the teammate from the room (null: the Lead spawned it). */
   addedBy: PersonRefSchema.nullable(),
   /** Why the member's last turn failed (its turn_end `error`); null once a later turn ends otherwise. */
@@ -37,17 +39,11 @@ export const MemberViewSchema = z.object({
 });
 export type MemberView = z.infer<typeof MemberViewSchema>;
 
-const sessionSelect = { ...STATUS_COLUMNS, id: true, title: true, model: true } as const;
+const sessionSelect = { ...STATUS_COLUMNS, ...SPEND_COLUMNS, id: true, title: true, model: true } as const;
 
-async function tokensBySession(db: DbOrTx, ids: string[]): Promise<Map<string, number>> {
-  if (ids.length === 0) return new Map();
-  const rows = z.array(z.object({ session_id: z.string(), tokens: z.number() })).parse(
-    await db.$queryRaw`SELECT session_id,
-        COALESCE(SUM((payload->'usage'->>'inputTokens')::int + (payload->'usage'->>'outputTokens')::int), 0)::int AS tokens
-      FROM session_events WHERE kind = 'assistant_message' AND session_id = ANY(${ids}::text[])
-      GROUP BY session_id`,
-  );
-  return new Map(rows.map((r) => [r.session_id, r.tokens]));
+/** The team's spend: what its members' sessions spent (a member not yet created spent nothing). */
+export function teamSpend(members: readonly MemberView[]) {
+  return sumSpend(members.map((m) => m.spend));
 }
 
 /** Each session's last turn error: the error of its latest turn_end when that turn failed (one query for all). */
@@ -75,7 +71,6 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
     select: sessionSelect,
   });
   const byId = new Map(sessions.map((s) => [s.id, s]));
-  const tokens = await tokensBySession(db, [teamId, ...members.map((m) => m.sessionId)]);
   const lastErrors = await lastErrorsBySession(db, [teamId, ...members.map((m) => m.sessionId)]);
   const leadView: MemberView = {
     name: LEAD_NAME,
@@ -87,7 +82,7 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
     status: deriveStatus(lead),
     diagnostic: null,
     model: ModelChoiceSchema.parse(lead.model),
-    tokensUsed: tokens.get(teamId) ?? 0,
+    spend: spendOf(lead),
     addedBy: null,
     lastError: lastErrors.get(teamId) ?? null,
   };
@@ -105,8 +100,8 @@ export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<Member
         phase,
         status: phase === "active" && s ? deriveStatus(s) : phase,
         diagnostic: m.diagnostic,
-        model: s ? s.model : lead.model,
-        tokensUsed: tokens.get(m.sessionId) ?? 0,
+        model: s?.model ?? m.model ?? lead.model,
+        spend: s ? spendOf(s) : NO_SPEND,
         addedBy: m.addedBy,
         lastError: lastErrors.get(m.sessionId) ?? null,
       });
@@ -123,37 +118,50 @@ export const SpawnInputSchema = z.object({
   description: z.string().trim().min(1).max(LIMITS.memberDescriptionChars),
   prompt: boundedText(LIMITS.promptBytes, "prompt", { trim: true }),
   context: z.enum(["fresh", "fork"]).default("fresh"),
+  /** One of the offered models as "provider:model" (`modelKey`); unset, the Lead's. */
+  model: z.string().trim().min(1).max(256).optional(),
 });
 export type SpawnInput = z.output<typeof SpawnInputSchema>;
+
+export interface SpawnOptions {
+  limits?: Pick<TeamLimits, "maxMembers">;
+  /** What this server offers (models/registry.ts `availableModels`): a spawn may name one of these or the Lead's model. */
+  models?: readonly ModelChoice[];
+  /** The person adding the teammate from the room (recorded); unset: the Lead spawned it. */
+  by?: HumanActor;
+}
+
+/** The model a spawn names, or the Lead's; a model not offered is MODEL_UNAVAILABLE (nothing persisted). */
+function teammateModel(key: string | undefined, lead: ModelChoice, offered: readonly ModelChoice[]): ModelChoice {
+  if (key === undefined) return lead;
+  const found = [lead, ...offered].find((m) => modelKey(m) === key);
+  if (!found) {
+    const names = [...new Set([lead, ...offered].map(modelKey))].join(", ");
+    throw new AppError("MODEL_UNAVAILABLE", `Model "${key}" is not offered on this server; name one of: ${names} (or leave model out for the Lead's)`);
+  }
+  return { provider: found.provider, model: found.model };
+}
 
 /**
  * Creates a teammate: `reserveTeammate` (the member row, provisioning, name reserved forever),
  * then `completeProvisioning` (the child session holding its initial task, and `active`, in
  * one transaction). A crash between the two is finished by recovery from the member row alone.
  */
-export async function spawnTeammate(
-  db: Db,
-  caller: Membership,
-  input: SpawnInput,
-  limits: Pick<TeamLimits, "maxMembers"> = DEFAULT_TEAM_LIMITS,
-  by?: HumanActor,
-): Promise<MemberView> {
-  const name = await reserveTeammate(db, caller, input, limits, null, by);
+export async function spawnTeammate(db: Db, caller: Membership, input: SpawnInput, opts: SpawnOptions = {}): Promise<MemberView> {
+  const name = await reserveTeammate(db, caller, input, opts);
   return provisionOrReport(db, caller.teamId, name, () => completeProvisioning(db, caller.teamId, name));
 }
 
 /**
  * Step 1: validates, then commits the member row in `provisioning` with everything needed to
- * finish it later (prompt, fork point, and the tool call that asked for it). Refusals persist
- * nothing. Returns the reserved name.
+ * finish it later (prompt, fork point, model, and the tool call that asked for it). Refusals
+ * persist nothing. Returns the reserved name.
  */
 export async function reserveTeammate(
   db: Db,
   caller: Membership,
   input: SpawnInput,
-  limits: Pick<TeamLimits, "maxMembers"> = DEFAULT_TEAM_LIMITS,
-  tool: { callKey: string; fence?: (tx: Tx) => Promise<void> } | null = null,
-  by?: HumanActor,
+  { limits = DEFAULT_TEAM_LIMITS, models = [], by, tool = null }: SpawnOptions & { tool?: { callKey: string; fence?: (tx: Tx) => Promise<void> } | null } = {},
 ): Promise<string> {
   if (!caller.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can spawn teammates");
   const parsed = MemberNameSchema.safeParse(input.name);
@@ -164,6 +172,8 @@ export async function reserveTeammate(
   await inTx(db, async (tx) => {
     await lockTeam(tx, teamId);
     await tool?.fence?.(tx);
+    const lead = await tx.session.findUniqueOrThrow({ where: { id: teamId }, select: { model: true } });
+    const model = teammateModel(input.model, ModelChoiceSchema.parse(lead.model), models);
     const taken = await tx.teamMember.findUnique({ where: { teamId_name: { teamId, name: input.name } } });
     if (taken) {
       throw new AppError("TEAM_MEMBER_NAME_TAKEN", `The name "${input.name}" is already used in this team (names are never reused)`);
@@ -185,6 +195,7 @@ export async function reserveTeammate(
         prompt: input.prompt,
         forkThroughSeq: cut,
         toolCallKey: tool?.callKey ?? null,
+        model: asJson(model),
         addedBy: by ? asJson(ref(by.person)) : undefined,
       },
     });
@@ -213,9 +224,18 @@ async function lastTurnEndSeq(db: DbOrTx, sessionId: string): Promise<number> {
 export async function completeProvisioning(db: DbOrTx, teamId: SessionId, name: string): Promise<MemberView> {
   await inTx(db, async (tx) => {
     const rows = z
-      .array(z.object({ sessionId: z.string(), phase: z.string(), prompt: z.string().nullable(), context: z.string(), forkThroughSeq: z.number().int().nullable() }))
+      .array(
+        z.object({
+          sessionId: z.string(),
+          phase: z.string(),
+          prompt: z.string().nullable(),
+          context: z.string(),
+          forkThroughSeq: z.number().int().nullable(),
+          model: ModelChoiceSchema.nullable(),
+        }),
+      )
       .parse(
-        await tx.$queryRaw`SELECT session_id AS "sessionId", phase, prompt, context, fork_through_seq AS "forkThroughSeq"
+        await tx.$queryRaw`SELECT session_id AS "sessionId", phase, prompt, context, fork_through_seq AS "forkThroughSeq", model
           FROM team_members WHERE team_id = ${teamId} AND name = ${name} FOR UPDATE`,
       );
     const m = rows[0];
@@ -241,7 +261,8 @@ export async function completeProvisioning(db: DbOrTx, teamId: SessionId, name: 
           teamId,
           memberName: name,
           title: name,
-          model: asJson(lead.model),
+          // The model the spawn chose; older rows without one: the Lead's.
+          model: asJson(m.model ?? lead.model),
           optionalContext: lead.optionalContext,
           forkedFromId: fork ? teamId : null,
         },
@@ -353,6 +374,8 @@ export const TeamSummarySchema = z.object({
   status: AgentStatusSchema,
   memberCount: z.number().int(),
   lastActivityAt: z.date(),
+  /** What all the team's sessions have spent. */
+  spend: SpendSchema,
   /** The person's role in the team. */
   myRole: TeamRoleSchema,
 });
@@ -367,13 +390,21 @@ export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: numb
         role: TeamRoleSchema,
         member_count: z.number(),
         last_activity_at: z.date(),
+        input: z.bigint(),
+        output: z.bigint(),
+        cached: z.bigint(),
+        cost: z.bigint(),
       }),
     )
     .parse(
       await db.$queryRaw`SELECT s.id, p.role,
           (SELECT count(*)::int FROM team_members m WHERE m.team_id = s.id) + 1 AS member_count,
-          (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at
+          t.last_activity_at, t.input, t.output, t.cached, t.cost
         FROM sessions s JOIN team_people p ON p.team_id = s.id AND p.user_id = ${opts.userId}
+        CROSS JOIN LATERAL (SELECT max(updated_at) AS last_activity_at,
+            sum(spent_input_tokens)::bigint AS input, sum(spent_output_tokens)::bigint AS output,
+            sum(spent_cached_tokens)::bigint AS cached, sum(spent_cost_nanos)::bigint AS cost
+          FROM sessions WHERE team_id = s.id) t
         WHERE s.member_name IS NULL AND s.team_id = s.id
         ORDER BY last_activity_at DESC LIMIT ${opts.limit ?? 100}`,
     );
@@ -390,6 +421,7 @@ export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: numb
         status: deriveStatus(lead),
         memberCount: r.member_count,
         lastActivityAt: r.last_activity_at,
+        spend: spendOf({ spentInputTokens: r.input, spentOutputTokens: r.output, spentCachedTokens: r.cached, spentCostNanos: r.cost }),
         myRole: r.role,
       }),
     ];

@@ -1,5 +1,6 @@
 import type { Db } from "../db/client";
 import type { ActivityHub } from "../live/activity";
+import type { ModelOption } from "../models/catalog";
 import { ContextRegistry, dateContextProvider } from "../runtime/context-registry";
 import type { RuntimeOptions } from "../runtime/runtime";
 import { teamIdentityProvider } from "./identity";
@@ -19,6 +20,8 @@ import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 export interface TeamLayerOptions {
   limits?: Partial<TeamLimits>;
   workspaceLimits?: Partial<WorkspaceLimits>;
+  /** The models this server offers (registry.availableModels): spawn_teammate lists them and may name one. */
+  models?: readonly ModelOption[];
   /** Members younger than this are left alone by provisioning recovery (another process may be creating them). */
   provisioningGraceMs?: number;
 }
@@ -27,7 +30,7 @@ export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" 
 
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
   // One list for every member: the nine Team tools, then the six Workspace tools.
-  const tools = [...createTeamTools({ hub, limits: teamLimits(opts.limits) }), ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits))];
+  const tools = [...createTeamTools({ hub, limits: teamLimits(opts.limits), models: opts.models ?? [] }), ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits))];
   const identity = teamIdentityProvider(db);
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,

@@ -8,7 +8,9 @@ import { createSession, forkSession, getSession, promptSession } from "../runtim
 import { runTool, toolSpec, type ToolOutcome } from "../runtime/tools";
 import { runtimeTest } from "../testing/fixtures";
 import { eventsOf, waitFor, waitForTurns } from "../testing/runtime-harness";
-import { initialTaskId, listMembers, recoverProvisioning } from "./roster";
+import type { ModelOption } from "../models/catalog";
+import { initialTaskId, listMembers, recoverProvisioning, reserveTeammate } from "./roster";
+import { leadOf } from "./membership";
 import { createTeamLayer } from "./team-layer";
 import { TEAM_TOOLSET_OPTIONS } from "./tools";
 
@@ -17,12 +19,18 @@ import { TEAM_TOOLSET_OPTIONS } from "./tools";
 
 const code = (o: ToolOutcome) => (o.isError ? o.errorCode : "ok");
 
+/** What this test server offers: the keyless model and a second one (run by the scripted model here). */
+const OFFERED: ModelOption[] = [
+  { provider: "scripted", model: "keyless", label: "Keyless", price: { input: 0, output: 0 } },
+  { provider: "openai-compatible", model: "gpt-small", label: "GPT small", price: { input: 0.15, output: 0.6 } },
+];
+
 // Teammates here just answer (default playbook); tests drive the tools directly.
 const it = runtimeTest({
   team: { limits: { maxMembers: 3 }, provisioningGraceMs: 60_000 },
   playbook: defaultPlaybook,
 }).extend("helpers", { scope: "file" }, ({ rt }) => {
-  const layer = createTeamLayer(rt.db, rt.hub, { limits: { maxMembers: 3 } });
+  const layer = createTeamLayer(rt.db, rt.hub, { limits: { maxMembers: 3 }, models: OFFERED });
   const tools = new Map(layer.toolsFor(asSessionId("x")).tools.map((t) => [t.name, t]));
 
   function callWith(signal: AbortSignal, sessionId: SessionId, name: string, input: unknown): Promise<ToolOutcome> {
@@ -142,6 +150,52 @@ describe("spawn_teammate and the roster", () => {
     });
     await recoverProvisioning(rt.db, 0);
     expect((await listMembers(rt.db, lead)).find((m) => m.name === "half-done")?.phase).toBe("active");
+  });
+});
+
+describe("spawn_teammate's model", () => {
+  it("lists the offered models in the tool's description, the same text for every member", ({ rt }) => {
+    const spec = (id: string) => toolSpec(createTeamLayer(rt.db, rt.hub, { models: OFFERED }).toolsFor(asSessionId(id)).tools[0]!);
+    expect(spec("a").description).toContain('"openai-compatible:gpt-small" (GPT small; $0.15 in, $0.6 out per million tokens)');
+    expect(spec("a").description).toContain('"scripted:keyless" (Keyless; free)');
+    expect(spec("b")).toEqual(spec("a"));
+    expect((spec("a").inputSchema.properties as Record<string, unknown>).model).toMatchObject({ type: "string" });
+  });
+
+  it("defaults to the Lead's, takes an offered one, and refuses any other with MODEL_UNAVAILABLE persisting nothing", async ({ rt, helpers: { call, newLead, spawn } }) => {
+    const lead = await newLead();
+    const plain = await spawn(lead, "plain");
+    const out = await call(lead, "spawn_teammate", { name: "small", description: "d", prompt: "p", model: "openai-compatible:gpt-small" });
+    expect(code(out)).toBe("ok");
+    const roster = await listMembers(rt.db, lead);
+    expect(roster.find((m) => m.name === "plain")?.model).toEqual({ provider: "scripted", model: "keyless" });
+    expect(roster.find((m) => m.name === "small")?.model).toEqual({ provider: "openai-compatible", model: "gpt-small" });
+    const small = asSessionId(roster.find((m) => m.name === "small")!.sessionId);
+    expect((await getSession(rt.db, small)).model).toEqual({ provider: "openai-compatible", model: "gpt-small" });
+    expect((await getSession(rt.db, plain)).model).toEqual({ provider: "scripted", model: "keyless" });
+
+    for (const model of ["anthropic:claude-x", "openai-compatible:gpt-small:extra", "gpt-small"]) {
+      const refused = await call(lead, "spawn_teammate", { name: "nope", description: "d", prompt: "p", model });
+      expect(code(refused)).toBe("MODEL_UNAVAILABLE");
+      // Readable: it names what may be chosen.
+      expect(JSON.stringify(refused.output)).toContain("openai-compatible:gpt-small");
+    }
+    expect(await rt.db.teamMember.count({ where: { teamId: lead, name: "nope" } })).toBe(0);
+    expect(code(await call(lead, "spawn_teammate", { name: "nope", description: "d", prompt: "p" }))).toBe("ok");
+  });
+
+  it("is kept on the member row, so recovery creates the child with it", async ({ rt, helpers: { newLead } }) => {
+    const lead = await newLead();
+    // Reserved, then cut short before the child existed (no completeProvisioning).
+    await reserveTeammate(rt.db, leadOf(lead), { name: "later", description: "d", prompt: "p", context: "fresh", model: "openai-compatible:gpt-small" }, { models: OFFERED });
+    expect((await listMembers(rt.db, lead)).find((m) => m.name === "later")).toMatchObject({
+      phase: "provisioning",
+      model: { provider: "openai-compatible", model: "gpt-small" },
+    });
+    expect(await recoverProvisioning(rt.db, 0)).toBeGreaterThanOrEqual(1);
+    const member = (await listMembers(rt.db, lead)).find((m) => m.name === "later")!;
+    expect(member.phase).toBe("active");
+    expect((await getSession(rt.db, asSessionId(member.sessionId))).model).toEqual({ provider: "openai-compatible", model: "gpt-small" });
   });
 });
 

@@ -39,6 +39,8 @@ export interface TestRuntimeOptions {
   delayMs?: number;
   playbook?: Playbook;
   resolveModel?: ModelResolver;
+  /** The price table, as server/main.ts passes it (`(c) => priceOf(env, c)`). */
+  priceOf?: RuntimeOptions["priceOf"];
   contextFor?: (id: SessionId) => ContextRegistry;
   onClaimed?: RuntimeOptions["onClaimed"];
   /** Wire the Agent Teams layer (nine tools, identity, mailbox hooks) as the app does. */
@@ -57,6 +59,7 @@ export async function startTestRuntime(url: string, opts: TestRuntimeOptions = {
     hub,
     config: { ...TEST_CONFIG, ...opts.config },
     resolveModel: opts.resolveModel ?? (() => model),
+    priceOf: opts.priceOf,
     ...team,
     ...(opts.contextFor ? { contextFor: opts.contextFor } : {}),
     ...(opts.onClaimed ? { onClaimed: opts.onClaimed } : {}),

@@ -28,7 +28,7 @@ import { z } from "zod";
 import { createDb } from "../db/client";
 import { parseEnv } from "../env";
 import { ActivityHub } from "../live/activity";
-import { createModelResolver } from "../models/registry";
+import { availableModels, createModelResolver, priceOf } from "../models/registry";
 import { runtimeConfigFromEnv } from "../runtime/config";
 import { Runtime } from "../runtime/runtime";
 import { teamPlaybook } from "../team/playbook";
@@ -70,7 +70,8 @@ async function main(): Promise<void> {
     hub,
     config: { ...runtimeConfigFromEnv(env), deltaFlushMs: extra.RUNTIME_DELTA_FLUSH_MS },
     resolveModel: createModelResolver(env, team ? { playbook: teamPlaybook } : {}),
-    ...(team ? createTeamLayer(db, hub, { provisioningGraceMs: 60_000 }) : {}),
+    priceOf: (c) => priceOf(env, c),
+    ...(team ? createTeamLayer(db, hub, { provisioningGraceMs: 60_000, models: availableModels(env) }) : {}),
     afterToolEffect: async (_sessionId, toolName, callKey) => {
       if (paused || toolName !== extra.RUNTIME_PAUSE_AFTER_EFFECT) return;
       paused = true;

@@ -1,4 +1,5 @@
 import { isTransientDbError } from "../../db/errors";
+import { modelKey, priceText, type ModelOption } from "../../models/catalog";
 import { defineTool } from "../../runtime/tools";
 import { membershipOf } from "../membership";
 import { completeProvisioning, listMembers, memberByToolCall, provisionOrReport, reserveTeammate, SpawnInputSchema } from "../roster";
@@ -9,16 +10,21 @@ import { CompactMember, compactMember } from "./views";
 // and `active` commit together with the tool_result. `recover` finishes a reservation a
 // crash left behind and reports the member as it then is.
 
+/** The same text for every member of every team on this server (the tool list is per server). */
+function offeredModels(models: readonly ModelOption[]): string {
+  if (models.length === 0) return "only your own model is offered";
+  return `one of ${models.map((m) => `"${modelKey(m)}" (${m.label}; ${priceText(m.price)})`).join(", ")}`;
+}
+
 export const spawnTeammateTool = (deps: TeamToolDeps) =>
   defineTool({
     name: "spawn_teammate",
-    description:
-      "Lead only. Creates a teammate with a unique kebab-case name and gives it its first task (prompt). context: fresh (empty history) or fork (starts with your completed turns).",
+    description: `Lead only. Creates a teammate with a unique kebab-case name and gives it its first task (prompt). context: fresh (empty history) or fork (starts with your completed turns). model (optional, default: your own model): ${offeredModels(deps.models)}.`,
     input: SpawnInputSchema.strict(),
     output: CompactMember,
     async execute(input, ctx) {
       const me = await membershipOf(ctx.db, ctx.sessionId);
-      const name = await reserveTeammate(ctx.db, me, input, deps.limits, { callKey: ctx.callKey, fence: ctx.fence });
+      const name = await reserveTeammate(ctx.db, me, input, { limits: deps.limits, models: deps.models, tool: { callKey: ctx.callKey, fence: ctx.fence } });
       await ctx.effectCommitted();
       try {
         // Finishing the spawn and reporting it are one transaction.

@@ -2,6 +2,7 @@ import { tracked } from "@trpc/server";
 import { z } from "zod";
 import type { SessionId } from "../../ids";
 import { activityWaiter } from "../../live/activity";
+import { ModelOptionSchema } from "../../models/catalog";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
 import { assertModelAvailable, availableModels } from "../../models/registry";
 import { SessionEventSchema } from "../../runtime/events";
@@ -52,7 +53,7 @@ function wakeLocal(ctx: TrpcContext, id: SessionId) {
 
 export const sessionRouter = router({
   models: personProcedure
-    .output(z.array(ModelChoiceSchema.extend({ label: z.string() })))
+    .output(z.array(ModelOptionSchema))
     .query(({ ctx }) => availableModels(ctx.env)),
 
   /** The sessions of the teams the person belongs to. */

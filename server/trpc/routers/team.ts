@@ -10,7 +10,9 @@ import { LIMITS } from "../../limits";
 import { BudgetViewSchema, setBudget, teamBudget, type BudgetView } from "../../team/budget";
 import { BudgetInputSchema, costNanosOf } from "../../team/budget-input";
 import { leadOf } from "../../team/membership";
-import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema, type MemberView } from "../../team/roster";
+import { SpendSchema, type Spend } from "../../models/catalog";
+import { availableModels } from "../../models/registry";
+import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, teamSpend, TeamSummarySchema, type MemberView } from "../../team/roster";
 import {
   getTask,
   ListTasksInputSchema,
@@ -39,6 +41,8 @@ import { ListInput, TeamRef } from "../schemas";
 
 export interface TeamState {
   members: MemberView[];
+  /** The team's total: its members' spend summed. */
+  spend: Spend;
   tasks: TaskView[];
   messages: TeamMessageView[];
   /** The people of the team, who of them is in the room now, and what people did lately. */
@@ -54,6 +58,7 @@ export interface TeamState {
 }
 export const TeamStateSchema = z.object({
   members: z.array(MemberViewSchema),
+  spend: SpendSchema,
   tasks: z.array(TaskViewSchema),
   messages: z.array(TeamMessageViewSchema),
   people: z.array(TeamPersonViewSchema),
@@ -90,7 +95,7 @@ async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole
     workspaceSummary(ctx.db, id),
     teamBudget(ctx.db, id),
   ]);
-  return { members, tasks, messages, people, presence, actions, workspace, budget, myRole };
+  return { members, spend: teamSpend(members), tasks, messages, people, presence, actions, workspace, budget, myRole };
 }
 
 export const teamRouter = router({
@@ -113,7 +118,7 @@ export const teamRouter = router({
     .output(MemberViewSchema)
     .mutation(async ({ ctx, input }) => {
       const by = await teamAccess(ctx, input.teamId, "act");
-      const member = await spawnTeammate(ctx.db, leadOf(by.teamId), input, teamLimitsOf(ctx.env), by);
+      const member = await spawnTeammate(ctx.db, leadOf(by.teamId), input, { limits: teamLimitsOf(ctx.env), models: availableModels(ctx.env), by });
       void ctx.runtime.wake(asSessionId(member.sessionId));
       return member;
     }),
