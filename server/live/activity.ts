@@ -12,9 +12,10 @@ export const ACTIVITY_CHANNEL = "agent_activity";
 /**
  * inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended;
  * state: status changed; people: a team's people, roles, invites or presence changed (sent on
- * the team id); workspace: a team's files changed (sent on the team id).
+ * the team id); workspace: a team's files changed (sent on the team id); spend: a step's usage
+ * was added to the session's spend (the room's figures move; nothing a waiting agent acts on).
  */
-const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "people", "workspace"]);
+const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "people", "workspace", "spend"]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
 const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema });

@@ -150,11 +150,10 @@ async function* streamOneStep(
         case "finish": {
           // The SDK's inputTokens include cached ones for both providers (Anthropic's own
           // input_tokens do not; its adapter adds cache reads and writes back), as ours do.
-          const cached = part.totalUsage.inputTokenDetails.cacheReadTokens ?? 0;
           usage = {
             inputTokens: part.totalUsage.inputTokens ?? 0,
             outputTokens: part.totalUsage.outputTokens ?? 0,
-            ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+            cachedInputTokens: part.totalUsage.inputTokenDetails.cacheReadTokens ?? 0,
           };
           break;
         }

@@ -430,5 +430,5 @@ async function addSpend(tx: Tx, sessionId: SessionId, usage: Usage, cost: number
       spent_cached_tokens = spent_cached_tokens + ${usage.cachedInputTokens ?? 0},
       spent_cost_nanos = spent_cost_nanos + ${cost}
     WHERE id = ${sessionId}`;
-  await notifyActivity(tx, sessionId, "state");
+  await notifyActivity(tx, sessionId, "spend");
 }

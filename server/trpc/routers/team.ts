@@ -186,8 +186,8 @@ async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | nul
       // Members' state and inbox changes; task, mailbox, people and file changes come on the team id.
       const members = await listMembers(ctx.db, id);
       const waiters = [
-        activityWaiter(ctx.hub, id, ["state", "inbox", "people", "workspace"]),
-        ...members.filter((m) => m.sessionId !== id).map((m) => activityWaiter(ctx.hub, m.sessionId, ["state", "inbox"])),
+        activityWaiter(ctx.hub, id, ["state", "inbox", "people", "workspace", "spend"]),
+        ...members.filter((m) => m.sessionId !== id).map((m) => activityWaiter(ctx.hub, m.sessionId, ["state", "inbox", "spend"])),
       ];
       try {
         // Re-checked on every read: a person removed from the team loses the feed at once.
