@@ -2,7 +2,7 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { formatCost } from "~/server/models/catalog";
+import { formatCost, spendTokens } from "~/server/models/model-text";
 import { BudgetInputSchema, type BudgetInput } from "~/server/team/budget-input";
 import type { TeamState } from "./api-types";
 import { useTRPC } from "./trpc";
@@ -18,7 +18,7 @@ const tokens = (n: number) => `${n.toLocaleString("en-US")} tokens`;
 /** "1,234 of 5,000 tokens · $0.012 of $1.00": each limit that is set, against its spend. */
 export function budgetFigures(b: Budget): string {
   const parts: string[] = [];
-  if (b.limit.tokens !== null) parts.push(`${b.spent.tokens.toLocaleString("en-US")} of ${tokens(b.limit.tokens)}`);
+  if (b.limit.tokens !== null) parts.push(`${spendTokens(b.spent).toLocaleString("en-US")} of ${tokens(b.limit.tokens)}`);
   if (b.limit.costNanos !== null) parts.push(`${formatCost(b.spent.costNanos)} of ${formatCost(b.limit.costNanos)}`);
   return parts.join(" · ");
 }

@@ -3,11 +3,11 @@
 import { useQuery } from "@tanstack/react-query";
 import type { ModelChoice, ModelOption, Spend } from "./api-types";
 import { useTRPC } from "./trpc";
-import { formatCost, modelKey, priceText } from "~/server/models/model-text";
+import { formatCost, modelKey, priceText, spendTokens } from "~/server/models/model-text";
 
 // The models the server offers (labels and prices) and how models and spend read in the UI.
 
-export { formatCost, modelKey };
+export { formatCost, modelKey, spendTokens };
 
 /** A select option: "Claude Haiku — $1 in, $5 out per million tokens". */
 export function optionText(o: ModelOption): string {
@@ -25,5 +25,5 @@ export function useModels() {
 
 /** "1,234 tokens · $0.0123" */
 export function spendText(s: Spend): string {
-  return `${(s.inputTokens + s.outputTokens).toLocaleString("en-US")} tokens · ${formatCost(s.costNanos)}`;
+  return `${spendTokens(s).toLocaleString("en-US")} tokens · ${formatCost(s.costNanos)}`;
 }

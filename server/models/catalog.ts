@@ -7,7 +7,7 @@ import { ModelChoiceSchema, type ModelChoice } from "./choice";
 // sums are exact. No SDK imports: the env schema uses this. How models, prices and costs read
 // is in model-text.ts (no imports, so the browser loads no zod).
 
-export { formatCost, modelKey, priceText } from "./model-text";
+export { formatCost, modelKey, priceText, spendTokens } from "./model-text";
 
 export const PriceSchema = z
   .object({

@@ -24,3 +24,8 @@ export function formatCost(nanos: number): string {
   if (usd < 0.0001) return "<$0.0001";
   return `$${usd.toFixed(4)}`;
 }
+
+/** The tokens a spend counts (what token budgets limit): input, cached included, plus output. */
+export function spendTokens(s: { inputTokens: number; outputTokens: number }): number {
+  return s.inputTokens + s.outputTokens;
+}

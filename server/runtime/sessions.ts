@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Prisma } from "../db/generated/client";
 import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
@@ -55,6 +56,28 @@ const sessionSelect = {
 export const SPEND_COLUMNS = { spentInputTokens: true, spentOutputTokens: true, spentCachedTokens: true, spentCostNanos: true } as const;
 
 type SpendRow = { spentInputTokens: bigint; spentOutputTokens: bigint; spentCachedTokens: bigint; spentCostNanos: bigint };
+
+/**
+ * A team's spend: the sums of its sessions' counters, as a LATERAL subquery with the columns
+ * of SpendRow, for `teamId` (a column or a value). The one query of a team's spend: the budget
+ * check, the team list and the room read it.
+ */
+export function teamSpendSums(teamId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`LATERAL (SELECT
+      COALESCE(sum(spent_input_tokens), 0)::bigint AS "spentInputTokens",
+      COALESCE(sum(spent_output_tokens), 0)::bigint AS "spentOutputTokens",
+      COALESCE(sum(spent_cached_tokens), 0)::bigint AS "spentCachedTokens",
+      COALESCE(sum(spent_cost_nanos), 0)::bigint AS "spentCostNanos"
+    FROM sessions WHERE team_id = ${teamId})`;
+}
+
+/** SpendRow as raw queries return it. */
+export const SpendRowSchema = z.object({
+  spentInputTokens: z.bigint(),
+  spentOutputTokens: z.bigint(),
+  spentCachedTokens: z.bigint(),
+  spentCostNanos: z.bigint(),
+});
 
 /** A session's spend as shown (numbers: far below 2^53 for any real spend). */
 export function spendOf(row: SpendRow): Spend {

@@ -19,7 +19,7 @@ describe("team budgets", () => {
   it("no budget: nothing stops; setting one records who did it; null removes it", async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Olive");
     const lead = asSessionId((await createSession(rt.db, { title: "Budgeted", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
-    expect(await teamBudget(rt.db, lead)).toEqual({ limit: { tokens: null, costNanos: null }, spent: { tokens: 0, costNanos: 0 }, reached: false, stoppedAt: null });
+    expect(await teamBudget(rt.db, lead)).toEqual({ limit: { tokens: null, costNanos: null }, spent: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costNanos: 0 }, reached: false, stoppedAt: null });
     expect(await rt.db.$transaction((tx) => stopIfBudgetReached(tx, lead))).toBe(false);
 
     // A budget of one token is reached by the Lead's first step (it spawns the teammates): the
@@ -51,7 +51,7 @@ describe("team budgets", () => {
     const lead = asSessionId((await createSession(rt.db, { title: "Costed", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     // Spend as the runtime records it (addSpend): 1,000 tokens costing 0.5 µ$.
     await rt.db.session.update({ where: { id: lead }, data: { spentInputTokens: 800, spentOutputTokens: 200, spentCostNanos: 500 } });
-    expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: 501 })).toMatchObject({ reached: false, spent: { tokens: 1000, costNanos: 500 } });
+    expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: 501 })).toMatchObject({ reached: false, spent: { inputTokens: 800, outputTokens: 200, costNanos: 500 } });
     expect(await rt.db.$transaction((tx) => stopIfBudgetReached(tx, lead))).toBe(false);
     await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 5_000, costNanos: 500 });
     expect(await rt.db.$transaction((tx) => stopIfBudgetReached(tx, lead))).toBe(true);

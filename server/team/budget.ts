@@ -1,8 +1,12 @@
 import { z } from "zod";
 import { inTx, type Db, type DbOrTx } from "../db/client";
+import { Prisma } from "../db/generated/client";
 import type { SessionId } from "../ids";
 import { notifyActivity } from "../live/activity";
+import { NO_SPEND, SpendSchema, spendTokens, type Spend } from "../models/catalog";
 import { recordAction, type HumanActor } from "../people/actions";
+import { spendOf, SpendRowSchema, teamSpendSums } from "../runtime/sessions";
+import { BudgetLimitSchema, type BudgetLimit } from "./budget-input";
 import { lockTeam } from "./membership";
 
 // Team budgets (SPEC.md §15): a limit in tokens and/or cost. The spend is read from the
@@ -11,19 +15,9 @@ import { lockTeam } from "./membership";
 // next step boundary and starts none (runtime/agent.ts asks `stopIfBudgetReached`), keeping its
 // inbox. Raising the budget above the spend clears the mark and wakes the members with input.
 
-/** Tokens count input (cached included) and output, as the providers report them. */
-export const BudgetLimitSchema = z.object({
-  tokens: z.number().int().positive().nullable(),
-  costNanos: z.number().int().positive().nullable(),
-});
-export type BudgetLimit = z.infer<typeof BudgetLimitSchema>;
-
-export const BudgetSpentSchema = z.object({ tokens: z.number().int().nonnegative(), costNanos: z.number().int().nonnegative() });
-export type BudgetSpent = z.infer<typeof BudgetSpentSchema>;
-
 export const BudgetViewSchema = z.object({
   limit: BudgetLimitSchema,
-  spent: BudgetSpentSchema,
+  spent: SpendSchema,
   /** Spending has reached a limit: nothing runs until it is raised. */
   reached: z.boolean(),
   /** When a member first found it reached (cleared by a raise above the spend). */
@@ -32,41 +26,42 @@ export const BudgetViewSchema = z.object({
 export type BudgetView = z.infer<typeof BudgetViewSchema>;
 
 const count = z.coerce.number().int().nonnegative();
-const BudgetRow = z.object({
-  team_id: z.string(),
+const LimitRow = z.object({
   budget_tokens: count.nullable(),
   budget_cost_nanos: count.nullable(),
   budget_stopped_at: z.date().nullable(),
-  tokens: count,
-  cost_nanos: count,
 });
+type LimitRow = z.infer<typeof LimitRow>;
 
-export function isReached(limit: BudgetLimit, spent: BudgetSpent): boolean {
-  return (limit.tokens !== null && spent.tokens >= limit.tokens) || (limit.costNanos !== null && spent.costNanos >= limit.costNanos);
+export function isReached(limit: BudgetLimit, spent: Spend): boolean {
+  return (limit.tokens !== null && spendTokens(spent) >= limit.tokens) || (limit.costNanos !== null && spent.costNanos >= limit.costNanos);
 }
 
-function viewOf(row: z.infer<typeof BudgetRow>): BudgetView {
-  const limit = { tokens: row.budget_tokens, costNanos: row.budget_cost_nanos };
-  const spent = { tokens: row.tokens, costNanos: row.cost_nanos };
-  return { limit, spent, reached: isReached(limit, spent), stoppedAt: row.budget_stopped_at };
+/** A budget as the room shows it: its limit row (teamBudgetLimit) against a spend. */
+export function budgetView(row: LimitRow | undefined, spent: Spend): BudgetView {
+  const limit = { tokens: row?.budget_tokens ?? null, costNanos: row?.budget_cost_nanos ?? null };
+  return { limit, spent, reached: isReached(limit, spent), stoppedAt: row?.budget_stopped_at ?? null };
 }
 
-async function budgetRows(db: DbOrTx, teamId: string) {
-  return z.array(BudgetRow).parse(
-    await db.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at,
-        s.tokens, s.cost_nanos
-      FROM teams t, LATERAL (
-        SELECT COALESCE(SUM(spent_input_tokens + spent_output_tokens), 0)::bigint AS tokens,
-               COALESCE(SUM(spent_cost_nanos), 0)::bigint AS cost_nanos
-        FROM sessions WHERE team_id = t.id) s
-      WHERE t.id = ${teamId}`,
-  );
+async function budgetRow(db: DbOrTx, teamId: string) {
+  return z
+    .array(LimitRow.extend(SpendRowSchema.shape))
+    .parse(
+      await db.$queryRaw`SELECT t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at, spend.*
+        FROM teams t CROSS JOIN ${teamSpendSums(Prisma.sql`t.id`)} spend WHERE t.id = ${teamId}`,
+    )
+    .map((r) => ({ row: r, spent: spendOf(r) }))[0];
 }
 
 /** The team's budget and what its sessions have spent. */
 export async function teamBudget(db: DbOrTx, teamId: SessionId): Promise<BudgetView> {
-  const row = (await budgetRows(db, teamId))[0];
-  return row ? viewOf(row) : { limit: { tokens: null, costNanos: null }, spent: { tokens: 0, costNanos: 0 }, reached: false, stoppedAt: null };
+  const found = await budgetRow(db, teamId);
+  return budgetView(found?.row, found?.spent ?? NO_SPEND);
+}
+
+/** The team's limits alone, for a reader that has the spend already (the room: one figure everywhere). */
+export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<LimitRow | undefined> {
+  return z.array(LimitRow).parse(await db.$queryRaw`SELECT budget_tokens, budget_cost_nanos, budget_stopped_at FROM teams WHERE id = ${teamId}`)[0];
 }
 
 /**
@@ -82,17 +77,15 @@ export async function stopIfBudgetReached(tx: DbOrTx, sessionId: SessionId): Pro
     .parse(await tx.$queryRaw`SELECT team_id FROM sessions WHERE id = ${sessionId}`);
   const teamId = teamRows[0]?.team_id;
   if (!teamId) return false;
-  const row = (await budgetRows(tx, teamId))[0];
-  if (!row || (row.budget_tokens === null && row.budget_cost_nanos === null)) return false;
-  if (!viewOf(row).reached) return false;
-  const marked = z.array(z.object({ id: z.string() })).parse(
-    await tx.$queryRaw`UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
+  const found = await budgetRow(tx, teamId);
+  if (!found || !budgetView(found.row, found.spent).reached) return false;
+  const marked = await tx.$queryRaw<unknown[]>`UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
       WHERE id = ${teamId}
-        AND ((budget_tokens IS NOT NULL AND budget_tokens <= ${row.tokens}) OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${row.cost_nanos}))
-      RETURNING id`,
-  );
+        AND ((budget_tokens IS NOT NULL AND budget_tokens <= ${spendTokens(found.spent)})
+          OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${found.spent.costNanos}))
+      RETURNING id`;
   if (marked.length === 0) return false;
-  if (row.budget_stopped_at === null) await notifyActivity(tx, teamId, "state");
+  if (found.row.budget_stopped_at === null) await notifyActivity(tx, teamId, "state");
   return true;
 }
 

@@ -10,7 +10,8 @@ import { modelKey, NO_SPEND, SpendSchema, sumSpend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
-import { AgentStatusSchema, completedTurnsSeed, deriveStatus, SPEND_COLUMNS, spendOf, STATUS_COLUMNS } from "../runtime/sessions";
+import { AgentStatusSchema, completedTurnsSeed, deriveStatus, SPEND_COLUMNS, spendOf, SpendRowSchema, STATUS_COLUMNS, teamSpendSums } from "../runtime/sessions";
+import { Prisma } from "../db/generated/client";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref } from "../people/person";
 import { TeamRoleSchema } from "../people/roles";
@@ -385,26 +386,19 @@ export type TeamSummary = z.infer<typeof TeamSummarySchema>;
 export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: number }): Promise<TeamSummary[]> {
   const rows = z
     .array(
-      z.object({
+      SpendRowSchema.extend({
         id: z.string(),
         role: TeamRoleSchema,
         member_count: z.number(),
         last_activity_at: z.date(),
-        input: z.bigint(),
-        output: z.bigint(),
-        cached: z.bigint(),
-        cost: z.bigint(),
       }),
     )
     .parse(
       await db.$queryRaw`SELECT s.id, p.role,
           (SELECT count(*)::int FROM team_members m WHERE m.team_id = s.id) + 1 AS member_count,
-          t.last_activity_at, t.input, t.output, t.cached, t.cost
+          (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at, spend.*
         FROM sessions s JOIN team_people p ON p.team_id = s.id AND p.user_id = ${opts.userId}
-        CROSS JOIN LATERAL (SELECT max(updated_at) AS last_activity_at,
-            sum(spent_input_tokens)::bigint AS input, sum(spent_output_tokens)::bigint AS output,
-            sum(spent_cached_tokens)::bigint AS cached, sum(spent_cost_nanos)::bigint AS cost
-          FROM sessions WHERE team_id = s.id) t
+        CROSS JOIN ${teamSpendSums(Prisma.sql`s.id`)} spend
         WHERE s.member_name IS NULL AND s.team_id = s.id
         ORDER BY last_activity_at DESC LIMIT ${opts.limit ?? 100}`,
     );
@@ -421,7 +415,7 @@ export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: numb
         status: deriveStatus(lead),
         memberCount: r.member_count,
         lastActivityAt: r.last_activity_at,
-        spend: spendOf({ spentInputTokens: r.input, spentOutputTokens: r.output, spentCachedTokens: r.cached, spentCostNanos: r.cost }),
+        spend: spendOf(r),
         myRole: r.role,
       }),
     ];

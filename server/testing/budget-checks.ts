@@ -4,6 +4,7 @@ import { asSessionId, type SessionId } from "../ids";
 import { BUDGET_RESUME_NOTICE } from "../runtime/config";
 import type { SessionEvent } from "../runtime/events";
 import { findOrphanedSessions } from "../runtime/lease";
+import { spendTokens } from "../models/catalog";
 import { setBudget, teamBudget } from "../team/budget";
 import { listTasks } from "../team/task-board";
 import { eventsOf, waitFor } from "./runtime-harness";
@@ -37,7 +38,7 @@ export async function stopWhileTeammatesRun(db: Db, lead: SessionId, by: Paramet
     "both teammates running",
   );
   const { spent } = await teamBudget(db, lead);
-  return setBudget(db, by, { tokens: spent.tokens + 1, costNanos: null });
+  return setBudget(db, by, { tokens: spendTokens(spent) + 1, costNanos: null });
 }
 
 /** Every member idle with the team stopped, each running member stopped at a step boundary. */

@@ -7,7 +7,7 @@ import { activityWaiter } from "../../live/activity";
 import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
-import { BudgetViewSchema, setBudget, teamBudget, type BudgetView } from "../../team/budget";
+import { budgetView, BudgetViewSchema, setBudget, teamBudgetLimit, type BudgetView } from "../../team/budget";
 import { BudgetInputSchema, costNanosOf } from "../../team/budget-input";
 import { leadOf } from "../../team/membership";
 import { SpendSchema, type Spend } from "../../models/catalog";
@@ -85,7 +85,7 @@ async function allTasks(ctx: PersonContext, id: SessionId): Promise<TaskView[]> 
 
 /** The roster, the whole board, the first page of messages (the largest one) and the people. */
 async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole): Promise<TeamState> {
-  const [members, tasks, messages, people, presence, actions, workspace, budget] = await Promise.all([
+  const [members, tasks, messages, people, presence, actions, workspace, limit] = await Promise.all([
     listMembers(ctx.db, id),
     allTasks(ctx, id),
     listMessages(ctx.db, id, { limit: LIMITS.messageListMax }),
@@ -93,9 +93,10 @@ async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole
     listPresence(ctx.db, id),
     recentActions(ctx.db, id),
     workspaceSummary(ctx.db, id),
-    teamBudget(ctx.db, id),
+    teamBudgetLimit(ctx.db, id),
   ]);
-  return { members, spend: teamSpend(members), tasks, messages, people, presence, actions, workspace, budget, myRole };
+  const spend = teamSpend(members);
+  return { members, spend, tasks, messages, people, presence, actions, workspace, budget: budgetView(limit, spend), myRole };
 }
 
 export const teamRouter = router({
