@@ -4,7 +4,8 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { formatCost, spendTokens } from "~/server/models/model-text";
 import { BudgetInputSchema, type BudgetInput } from "~/server/team/budget-input";
-import type { TeamState } from "./api-types";
+import type { MemberView, TeamState } from "./api-types";
+import { modelKey, useModels } from "./models";
 import { useTRPC } from "./trpc";
 
 // The team budget (server/team/budget.ts): what is spent against the limit in the room's
@@ -23,8 +24,11 @@ export function budgetFigures(b: Budget): string {
   return parts.join(" · ");
 }
 
-export function BudgetBar({ teamId, budget, canAct }: { teamId: string; budget: Budget; canAct: boolean }) {
+export function BudgetBar({ teamId, budget, canAct, members }: { teamId: string; budget: Budget; canAct: boolean; members: readonly MemberView[] }) {
   const [editing, setEditing] = useState(false);
+  const { options, labelOf } = useModels();
+  // Members whose model has no price: a cost budget does not see what they spend.
+  const unpriced = [...new Set(members.filter((m) => options.find((o) => modelKey(o) === modelKey(m.model))?.price === null).map((m) => labelOf(m.model)))];
   const set = budget.limit.tokens !== null || budget.limit.costNanos !== null;
   return (
     <div className="budget" aria-label="team budget">
@@ -35,6 +39,9 @@ export function BudgetBar({ teamId, budget, canAct }: { teamId: string; budget: 
         </button>
       )}
       {editing && <BudgetForm teamId={teamId} budget={budget} onDone={() => setEditing(false)} />}
+      {(editing || budget.limit.costNanos !== null) && unpriced.length > 0 && (
+        <span className="muted">No price is set for {unpriced.join(", ")}: a cost budget counts their steps as $0.</span>
+      )}
     </div>
   );
 }

@@ -58,7 +58,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
             Reconnecting…
           </span>
         )}
-        {state && <BudgetBar teamId={teamId} budget={state.budget} canAct={canAct} />}
+        {state && <BudgetBar teamId={teamId} budget={state.budget} canAct={canAct} members={members} />}
         {state && <PresenceBar presence={state.presence} members={members} meId={meId} />}
       </header>
       {state && <BudgetBanner budget={state.budget} canAct={canAct} />}

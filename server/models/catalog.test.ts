@@ -26,6 +26,7 @@ describe("cost", () => {
       "$123",
     ]);
     expect(priceText({ input: 0, output: 0 })).toBe("free");
+    expect(priceText(null)).toBe("no price set, counted as $0");
     expect(priceText({ input: 3, output: 15, cachedInput: 0.3 })).toBe("$3 in, $15 out per million tokens (cached $0.3)");
   });
 });
@@ -44,5 +45,15 @@ describe("the offered models", () => {
     expect(availableModels(env).map(modelKey)).toEqual(["scripted:keyless", "anthropic:claude-haiku", "anthropic:claude-sonnet"]);
     expect(priceOf(env, { provider: "anthropic", model: "claude-sonnet" })).toEqual({ input: 3, output: 15, cachedInput: 0.3 });
     expect(priceOf(env, { provider: "scripted", model: "keyless" })).toEqual({ input: 0, output: 0 });
+  });
+
+  it("offer a configured provider's default model with no price (not free), and the keyless model free", () => {
+    const env = parseEnv({ OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "gpt-unpriced" });
+    expect(availableModels(env).map((o) => [modelKey(o), o.price])).toEqual([
+      ["scripted:keyless", { input: 0, output: 0 }],
+      ["openai-compatible:gpt-unpriced", null],
+    ]);
+    // Its steps cost nothing in the figures (there is no price to apply).
+    expect(priceOf(env, { provider: "openai-compatible", model: "gpt-unpriced" })).toEqual({ input: 0, output: 0 });
   });
 });

@@ -54,10 +54,11 @@ export const CatalogEnvSchema = z
 
 export interface ModelOption extends ModelChoice {
   label: string;
-  price: Price;
+  /** Null: a real model the price table has no entry for (its steps count as $0). */
+  price: Price | null;
 }
 
-export const ModelOptionSchema = ModelChoiceSchema.extend({ label: z.string(), price: PriceSchema });
+export const ModelOptionSchema = ModelChoiceSchema.extend({ label: z.string(), price: PriceSchema.nullable() });
 
 export function sameModel(a: ModelChoice, b: ModelChoice): boolean {
   return a.provider === b.provider && a.model === b.model;

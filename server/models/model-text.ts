@@ -7,8 +7,9 @@ export function modelKey(c: { provider: string; model: string }): string {
   return `${c.provider}:${c.model}`;
 }
 
-/** "$3 in, $15 out per million tokens (cached $0.3)", or "free": for the model lists of people and agents. */
-export function priceText(price: { input: number; output: number; cachedInput?: number }): string {
+/** "$3 in, $15 out per million tokens (cached $0.3)", "free", or no price: for the model lists of people and agents. */
+export function priceText(price: { input: number; output: number; cachedInput?: number } | null): string {
+  if (price === null) return "no price set, counted as $0";
   if (price.input === 0 && price.output === 0 && !price.cachedInput) return "free";
   const cached = price.cachedInput !== undefined && price.cachedInput !== price.input ? ` (cached $${price.cachedInput})` : "";
   return `$${price.input} in, $${price.output} out per million tokens${cached}`;

@@ -29,7 +29,8 @@ export function availableModels(env: Env): ModelOption[] {
   const entryFor = (c: ModelChoice) => listed.find((e) => sameModel(e, c));
   const option = (c: ModelChoice, fallbackLabel: string): ModelOption => {
     const e = entryFor(c);
-    return { provider: c.provider, model: c.model, label: e?.label ?? fallbackLabel, price: e?.price ?? FREE };
+    // The keyless model is free unless listed; a real model without an entry has no price (not "free").
+    return { provider: c.provider, model: c.model, label: e?.label ?? fallbackLabel, price: e?.price ?? (c.provider === "scripted" ? FREE : null) };
   };
   const out: ModelOption[] = [option(SCRIPTED_CHOICE, "Keyless scripted model (no API key)")];
   for (const e of listed) {
@@ -46,9 +47,9 @@ export function availableModels(env: Env): ModelOption[] {
   return out;
 }
 
-/** The price of an offered model; a model no longer offered (its session kept it) costs what its entry says, or nothing. */
+/** What a model's steps cost: its `MODELS` entry's price (offered or not any more), else nothing. */
 export function priceOf(env: Env, choice: ModelChoice): Price {
-  return availableModels(env).find((o) => sameModel(o, choice))?.price ?? env.MODELS.find((e) => sameModel(e, choice))?.price ?? FREE;
+  return env.MODELS.find((e) => sameModel(e, choice))?.price ?? FREE;
 }
 
 export type ModelResolver = (choice: ModelChoice) => LanguageModel;
@@ -61,11 +62,13 @@ export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}
   const openai = resilient(new ConcurrencyLimiter(env.OPENAI_MAX_CONCURRENT_REQUESTS));
   const anthropic = resilient(new ConcurrencyLimiter(env.ANTHROPIC_MAX_CONCURRENT_REQUESTS));
   return (choice) => {
+    if (!configured(env, choice.provider)) {
+      throw new AppError("MODEL_UNAVAILABLE", `Model provider "${choice.provider}" is not configured on this server`);
+    }
     switch (choice.provider) {
       case "scripted":
         return scripted;
       case "openai-compatible":
-        if (!env.OPENAI_BASE_URL && !env.OPENAI_API_KEY) break;
         return openai(
           createOpenAICompatibleModel({
             baseURL: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
@@ -74,10 +77,8 @@ export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}
           }),
         );
       case "anthropic":
-        if (!env.ANTHROPIC_API_KEY) break;
-        return anthropic(createAnthropicModel({ baseURL: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY, model: choice.model }));
+        return anthropic(createAnthropicModel({ baseURL: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY ?? "", model: choice.model }));
     }
-    throw new AppError("MODEL_UNAVAILABLE", `Model provider "${choice.provider}" is not configured on this server`);
   };
 }
 
