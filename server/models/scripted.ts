@@ -1,6 +1,7 @@
 import { abortableWait, abortError } from "../abortable";
 import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "../runtime/context-registry";
 import { parseHumanPrompt } from "../runtime/human-prompt";
+import { estimateUsage } from "./estimate";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
 
 // The keyless scripted model: the default model of the product. Deterministic, no network,
@@ -46,13 +47,7 @@ export class ScriptedModel implements LanguageModel {
       yield { type: "tool-call", call: { toolCallId: `scripted_${Date.now().toString(36)}_${n}`, ...call } };
     }
     if (signal.aborted) throw abortError();
-    yield {
-      type: "finish",
-      usage: {
-        inputTokens: Math.ceil((request.system.length + JSON.stringify(request.messages).length) / 4),
-        outputTokens: Math.ceil((reply.text.length + JSON.stringify(reply.toolCalls ?? []).length) / 4),
-      },
-    };
+    yield { type: "finish", usage: estimateUsage(request, reply) };
   }
 }
 

@@ -5,6 +5,7 @@ import { isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity } from "../live/activity";
 import { costNanos, FREE, type Price } from "../models/catalog";
+import { estimateUsage } from "../models/estimate";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { redactSecrets } from "../models/redact";
 import type { ModelResolver } from "../models/registry";
@@ -375,7 +376,7 @@ export class AgentDriver {
     };
     let text = "";
     const toolCalls: ToolCall[] = [];
-    let usage: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+    let usage: Usage & { estimated?: true } = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     const flusher = new DeltaFlusher(this.svc.config.deltaFlushMs, (chunk) =>
       this.append([{ kind: "assistant_delta", turnId, step, text: chunk }]).then(() => undefined),
     );
@@ -393,7 +394,10 @@ export class AgentDriver {
       costNanos: costNanos(price, usage),
       interrupted,
     });
+    let reported = false;
     const record = (interrupted: boolean) => {
+      // A reply cut off before its usage came is billed all the same: estimated, and marked so.
+      if (!reported && (text !== "" || toolCalls.length > 0)) usage = { ...estimateUsage(request, { text, toolCalls }), estimated: true };
       const m = message({ interrupted });
       return this.append([m], (tx) => addSpend(tx, this.sessionId, usage, m.costNanos ?? 0));
     };
@@ -404,7 +408,10 @@ export class AgentDriver {
           flusher.push(chunk.text);
         } else if (chunk.type === "tool-call") toolCalls.push(chunk.call);
         else if (chunk.type === "wait") await this.append([{ kind: "model_wait", turnId, step, wait: chunk.wait }]);
-        else if (chunk.type === "finish") usage = chunk.usage;
+        else if (chunk.type === "finish") {
+          usage = chunk.usage;
+          reported = true;
+        }
       }
       if (signal.aborted) throw new Error("aborted");
     } catch (e) {

@@ -38,6 +38,8 @@ export const UsageSchema = z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
   cachedInputTokens: z.number().optional(),
+  /** No usage came from the provider (a reply cut off): counted from the text, about 4 characters a token. */
+  estimated: z.boolean().optional(),
 });
 
 export const EventPayloadSchema = z.discriminatedUnion("kind", [

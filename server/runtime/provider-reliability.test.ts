@@ -113,10 +113,16 @@ describe.each([
     expect(JSON.stringify(lead)).not.toContain(key);
   });
 
-  it("a stream cut mid-text keeps the text as an interrupted reply and is not retried", async ({ rt, fake }) => {
-    const { events } = await turn(rt, fake, "cut", { text: ["Half a ", "thought"], cut: true }, { text: ["never sent"] });
+  it("a stream cut mid-text keeps the text as an interrupted reply (its usage estimated and spent) and is not retried", async ({ rt, fake }) => {
+    const { id, events } = await turn(rt, fake, "cut", { text: ["Half a ", "thought"], cut: true }, { text: ["never sent"] });
     expect(fake.requests).toHaveLength(1);
     expect(replies(events)).toEqual([expect.objectContaining({ text: "Half a thought", interrupted: true, toolCalls: [] })]);
+    // The provider sent no usage but billed the reply: estimated, marked so, and in the spend.
+    const usage = replies(events)[0]!.usage;
+    expect(usage).toMatchObject({ estimated: true, outputTokens: Math.ceil(("Half a thought" + "[]").length / 4) });
+    expect(usage.inputTokens).toBeGreaterThan(0);
+    const spend = await rt.db.session.findUniqueOrThrow({ where: { id }, select: { spentInputTokens: true, spentOutputTokens: true } });
+    expect([Number(spend.spentInputTokens), Number(spend.spentOutputTokens)]).toEqual([usage.inputTokens, usage.outputTokens]);
     expect(turnEnds(events)).toEqual([expect.objectContaining({ reason: "error", error: expect.stringContaining("the response stream broke off") })]);
   });
 
