@@ -58,8 +58,10 @@ const EnvSchema = z.object({
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(20).default(DEFAULT_RETRY_POLICY.maxRetries),
   /** The first retry's backoff ceiling; each retry doubles it (full jitter), up to MODEL_RETRY_MAX_MS. */
   MODEL_RETRY_BASE_MS: intMs(DEFAULT_RETRY_POLICY.baseDelayMs),
-  /** The longest backoff; a provider asking (Retry-After) for longer is taken as a refusal. */
+  /** The longest backoff of our own. */
   MODEL_RETRY_MAX_MS: intMs(DEFAULT_RETRY_POLICY.maxDelayMs),
+  /** The longest wait a provider's Retry-After is honoured for; asking for longer is taken as a refusal. */
+  MODEL_RETRY_AFTER_MAX_MS: intMs(DEFAULT_RETRY_POLICY.maxRetryAfterMs),
   /** Nothing from the provider for this long: the attempt is abandoned and retried. */
   MODEL_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   /** One attempt longer than this is cut (not retried); streamed text stays as an interrupted reply. */
@@ -99,5 +101,5 @@ export function workspaceLimitsOf(env: Env): WorkspaceLimits {
 
 /** The retry policy the environment sets (models/retry-policy.ts). */
 export function retryPolicyOf(env: Env): RetryPolicy {
-  return { maxRetries: env.MODEL_MAX_RETRIES, baseDelayMs: env.MODEL_RETRY_BASE_MS, maxDelayMs: env.MODEL_RETRY_MAX_MS };
+  return { maxRetries: env.MODEL_MAX_RETRIES, baseDelayMs: env.MODEL_RETRY_BASE_MS, maxDelayMs: env.MODEL_RETRY_MAX_MS, maxRetryAfterMs: env.MODEL_RETRY_AFTER_MAX_MS };
 }

@@ -44,7 +44,7 @@ const WIRES = [
 
 function options(over: Partial<ResilienceOptions> = {}): ResilienceOptions {
   return {
-    retry: { maxRetries: 4, baseDelayMs: 1, maxDelayMs: 60_000 },
+    retry: { maxRetries: 4, baseDelayMs: 1, maxDelayMs: 60_000, maxRetryAfterMs: 60_000 },
     firstTokenTimeoutMs: 5_000,
     requestTimeoutMs: 10_000,
     limiter: new ConcurrencyLimiter(8),
@@ -68,7 +68,7 @@ describe.each(WIRES)("$wire through the resilient wrapper", ({ make, key }) => {
 
   it("retries 503 three times with a growing backoff, then succeeds", async () => {
     server.enqueue(...Array.from({ length: 3 }, () => ({ status: 503, message: "busy" })), { text: ["ok"] });
-    const chunks = await collect(model({ retry: { maxRetries: 4, baseDelayMs: 8, maxDelayMs: 1000 }, random: () => 0.5 }).stream(REQUEST, new AbortController().signal));
+    const chunks = await collect(model({ retry: { maxRetries: 4, baseDelayMs: 8, maxDelayMs: 1000, maxRetryAfterMs: 1000 }, random: () => 0.5 }).stream(REQUEST, new AbortController().signal));
     expect(waits(chunks)).toEqual([1, 2, 3].map((attempt) => ({ kind: "retry", attempt, delayMs: 4 * 2 ** (attempt - 1), reason: "503 unavailable" })));
     expect(texts(chunks)).toEqual(["ok"]);
     expect(server.requests).toHaveLength(4);
@@ -78,7 +78,7 @@ describe.each(WIRES)("$wire through the resilient wrapper", ({ make, key }) => {
     server.enqueue(...Array.from({ length: 3 }, () => ({ status: 502, message: "bad gateway" })));
     const seen: ModelChunk[] = [];
     const error = await (async () => {
-      for await (const c of model({ retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 10 } }).stream(REQUEST, new AbortController().signal)) seen.push(c);
+      for await (const c of model({ retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 10, maxRetryAfterMs: 10 } }).stream(REQUEST, new AbortController().signal)) seen.push(c);
     })().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelProviderError);
     expect((error as Error).message).toMatch(/: 502 server error; gave up after 3 attempts: bad gateway$/);

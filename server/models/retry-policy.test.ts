@@ -17,7 +17,7 @@ describe("the retry policy", () => {
   });
 
   it("backs off exponentially with full jitter, capped, and gives up after maxRetries", () => {
-    const policy = { maxRetries: 3, baseDelayMs: 1000, maxDelayMs: 3000 };
+    const policy = { maxRetries: 3, baseDelayMs: 1000, maxDelayMs: 3000, maxRetryAfterMs: 10_000 };
     expect([1, 2, 3].map((n) => decide(http(503), n, policy, { random: half }))).toEqual([
       { retry: true, delayMs: 500, reason: "503 unavailable" },
       { retry: true, delayMs: 1000, reason: "503 unavailable" },
@@ -40,6 +40,8 @@ describe("the retry policy", () => {
     expect(decide(http(429, { "retry-after": "5" }), 1, DEFAULT_RETRY_POLICY, { random: half })).toEqual({ retry: true, delayMs: 5000, reason: "429 rate limited" });
     // A backoff longer than what the provider asked for stands.
     expect(decide(http(429, { "retry-after": "0" }), 3, DEFAULT_RETRY_POLICY, { random: half })).toMatchObject({ delayMs: 2000 });
+    // Longer than the longest backoff, within what Retry-After is honoured for: waited.
+    expect(decide(http(429, { "retry-after": "90" }), 1, DEFAULT_RETRY_POLICY, { random: half })).toMatchObject({ retry: true, delayMs: 90_000 });
     // Asked to wait longer than the policy ever would: treated as retries exhausted.
     expect(decide(http(429, { "retry-after": "3600" }), 1)).toEqual({ retry: false, permanent: false, reason: "429 rate limited; the provider asked to wait 3600 s" });
   });

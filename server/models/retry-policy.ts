@@ -10,9 +10,11 @@ export interface RetryPolicy {
   /** The first backoff; each retry doubles it, up to `maxDelayMs`. */
   baseDelayMs: number;
   maxDelayMs: number;
+  /** The longest wait a provider's Retry-After is honoured for; asking for more is a refusal. */
+  maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = { maxRetries: 4, baseDelayMs: 1000, maxDelayMs: 60_000 };
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = { maxRetries: 4, baseDelayMs: 1000, maxDelayMs: 60_000, maxRetryAfterMs: 300_000 };
 
 /** What went wrong with one attempt, as the provider adapter saw it. */
 export type Failure =
@@ -64,7 +66,7 @@ export function retryAfterMs(headers: Record<string, string | undefined> | undef
 /**
  * The decision after attempt number `attempt` (1 = the first request) failed. The backoff is
  * exponential with full jitter (`random` in [0, 1)), so agents that failed together do not
- * retry together; a provider's Retry-After wins when it asks for longer, capped at maxDelayMs
+ * retry together; a provider's Retry-After wins when it asks for longer, up to maxRetryAfterMs
  * (a provider asking for more than that is treated as refusing: retries exhausted).
  */
 export function decide(f: Failure, attempt: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY, opts: { random?: () => number; now?: number } = {}): Decision {
@@ -74,7 +76,7 @@ export function decide(f: Failure, attempt: number, policy: RetryPolicy = DEFAUL
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   const jittered = Math.round((opts.random ?? Math.random)() * ceiling);
   const asked = f.kind === "http" ? retryAfterMs(f.headers, opts.now) : null;
-  if (asked !== null && asked > policy.maxDelayMs) {
+  if (asked !== null && asked > policy.maxRetryAfterMs) {
     return { retry: false, reason: `${reason}; the provider asked to wait ${Math.ceil(asked / 1000)} s`, permanent: false };
   }
   return { retry: true, delayMs: Math.max(jittered, asked ?? 0), reason };
