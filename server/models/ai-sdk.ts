@@ -98,7 +98,8 @@ async function* redactingErrors(stream: AsyncGenerator<ModelChunk>, secrets: (st
     if (signal.aborted) throw e;
     const message = redactSecrets(e instanceof Error ? e.message : String(e), secrets);
     const known = e instanceof ModelProviderError ? e : null;
-    const failure = known?.failure?.kind === "http" ? { ...known.failure, message: redactSecrets(known.failure.message ?? "", secrets) } : known?.failure;
+    const f = known?.failure;
+    const failure = f && f.kind !== "first-token-timeout" && f.message !== undefined ? { ...f, message: redactSecrets(f.message, secrets) } : f;
     throw new ModelProviderError(message, known?.statusCode, undefined, failure);
   }
 }

@@ -21,6 +21,14 @@ describe("redactSecrets", () => {
     }
   });
 
+  it("removes credentials written into a URL", () => {
+    expect(redactSecrets("Request cannot be constructed from a URL that includes credentials: https://me:hunter2@llm.internal/v1/chat")).toBe(
+      `Request cannot be constructed from a URL that includes credentials: https://${REDACTED}@llm.internal/v1/chat`,
+    );
+    expect(redactSecrets("fetch http://token123@gw.local:8080/v1 failed")).toBe(`fetch http://${REDACTED}@gw.local:8080/v1 failed`);
+    expect(redactSecrets("see https://example.com/a@b and mail me@example.com")).toBe("see https://example.com/a@b and mail me@example.com");
+  });
+
   it("leaves ordinary text alone", () => {
     const text = "upstream exploded (HTTP 500): ask-me-later, task-1, risk-free";
     expect(redactSecrets(text, [undefined, ""])).toBe(text);
