@@ -98,6 +98,37 @@ describe("applyMigrations", () => {
     expect(await rowsOf(db.url)).toEqual(rows);
   });
 
+  it("backfills each session's spend from its own steps, not from a fork's copies of its source's", async () => {
+    const db = await emptyDatabase();
+    const dir = await migrationsDir();
+    const later = (await readMigrations(dir)).map((m) => m.name).filter((n) => n >= "20261201300000");
+    const held = await mkdtemp(path.join(tmpdir(), "held-"));
+    tempDirs.push(held);
+    for (const name of later) await cp(path.join(dir, name), path.join(held, name), { recursive: true });
+    for (const name of later) await rm(path.join(dir, name), { recursive: true });
+    await applyMigrations(db.url, { migrationsDir: dir });
+    const step = (id: string, tokens: [number, number]) =>
+      JSON.stringify({ kind: "assistant_message", messageId: id, turnId: "t", step: 0, model: "m", text: "", toolCalls: [], usage: { inputTokens: tokens[0], outputTokens: tokens[1] }, interrupted: false });
+    await query(db.url, `INSERT INTO sessions (id, title, model) VALUES ('src', 'src', '{}'), ('fork', 'fork', '{}')`);
+    await query(db.url, `UPDATE sessions SET forked_from_id = 'src' WHERE id = 'fork'`);
+    await query(
+      db.url,
+      `INSERT INTO session_events (session_id, seq, kind, message_id, payload) VALUES
+        ('src', 1, 'assistant_message', 'msg_a', $1), ('fork', 1, 'assistant_message', 'msg_a', $1), ('fork', 2, 'assistant_message', 'msg_b', $2)`,
+      [step("msg_a", [100, 10]), step("msg_b", [5, 1])],
+    );
+    for (const name of later) await cp(path.join(held, name), path.join(dir, name), { recursive: true });
+    await applyMigrations(db.url, { migrationsDir: dir });
+    const spend = await query<{ id: string; input: string; output: string }>(
+      db.url,
+      `SELECT id, spent_input_tokens::text AS input, spent_output_tokens::text AS output FROM sessions ORDER BY id`,
+    );
+    expect(spend).toEqual([
+      { id: "fork", input: "5", output: "1" },
+      { id: "src", input: "100", output: "10" },
+    ]);
+  });
+
   it("applies only new migrations, in name order", async () => {
     const db = await emptyDatabase();
     const dir = await migrationsDir();
