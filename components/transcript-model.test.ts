@@ -103,6 +103,18 @@ describe("provider waits", () => {
     );
     expect(items.map((i) => (i.kind === "wait" ? waitText(i) : i.kind))).toEqual(["Retried after 500 server error", "turn_end"]);
   });
+
+  it("says the retry never ran when the turn ended during its wait (a Stop in the backoff)", () => {
+    const items = foldTranscript(
+      log(
+        { kind: "turn_start", turnId: T },
+        wait(0, retry(1, 10, "429 rate limited")),
+        wait(0, retry(2, 20, "429 rate limited")),
+        { kind: "turn_end", turnId: T, reason: "aborted" },
+      ),
+    );
+    expect(items.map((i) => (i.kind === "wait" ? waitText(i) : i.kind))).toEqual(["The turn ended while waiting to retry (429 rate limited) after 1 retry", "turn_end"]);
+  });
 });
 
 describe("workspace tool cards", () => {

@@ -39,6 +39,8 @@ export type TranscriptItem =
       /** Retries the step has waited for so far, and the latest one's reason. */
       retries: number;
       reason: string | null;
+      /** The turn ended during the latest retry's wait: that retry never ran. */
+      endedWaiting?: boolean;
     }
   | { kind: "turn_end"; key: string; seq: number; reason: TurnEndReason; error?: string; at: Date };
 
@@ -52,18 +54,18 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
   let waitingAt: { turnId: string; step: number; index: number } | null = null;
   // Wait lines of steps that were never retried: gone once the step moves on.
   const dropped = new Set<number>();
-  const settleWait = () => {
+  const settleWait = (byTurnEnd: boolean) => {
     const cur = waitingAt && items[waitingAt.index];
     if (waitingAt && cur?.kind === "wait") {
       if (cur.retries === 0) dropped.add(waitingAt.index);
-      else items[waitingAt.index] = { ...cur, live: false };
+      else items[waitingAt.index] = { ...cur, live: false, endedWaiting: byTurnEnd && cur.wait.kind === "retry" };
     }
     waitingAt = null;
   };
 
   for (const e of events) {
     const p = e.payload;
-    if (waitingAt && (p.kind === "assistant_delta" || p.kind === "assistant_message" || p.kind === "turn_end" || p.kind === "step_start")) settleWait();
+    if (waitingAt && (p.kind === "assistant_delta" || p.kind === "assistant_message" || p.kind === "turn_end" || p.kind === "step_start")) settleWait(p.kind === "turn_end");
     switch (p.kind) {
       case "model_wait": {
         const retry = p.wait.kind === "retry" ? p.wait : null;
@@ -143,6 +145,10 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
  * the step was retried and why.
  */
 export function waitText(item: Extract<TranscriptItem, { kind: "wait" }>, elapsedMs = 0): string {
+  if (!item.live && item.endedWaiting) {
+    const ran = item.retries - 1;
+    return `The turn ended while waiting to retry (${item.reason})${ran > 0 ? ` after ${ran} ${ran === 1 ? "retry" : "retries"}` : ""}`;
+  }
   if (!item.live) return item.retries === 1 ? `Retried after ${item.reason}` : `Retried ${item.retries} times (${item.reason})`;
   if (item.wait.kind === "provider") return "Waiting for the provider (too many requests at once)";
   const seconds = Math.ceil(Math.max(0, item.wait.delayMs - elapsedMs) / 1000);

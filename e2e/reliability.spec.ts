@@ -45,6 +45,7 @@ test("provider failures in the room: a live retry line, a Stop during the backof
     await expect(transcript(page).getByRole("status").filter({ hasText: /^Retrying in 4[0-5] s/ })).toBeVisible();
     await agent(page).getByRole("button", { name: "Stop" }).click();
     await expect(transcript(page).getByRole("note").filter({ hasText: /^Turn aborted/ })).toBeVisible({ timeout: 5_000 });
+    await expect(transcript(page).getByRole("note").filter({ hasText: "The turn ended while waiting to retry (429 rate limited)" })).toBeVisible();
     expect(fake.requests).toHaveLength(1);
 
     // A bad key: no retry, a readable error in the transcript and beside the status in the roster.
