@@ -52,13 +52,9 @@ export const CatalogEnvSchema = z
     return parsed.data;
   });
 
-export interface ModelOption extends ModelChoice {
-  label: string;
-  /** Null: a real model the price table has no entry for (its steps count as $0). */
-  price: Price | null;
-}
-
+/** An offered model; `price` null: a real model the price table has no entry for (its steps count as $0). */
 export const ModelOptionSchema = ModelChoiceSchema.extend({ label: z.string(), price: PriceSchema.nullable() });
+export type ModelOption = z.infer<typeof ModelOptionSchema>;
 
 export function sameModel(a: ModelChoice, b: ModelChoice): boolean {
   return a.provider === b.provider && a.model === b.model;
