@@ -1,11 +1,9 @@
+import { fakeProviderTest } from "../testing/fake-provider-fixture";
 import { describe, expect } from "vitest";
-import { parseEnv } from "../env";
 import { asSessionId, type SessionId } from "../ids";
-import { createModelResolver } from "../models/registry";
-import { startFakeProviderServer, type FakeScript } from "../models/testing/fake-provider-server";
+import { type FakeScript } from "../models/testing/fake-provider-server";
 import { listMembers } from "../team/roster";
-import { databaseTest } from "../testing/fixtures";
-import { eventsOf, startTestRuntime, turnEnds, waitFor, waitForTurns } from "../testing/runtime-harness";
+import { eventsOf, turnEnds, waitFor, waitForTurns } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
 import { createSession, promptSession, requestAbort } from "./sessions";
 
@@ -15,29 +13,16 @@ import { createSession, promptSession, requestAbort } from "./sessions";
 
 const KEYS = { openai: "sk-reliability-openai-0123456789", anthropic: "sk-ant-reliability-anthropic-0123456789" };
 
-const it = databaseTest()
-  .extend("fake", { scope: "file" }, async ({}, { onCleanup }) => {
-    const fake = await startFakeProviderServer();
-    onCleanup(() => fake.close());
-    return fake;
-  })
-  .extend("rt", { scope: "file" }, async ({ tdb, fake }, { onCleanup }) => {
-    const env = parseEnv({
-      OPENAI_BASE_URL: fake.baseURL,
-      OPENAI_API_KEY: KEYS.openai,
-      ANTHROPIC_BASE_URL: fake.baseURL,
-      ANTHROPIC_API_KEY: KEYS.anthropic,
-      MODEL_MAX_RETRIES: "3",
-      MODEL_RETRY_BASE_MS: "5",
-      MODEL_RETRY_MAX_MS: "5000",
-      MODEL_FIRST_TOKEN_TIMEOUT_MS: "1000",
-      OPENAI_MAX_CONCURRENT_REQUESTS: "2",
-      ANTHROPIC_MAX_CONCURRENT_REQUESTS: "2",
-    });
-    const rt = await startTestRuntime(tdb.url, { resolveModel: createModelResolver(env) });
-    onCleanup(() => rt.stop());
-    return rt;
-  });
+const it = fakeProviderTest({
+  OPENAI_API_KEY: KEYS.openai,
+  ANTHROPIC_API_KEY: KEYS.anthropic,
+  MODEL_MAX_RETRIES: "3",
+  MODEL_RETRY_BASE_MS: "5",
+  MODEL_RETRY_MAX_MS: "5000",
+  MODEL_FIRST_TOKEN_TIMEOUT_MS: "1000",
+  OPENAI_MAX_CONCURRENT_REQUESTS: "2",
+  ANTHROPIC_MAX_CONCURRENT_REQUESTS: "2",
+});
 
 type Provider = "openai-compatible" | "anthropic";
 

@@ -1,36 +1,16 @@
+import { fakeProviderTest } from "../testing/fake-provider-fixture";
 import { describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import { asSessionId } from "../ids";
 import { createModelResolver } from "../models/registry";
-import { startFakeProviderServer } from "../models/testing/fake-provider-server";
 import { createTestDatabase } from "../testing/db";
-import { databaseTest } from "../testing/fixtures";
 import { startTestRuntime, turnEnds, waitForTurns } from "../testing/runtime-harness";
 import { createSession, promptSession } from "./sessions";
 
 // Whole turns through the real AI SDK code path: the runtime, the model registry and the SDK
 // providers against a local server speaking each provider's wire format.
 
-const it = databaseTest()
-  // `{}`, not `_`: vitest reads which fixtures a fixture uses from this pattern.
-  .extend("fake", { scope: "file" }, async ({}, { onCleanup }) => {
-    const fake = await startFakeProviderServer();
-    onCleanup(() => fake.close());
-    return fake;
-  })
-  .extend("rt", { scope: "file" }, async ({ tdb, fake }, { onCleanup }) => {
-    const env = parseEnv({
-      OPENAI_BASE_URL: fake.baseURL,
-      OPENAI_API_KEY: "sk-test-openai",
-      OPENAI_MODEL: "fake-gpt",
-      ANTHROPIC_BASE_URL: fake.baseURL,
-      ANTHROPIC_API_KEY: "sk-test-anthropic",
-      ANTHROPIC_MODEL: "fake-claude",
-    });
-    const rt = await startTestRuntime(tdb.url, { resolveModel: createModelResolver(env) });
-    onCleanup(() => rt.stop());
-    return rt;
-  });
+const it = fakeProviderTest({ OPENAI_MODEL: "fake-gpt", ANTHROPIC_MODEL: "fake-claude" });
 
 describe.each([
   { provider: "openai-compatible" as const, model: "fake-gpt", path: "/v1/chat/completions" },

@@ -1,10 +1,7 @@
+import { fakeProviderTest } from "../testing/fake-provider-fixture";
 import { describe, expect } from "vitest";
-import { parseEnv } from "../env";
 import { asSessionId, type SessionId } from "../ids";
-import { createModelResolver, priceOf } from "../models/registry";
-import { startFakeProviderServer } from "../models/testing/fake-provider-server";
-import { databaseTest } from "../testing/fixtures";
-import { startTestRuntime, waitForTurns } from "../testing/runtime-harness";
+import { waitForTurns } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
 import { createSession, promptSession, SPEND_COLUMNS, spendOf } from "./sessions";
 
@@ -20,25 +17,7 @@ const MODELS = [
   { provider: "anthropic", model: "fake-claude", price: { input: 3, output: 15, cachedInput: 0.3 } },
 ];
 
-const it = databaseTest()
-  .extend("fake", { scope: "file" }, async ({}, { onCleanup }) => {
-    const fake = await startFakeProviderServer();
-    onCleanup(() => fake.close());
-    return fake;
-  })
-  .extend("rt", { scope: "file" }, async ({ tdb, fake }, { onCleanup }) => {
-    const env = parseEnv({
-      SCRIPTED_MODEL_DELAY_MS: "0",
-      OPENAI_BASE_URL: fake.baseURL,
-      OPENAI_API_KEY: "sk-test-openai",
-      ANTHROPIC_BASE_URL: fake.baseURL,
-      ANTHROPIC_API_KEY: "sk-test-anthropic",
-      MODELS: JSON.stringify(MODELS),
-    });
-    const rt = await startTestRuntime(tdb.url, { resolveModel: createModelResolver(env), priceOf: (c) => priceOf(env, c) });
-    onCleanup(() => rt.stop());
-    return rt;
-  });
+const it = fakeProviderTest({ SCRIPTED_MODEL_DELAY_MS: "0", MODELS: JSON.stringify(MODELS) });
 
 const replies = (events: SessionEvent[]) => events.flatMap((e) => (e.payload.kind === "assistant_message" ? [e.payload] : []));
 
