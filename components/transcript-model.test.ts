@@ -51,8 +51,8 @@ describe("foldTranscript", () => {
 describe("provider waits", () => {
   const wait = (step: number, w: Extract<TranscriptPayload, { kind: "model_wait" }>["wait"]): TranscriptPayload => ({ kind: "model_wait", turnId: T, step, wait: w });
   const retry = (attempt: number, delayMs: number, reason: string) => ({ kind: "retry" as const, attempt, delayMs, reason });
-  const reply = (step: number, text: string): TranscriptPayload => ({
-    kind: "assistant_message", messageId: `m${step}`, turnId: T, step, model: "x", text, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 }, interrupted: false,
+  const reply = (step: number, text: string, interrupted = false): TranscriptPayload => ({
+    kind: "assistant_message", messageId: `m${step}`, turnId: T, step, model: "x", text, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 }, interrupted,
   });
   const waits = (items: TranscriptItem[]) => items.flatMap((i) => (i.kind === "wait" ? [i] : []));
 
@@ -110,10 +110,12 @@ describe("provider waits", () => {
         { kind: "turn_start", turnId: T },
         wait(0, retry(1, 10, "429 rate limited")),
         wait(0, retry(2, 20, "429 rate limited")),
+        // What a Stop records: the (empty) interrupted reply, then the turn's end.
+        reply(0, "", true),
         { kind: "turn_end", turnId: T, reason: "aborted" },
       ),
     );
-    expect(items.map((i) => (i.kind === "wait" ? waitText(i) : i.kind))).toEqual(["The turn ended while waiting to retry (429 rate limited) after 1 retry", "turn_end"]);
+    expect(items.map((i) => (i.kind === "wait" ? waitText(i) : i.kind))).toEqual(["The turn ended while waiting to retry (429 rate limited) after 1 retry", "assistant", "turn_end"]);
   });
 });
 

@@ -65,7 +65,10 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
 
   for (const e of events) {
     const p = e.payload;
-    if (waitingAt && (p.kind === "assistant_delta" || p.kind === "assistant_message" || p.kind === "turn_end" || p.kind === "step_start")) settleWait(p.kind === "turn_end");
+    if (waitingAt && (p.kind === "assistant_delta" || p.kind === "assistant_message" || p.kind === "turn_end" || p.kind === "step_start")) {
+      // Ended during the wait: the turn's end, or the empty reply a Stop records first.
+      settleWait(p.kind === "turn_end" || (p.kind === "assistant_message" && p.interrupted && p.text === "" && p.toolCalls.length === 0));
+    }
     switch (p.kind) {
       case "model_wait": {
         const retry = p.wait.kind === "retry" ? p.wait : null;

@@ -19,12 +19,15 @@ test("provider failures in the room: a live retry line, a Stop during the backof
   test.setTimeout(180_000);
   const fake = await startFakeProviderServer();
   const database = await createTemporaryDatabase(testServerUrl(), temporaryDatabaseName("at_e2e_reliability_"), { migrate: false });
-  const server = await startServer(database.url, port, { OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: KEY, OPENAI_MODEL: "fake-gpt" });
+  // Its own model list: the fake provider's model (the e2e server's default list offers others).
+  const MODELS = JSON.stringify([{ provider: "openai-compatible", model: "fake-gpt", label: "Fake GPT" }]);
+  const server = await startServer(database.url, port, { OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: KEY, MODELS });
   const context = await anonymousContext(browser, base);
   try {
     const page = await context.newPage();
     await createInstanceOwner(page, OWNER);
-    await page.getByLabel("Model").selectOption({ label: "OpenAI-compatible: fake-gpt" });
+    // By value ("provider:model"): the option's text also says its price.
+    await page.getByLabel("Model").selectOption("openai-compatible:fake-gpt");
     await page.getByLabel("Title").fill("Flaky provider");
     await page.getByRole("button", { name: "Create team" }).click();
     await expect(page).toHaveURL(/\/teams\/ses_/);
@@ -61,7 +64,8 @@ test("provider failures in the room: a live retry line, a Stop during the backof
     expect(fake.requests).toHaveLength(1);
     expect(await page.content()).not.toContain(KEY);
   } finally {
-    await context.close();
+    // Each step whatever the one before did: a server left running would hold the port.
+    await context.close().catch(() => undefined);
     await stopServer(server);
     await database.drop();
     await fake.close();
