@@ -8,12 +8,12 @@ import { parseIdentity, TEAM_IDENTITY } from "../server/team/identity";
 // What bench/capacity.ts and its app server process (capacity-server.ts) share: the agents'
 // playbook, the timed model and the IPC messages between the two.
 //
-// The agents: every member of a team (a Lead and three workers) streams a reply of about 300
-// tokens in one endless turn. Every step ends in one tool call, because a step without one
-// would end the turn (runtime/agent.ts); every fourth call is a send_message to the next
-// member of the ring lead → worker-1 → worker-2 → worker-3 → lead, the others read the board
-// or the roster, and the Lead's first step creates a task. TimedModel records each model
-// call's own wall time, so the benchmark can take it off a step.
+// The agents: once told to go, every member of a team (a Lead and three workers) streams a
+// reply of about 300 tokens a step in one endless turn. Every step ends in one tool call,
+// because a step without one would end the turn (runtime/agent.ts); every fourth call is a
+// send_message to the next member of the ring lead → worker-1 → worker-2 → worker-3 → lead,
+// the others read the board or the roster, and the Lead's first step creates a task.
+// TimedModel records each model call's own wall time, so the benchmark can take it off a step.
 
 export const WORKERS = ["worker-1", "worker-2", "worker-3"] as const;
 const RING = ["lead", ...WORKERS];
@@ -42,9 +42,13 @@ export const REPLY = (() => {
   return { chars: text.length, chunks: chunkText(text).length, tokensEstimated: Math.ceil(text.length / 4) };
 })();
 
-/** The prompt that starts agent `index`; TimedModel finds the index in it. */
-export const agentPrompt = (index: number) => `Capacity bench agent #${index}. Keep working on the parser until told otherwise.`;
-const AGENT_INDEX = /Capacity bench agent #(\d+)\./;
+// Teammates get a stand-by task when they are added (one short step, no tool: the turn ends),
+// so setting up many teams is not slowed down by the agents already running; then every agent
+// gets the go prompt, and its next turn is endless. TimedModel finds the index in either.
+export const standbyPrompt = (index: number) => `Capacity bench agent #${index}. Stand by.`;
+export const goPrompt = (index: number) => `Capacity bench agent #${index}: go. Keep working on the parser until told otherwise.`;
+const AGENT_INDEX = /Capacity bench agent #(\d+)\b/;
+const GO = /Capacity bench agent #\d+: go\./;
 
 function agentOf(messages: ModelMessage[]): number | null {
   for (const m of messages) {
@@ -79,6 +83,7 @@ function toolCallFor(name: string, step: number): { toolName: string; input: unk
 
 export const capacityPlaybook: Playbook = (request) => {
   if (request.purpose === "summary") return { text: formatScriptedSummary(["Working on the nested list fix."]) };
+  if (!request.messages.some((m) => m.role === "user" && GO.test(m.text))) return { text: "Standing by." };
   const name = nameOf(request.messages);
   const step = request.messages.filter((m) => m.role === "assistant").length;
   return { text: replyText(name, step), toolCalls: [toolCallFor(name, step)] };
@@ -86,8 +91,8 @@ export const capacityPlaybook: Playbook = (request) => {
 
 /**
  * One model call of a step: the agent's index (from its prompt); Date.now() when the runtime
- * called stream() and when the model yielded its finish; the pacing alone (pauses × delayMs:
- * ScriptedModel pauses before each chunk and each tool call).
+ * called stream() and when the model yielded its finish; the pacing alone (chunks × delayMs:
+ * ScriptedModel pauses before each text chunk and each tool call).
  */
 export const ParentMessageSchema = z.object({ id: z.number().int(), type: z.enum(["sample", "calls", "stop"]) });
 export type ParentMessage = z.infer<typeof ParentMessageSchema>;
@@ -102,7 +107,12 @@ export function loopDelayMs(h: IntervalHistogram): z.infer<typeof LoopDelaySchem
   return { p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max) };
 }
 
-export const ModelCallSchema = z.object({ agent: z.number().int(), startedAt: z.number(), finishedAt: z.number(), nominalMs: z.number() });
+export const ModelCallSchema = z.object({
+  agent: z.number().int(),
+  startedAt: z.number(),
+  finishedAt: z.number(),
+  nominalMs: z.number(),
+});
 export type ModelCall = z.infer<typeof ModelCallSchema>;
 
 // IPC between bench/capacity.ts and capacity-server.ts (the protocol is described there).

@@ -14,19 +14,23 @@
 // drives N agents in N/4 teams — a Lead and three teammates added with team.addTeammate — all
 // made over HTTP by one signed-up person, who also holds an SSE subscription (the tRPC client
 // over HTTP with the session cookie, as the browser) on every team feed (`team.live`) and
-// every session feed (`session.live`), opened before the agents start. Every agent loops in
-// one turn (capacity-shared.ts): each step streams ~1,200 characters (~300 tokens) as word
-// chunks at BENCH_CAPACITY_CHUNK_MS each, then makes one tool call (a step without one would
-// end the turn): every 4th a send_message to a teammate, the others read the board or roster.
-// Warm-up lasts until every agent has finished a step (or the warm-up limit), then the window
-// of BENCH_CAPACITY_SECONDS is measured:
+// every session feed (`session.live`), opened as each exists. Teammates stand by until every
+// agent has been set up, then each gets a prompt to go (session.prompt, 32 to an HTTP batch)
+// and loops in one turn (capacity-shared.ts): each step streams ~1,200 characters (~300
+// tokens) as word chunks at BENCH_CAPACITY_CHUNK_MS each, then makes one tool call (a step
+// without one would end the turn): every 4th a send_message to a teammate, the others read
+// the board or roster. Warm-up lasts until every agent has finished a step of it (or the
+// warm-up limit), then the window of BENCH_CAPACITY_SECONDS is measured:
 //
 // - commitsPerSec: the bench database's pg_stat_database.xact_commit delta over the window.
 //   Postgres counts every transaction, read-only autocommit statements included (the feeds'
 //   reads are part of the load); backends flush these counters at most about once a second.
 //   rowsInsertedPerSec / rowsUpdatedPerSec from the same row's tup_inserted / tup_updated.
 // - commitsPerStreamingAgentSec: commitsPerSec ÷ streaming agents (those that appended an
-//   assistant_delta inside the window).
+//   assistant_delta inside the window). An overloaded server streams slower than the pace, so
+//   also streamedChunksPerAgentSec (the text chunks in assistant_delta events stamped inside
+//   the window, per agent and second; the pace asks for 1000 / BENCH_CAPACITY_CHUNK_MS) and
+//   commitsPerPacedAgentSec: commits ÷ the agent-seconds those chunks take at the pace.
 // - stepsPerSec: assistant_message events stamped inside the window ÷ its length.
 // - appCpu: process.cpuUsage() of the app server process; dbCpu: utime + stime from
 //   /proc/<pid>/stat of the bench database's backends in pg_stat_activity at both ends of the
@@ -65,9 +69,10 @@ import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import pg from "pg";
 import { z } from "zod";
+import { chunkText } from "../server/models/scripted";
 import { httpClient } from "../server/testing/http-client";
 import { signUpOverHttp } from "../server/testing/people";
-import { agentPrompt, ChildMessageSchema, LOOP_RESOLUTION_MS, loopDelayMs, REPLY, SEND_EVERY, WORKERS, type ChildMessage, type ModelCall, type ParentMessage } from "./capacity-shared";
+import { ChildMessageSchema, goPrompt, LOOP_RESOLUTION_MS, loopDelayMs, REPLY, SEND_EVERY, standbyPrompt, WORKERS, type ChildMessage, type ModelCall, type ParentMessage } from "./capacity-shared";
 import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, withBenchDatabase } from "./support";
 
 const Knobs = z.object({
@@ -90,6 +95,7 @@ const SETUP_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 120_000;
 /** Setup calls in flight at once (a person's browser tabs, roughly). */
 const SETUP_CONCURRENCY = 8;
+const GO_CONCURRENCY = 32;
 const CLOCK_TICKS = (() => {
   try {
     return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -398,7 +404,10 @@ async function countByKey(mon: pg.Client, sql: string, from: number, to: number)
   return new Map(rows.map((r) => [r.key, r.n]));
 }
 
-/** N/4 teams over HTTP, a feed on each team and session as soon as it exists, then the Lead prompts. */
+/**
+ * N/4 teams over HTTP, a feed on each team and session as soon as it exists; teammates stand
+ * by (capacity-shared.ts) until every agent is told to go.
+ */
 async function setUpTeams(feeds: Feeds, n: number, reached: { teams: number; agents: number; subscriptions: number }) {
   const { client } = feeds;
   /** Agent index → session id; index i belongs to team ⌊i/4⌋, the Lead first. */
@@ -416,31 +425,34 @@ async function setUpTeams(feeds: Feeds, n: number, reached: { teams: number; age
       return { teamId: lead.id, t };
     },
   );
-  // A teammate starts on its initial task at once.
   await mapLimit(
     teams.flatMap(({ teamId, t }) => WORKERS.map((name, k) => ({ teamId, name, index: 4 * t + k + 1 }))),
     SETUP_CONCURRENCY,
     async ({ teamId, name, index }) => {
-      const m = await client.team.addTeammate.mutate({ teamId, name, description: "capacity bench worker", prompt: agentPrompt(index) });
+      const m = await client.team.addTeammate.mutate({ teamId, name, description: "capacity bench worker", prompt: standbyPrompt(index) });
       sessions[index] = m.sessionId;
       feeds.session(m.sessionId);
-      reached.agents += 1;
       reached.subscriptions += 1;
     },
   );
-  await mapLimit(teams, SETUP_CONCURRENCY, async ({ teamId, t }) => {
-    await client.session.prompt.mutate({ sessionId: teamId, text: agentPrompt(4 * t) });
-    reached.agents += 1;
-  });
+  // One HTTP batch carries up to 32 calls: the agents start within a moment of each other.
+  await mapLimit(
+    sessions.map((sessionId, index) => ({ sessionId, index })),
+    GO_CONCURRENCY,
+    async ({ sessionId, index }) => {
+      await client.session.prompt.mutate({ sessionId, text: goPrompt(index) });
+      reached.agents += 1;
+    },
+  );
   return sessions;
 }
 
-/** Until every agent has finished a step, or the limit. */
+/** Until every agent has finished a step of its endless turn (each calls a tool), or the limit. */
 async function warmUp(mon: pg.Client, n: number, maxSeconds: number) {
   const t0 = performance.now();
   let stepped = 0;
   while (performance.now() - t0 < maxSeconds * 1000) {
-    const { rows } = await mon.query<{ n: number }>("SELECT count(DISTINCT session_id)::int AS n FROM session_events WHERE kind = 'assistant_message'");
+    const { rows } = await mon.query<{ n: number }>("SELECT count(DISTINCT session_id)::int AS n FROM session_events WHERE kind = 'tool_result'");
     stepped = rows[0]!.n;
     if (stepped >= n) break;
     await sleep(500);
@@ -578,8 +590,15 @@ async function measureRun(run: Run, url: string, n: number, knobs: Knobs, r: Rat
     [new Date(t0), new Date(t1)],
   );
   const streaming = streamingRows[0]!.n;
+  // The text chunks that reached the log inside the window (deltas are whole chunks run together).
+  const { rows: deltaRows } = await mon.query<{ text: string }>(
+    "SELECT payload->>'text' AS text FROM session_events WHERE kind = 'assistant_delta' AND created_at >= $1 AND created_at <= $2",
+    [new Date(t0), new Date(t1)],
+  );
+  const chunks = deltaRows.reduce((sum, row) => sum + chunkText(row.text).length, 0);
   const { rows: endRows } = await mon.query<{ reason: string; n: number }>(
-    "SELECT payload->>'reason' AS reason, count(*)::int AS n FROM session_events WHERE kind = 'turn_end' GROUP BY 1",
+    "SELECT payload->>'reason' AS reason, count(*)::int AS n FROM session_events WHERE kind = 'turn_end' AND created_at >= $1 AND created_at <= $2 GROUP BY 1",
+    [new Date(t0), new Date(t1)],
   );
 
   const inWindow = (a: Arrival) => a.createdAt >= t0 && a.createdAt <= t1;
@@ -587,6 +606,8 @@ async function measureRun(run: Run, url: string, n: number, knobs: Knobs, r: Rat
   const stepOverhead = durations(steps.overhead, r, [50, 99]);
   const eventLatency = durations(feeds.sessionArrivals.filter(inWindow).map((a) => a.arrivedAt - a.createdAt), r, [50, 95, 99], undelivered.events);
   const teamLatency = durations(feeds.teamArrivals.filter(inWindow).map((a) => a.arrivedAt - a.createdAt), r, [50, 95], undelivered.messages);
+  /** Agent-seconds of streaming at the intended pace that the chunks streamed amount to. */
+  const pacedAgentSeconds = knobs.BENCH_CAPACITY_CHUNK_MS > 0 ? (chunks * knobs.BENCH_CAPACITY_CHUNK_MS) / 1000 : 0;
   const appMs = cpuMsBetween(before.app, after.app);
   const benchMs = cpuMsBetween(before.bench, after.bench);
   const db = dbCpu(before, after, seconds, commits);
@@ -605,6 +626,8 @@ async function measureRun(run: Run, url: string, n: number, knobs: Knobs, r: Rat
     commits,
     commitsPerSec: rate(commits / seconds, r),
     commitsPerStreamingAgentSec: streaming > 0 ? rate(commits / seconds / streaming, r) : null,
+    streamedChunksPerAgentSec: round(chunks / n / seconds, 2),
+    commitsPerPacedAgentSec: pacedAgentSeconds > 0 ? rate(commits / pacedAgentSeconds, r) : null,
     stepsPerSec: rate(steps.inWindow / seconds, r),
     rowsInsertedPerSec: rate((after.inserted - before.inserted) / seconds, r),
     rowsUpdatedPerSec: rate((after.updated - before.updated) / seconds, r),
@@ -624,7 +647,8 @@ async function measureRun(run: Run, url: string, n: number, knobs: Knobs, r: Rat
     feedMessagesPerSec: { session: rate(countIn(feeds.sessionMessageTimes) / seconds, r), teamSnapshots: rate(countIn(feeds.teamSnapshotTimes) / seconds, r) },
     feedReconnects: feeds.reconnects,
     feedErrors: feeds.errors,
-    turnEnds: Object.fromEntries(endRows.map((row) => [row.reason, row.n])),
+    /** Turns that ended inside the window, by reason (the endless turns should not). */
+    turnEndsInWindow: Object.fromEntries(endRows.map((row) => [row.reason, row.n])),
     appLogLines: app.logCount,
     appLogFirst: app.logs,
     withinBounds: outOfBounds.length === 0,
