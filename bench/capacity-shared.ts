@@ -29,17 +29,24 @@ const SENTENCES = [
   "Then I update the task on the board and tell the next teammate what changed, so nobody repeats the work.",
 ];
 
-/** About 1,200 characters (300 tokens at four characters a token), word-sized chunks. */
-function replyText(name: string, step: number): string {
+/**
+ * 1,100–1,400 characters by agent (about 300 tokens at four characters a token), word-sized
+ * chunks. The lengths differ so agents that started together drift apart.
+ */
+function replyText(name: string, step: number, agent: number): string {
+  const length = 1050 + (agent % 7) * 50;
   let text = `Step ${step} of ${name}.`;
-  for (let i = 0; text.length < 1200; i++) text += ` ${SENTENCES[(step + i) % SENTENCES.length]}`;
+  for (let i = 0; text.length < length; i++) text += ` ${SENTENCES[(step + i) % SENTENCES.length]}`;
   return text;
 }
 
-/** The reply's shape, for the benchmark's report (the step number barely changes it). */
+/** The replies' shape, for the benchmark's report (the step number barely changes it). */
 export const REPLY = (() => {
-  const text = replyText("worker-1", 10);
-  return { chars: text.length, chunks: chunkText(text).length, tokensEstimated: Math.ceil(text.length / 4) };
+  const texts = Array.from({ length: 7 }, (_, agent) => replyText("worker-1", 10, agent));
+  const chunks = texts.map((t) => chunkText(t).length);
+  const chars = texts.map((t) => t.length);
+  const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+  return { chars: `${Math.min(...chars)}–${Math.max(...chars)}`, chunks: `${Math.min(...chunks)}–${Math.max(...chunks)}`, meanTokensEstimated: Math.ceil(mean(chars) / 4) };
 })();
 
 // Teammates get a stand-by task when they are added (one short step, no tool: the turn ends),
@@ -70,8 +77,9 @@ function nameOf(messages: ModelMessage[]): string {
   return name;
 }
 
-function toolCallFor(name: string, step: number): { toolName: string; input: unknown } {
-  if (step % SEND_EVERY === SEND_EVERY - 1) {
+function toolCallFor(name: string, step: number, agent: number): { toolName: string; input: unknown } {
+  // Offset by agent, so some agent of any group that started together sends at every step.
+  if ((step + agent) % SEND_EVERY === SEND_EVERY - 1) {
     const target = RING[(RING.indexOf(name) + 1) % RING.length]!;
     return { toolName: "send_message", input: { target, message: `Update ${step} from ${name}: the nested list fix is in, tests next.` } };
   }
@@ -85,8 +93,9 @@ export const capacityPlaybook: Playbook = (request) => {
   if (request.purpose === "summary") return { text: formatScriptedSummary(["Working on the nested list fix."]) };
   if (!request.messages.some((m) => m.role === "user" && GO.test(m.text))) return { text: "Standing by." };
   const name = nameOf(request.messages);
+  const agent = agentOf(request.messages) ?? 0;
   const step = request.messages.filter((m) => m.role === "assistant").length;
-  return { text: replyText(name, step), toolCalls: [toolCallFor(name, step)] };
+  return { text: replyText(name, step, agent), toolCalls: [toolCallFor(name, step, agent)] };
 };
 
 /**

@@ -16,10 +16,11 @@
 // over HTTP with the session cookie, as the browser) on every team feed (`team.live`) and
 // every session feed (`session.live`), opened as each exists. Teammates stand by until every
 // agent has been set up, then each gets a prompt to go (session.prompt, 32 to an HTTP batch)
-// and loops in one turn (capacity-shared.ts): each step streams ~1,200 characters (~300
-// tokens) as word chunks at BENCH_CAPACITY_CHUNK_MS each, then makes one tool call (a step
-// without one would end the turn): every 4th a send_message to a teammate, the others read
-// the board or roster. Warm-up lasts until every agent has finished a step of it (or the
+// and loops in one turn (capacity-shared.ts): each step streams 1,100–1,400 characters (~300
+// tokens; the length differs by agent, so agents drift apart) as word chunks at
+// BENCH_CAPACITY_CHUNK_MS each, then makes one tool call (a step without one would end the
+// turn): every 4th a send_message to a teammate (offset by agent), the others read the board
+// or roster. Warm-up lasts until every agent has finished a step of it (or the
 // warm-up limit), then the window of BENCH_CAPACITY_SECONDS is measured:
 //
 // - commitsPerSec: the bench database's pg_stat_database.xact_commit delta over the window.
