@@ -94,7 +94,7 @@ const BOUNDS = { eventToSubscriberP95Ms: 150, stepOverheadP99Ms: 50 };
 const DRAIN_MS = 5_000;
 const SETUP_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 120_000;
-/** Setup calls in flight at once (a person's browser tabs, roughly). */
+/** Setup calls in flight at once; the go prompts fill one HTTP batch (32 calls). */
 const SETUP_CONCURRENCY = 8;
 const GO_CONCURRENCY = 32;
 const CLOCK_TICKS = (() => {
