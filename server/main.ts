@@ -11,7 +11,7 @@ import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
 import { authSecretOf } from "./people/instance";
 import { personFromHeaders } from "./people/person";
-import { availableModels, createModelResolver, priceOf } from "./models/registry";
+import { availableModels, createModelResolver, priceOf, type ModelResolver } from "./models/registry";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
 import { createTeamLayer } from "./team/team-layer";
@@ -31,6 +31,8 @@ export interface AppServerOptions {
   /** Serve the Next pages (off for API-only processes, e.g. runtime tests). */
   pages?: boolean;
   config?: Partial<RuntimeConfig>;
+  /** Replaces the environment's models (bench/capacity.ts times a paced keyless model). */
+  resolveModel?: ModelResolver;
   log?: (line: string) => void;
 }
 
@@ -56,7 +58,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     hub,
     config: { ...runtimeConfigFromEnv(opts.env), ...opts.config },
     // Every session is a team member; the keyless model plays the team scenario.
-    resolveModel: createModelResolver(opts.env, { playbook: teamPlaybook }),
+    resolveModel: opts.resolveModel ?? createModelResolver(opts.env, { playbook: teamPlaybook }),
     priceOf: (c) => priceOf(opts.env, c),
     ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env), models: availableModels(opts.env) }),
     log: (line) => log(`[runtime] ${line}`),
