@@ -3,7 +3,8 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { MemberView, RouterInputs } from "./api-types";
-import { modelKey, optionText, spendText, useModels } from "./models";
+import { ModelOptions } from "./model-options";
+import { spendText, useModels } from "./models";
 import { SPLIT_MAX } from "./room-url";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
@@ -141,11 +142,7 @@ function AddTeammate({ teamId, lead }: { teamId: string; lead: MemberView | unde
         <span className="label">Model</span>
         <select value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })}>
           <option value="">the Lead&apos;s{lead ? ` (${labelOf(lead.model)})` : ""}</option>
-          {options.map((m) => (
-            <option key={modelKey(m)} value={modelKey(m)}>
-              {optionText(m)}
-            </option>
-          ))}
+          <ModelOptions options={options} />
         </select>
       </label>
       <div className="row">

@@ -4,7 +4,8 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { modelKey, optionText, spendText, useModels } from "./models";
+import { ModelOptions } from "./model-options";
+import { modelKey, spendText, useModels } from "./models";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
@@ -44,11 +45,7 @@ export function TeamHome() {
             <span className="label">Model</span>
             <select value={selected} onChange={(e) => setModel(e.target.value)}>
               {options.length === 0 && <option value="">Default model</option>}
-              {options.map((m) => (
-                <option key={modelKey(m)} value={modelKey(m)}>
-                  {optionText(m)}
-                </option>
-              ))}
+              <ModelOptions options={options} />
             </select>
           </label>
           <button type="submit" disabled={create.isPending}>

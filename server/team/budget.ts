@@ -72,11 +72,15 @@ export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<Li
  * stop one step late).
  */
 export async function stopIfBudgetReached(tx: DbOrTx, sessionId: SessionId): Promise<boolean> {
-  const teamRows = z
-    .array(z.object({ team_id: z.string().nullable() }))
-    .parse(await tx.$queryRaw`SELECT team_id FROM sessions WHERE id = ${sessionId}`);
-  const teamId = teamRows[0]?.team_id;
-  if (!teamId) return false;
+  // The limits first, in one read: a team without a budget (the usual case) costs no spend sum.
+  const limits = z
+    .array(LimitRow.extend({ team_id: z.string() }))
+    .parse(
+      await tx.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
+        FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}`,
+    )[0];
+  if (!limits || (limits.budget_tokens === null && limits.budget_cost_nanos === null)) return false;
+  const teamId = limits.team_id;
   const found = await budgetRow(tx, teamId);
   if (!found || !budgetView(found.row, found.spent).reached) return false;
   const marked = await tx.$queryRaw<unknown[]>`UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
