@@ -3,6 +3,7 @@ import pg from "pg";
 import { z } from "zod";
 import { abortableWait } from "../abortable";
 import type { DbOrTx } from "../db/client";
+import type { SessionEvent } from "../runtime/events";
 
 // Postgres LISTEN/NOTIFY fan-out. A notification is only a hint that a session changed:
 // readers always re-read rows by seq, so a lost or coalesced notification loses nothing.
@@ -18,12 +19,19 @@ export const ACTIVITY_CHANNEL = "agent_activity";
 const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "people", "workspace", "spend"]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
-const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema });
-export type Activity = { sessionId: string; kind: ActivityKind };
+const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema, q: z.number().int().optional() });
+export type Activity = {
+  sessionId: string;
+  kind: ActivityKind;
+  /** `event`: the newest seq the append committed (a reader that has it skips the read). */
+  lastSeq?: number;
+  /** `event`, in-process only: the committed events themselves (the writer's own copy). */
+  events?: SessionEvent[];
+};
 
 /** Sent on commit of the surrounding transaction (Postgres semantics), never before. */
-export async function notifyActivity(db: DbOrTx, sessionId: string, kind: ActivityKind): Promise<void> {
-  const payload = JSON.stringify({ s: sessionId, k: kind });
+export async function notifyActivity(db: DbOrTx, sessionId: string, kind: ActivityKind, lastSeq?: number): Promise<void> {
+  const payload = JSON.stringify({ s: sessionId, k: kind, ...(lastSeq === undefined ? {} : { q: lastSeq }) });
   await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${payload})`;
 }
 
@@ -51,7 +59,7 @@ export class ActivityHub {
     client.on("notification", (msg) => {
       if (msg.channel !== ACTIVITY_CHANNEL || !msg.payload) return;
       const parsed = ActivityPayload.safeParse(JSON.parse(msg.payload));
-      if (parsed.success) this.emit({ sessionId: parsed.data.s, kind: parsed.data.k });
+      if (parsed.success) this.emit({ sessionId: parsed.data.s, kind: parsed.data.k, lastSeq: parsed.data.q });
     });
     client.on("error", () => this.scheduleReconnect(client));
     client.on("end", () => this.scheduleReconnect(client));
@@ -76,7 +84,10 @@ export class ActivityHub {
     this.retryTimer = setTimeout(attempt, 250);
   }
 
-  /** Local fan-out, also used by in-process writers to skip the round trip. */
+  /**
+   * Local fan-out, also used by in-process writers to skip the round trip (the runtime
+   * publishes each committed append with its events, so this process's feeds need no read).
+   */
   emit(activity: Activity): void {
     this.emitter.emit(activity.sessionId, activity);
     this.emitter.emit("*", activity);

@@ -43,6 +43,8 @@ export interface AgentServices {
    * the team budget)? Then no turn starts, and a running turn ends with reason `budget`.
    */
   budgetReached?: (db: DbOrTx, sessionId: SessionId) => Promise<boolean>;
+  /** After each committed append: this process's live feeds take the events without a read. */
+  published?: (sessionId: SessionId, events: SessionEvent[]) => void;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
   afterToolEffect?: (sessionId: SessionId, toolName: string, callKey: string) => Promise<void>;
   log(line: string): void;
@@ -177,8 +179,15 @@ export class AgentDriver {
       if (extra) await extra(tx);
       return evs;
     });
-    this.events.push(...added);
+    this.committed(added);
     return added;
+  }
+
+  /** Keeps the in-memory copy of the log exact and tells this process's feeds. */
+  private committed(events: SessionEvent[]): void {
+    if (events.length === 0) return;
+    this.events.push(...events);
+    this.svc.published?.(this.sessionId, events);
   }
 
   /** What the turn-closing functions (turn-close.ts) need from this driver. */
@@ -220,7 +229,7 @@ export class AgentDriver {
       },
       this.toolOptions,
     );
-    if (run.recorded) this.events.push(...run.recorded);
+    if (run.recorded) this.committed(run.recorded);
     else await this.append([toolResultEvent(turnId, call, run)]);
   }
 
@@ -235,9 +244,9 @@ export class AgentDriver {
     // Turn start, the first claim and step 0 commit together: either the turn owns its input
     // or it never started.
     const started = await inTx(this.svc.db, async (tx) => {
-      if (await this.overBudget(tx)) return false;
+      if (await this.overBudget(tx)) return null;
       const items = await claimInbox(tx, this.sessionId, { firstStep: true });
-      if (items.length === 0) return false;
+      if (items.length === 0) return null;
       await this.svc.onClaimed?.(tx, this.sessionId, items);
       const evs = await appendEvents(
         tx,
@@ -250,9 +259,9 @@ export class AgentDriver {
         data: { activeTurnId: turnId, abortRequest: null, status: "running" },
       });
       await notifyActivity(tx, this.sessionId, "state");
-      this.events.push(...evs);
-      return true;
+      return evs;
     });
+    if (started) this.committed(started);
     if (!started) {
       this.turnAbort = null;
       return;
@@ -317,7 +326,7 @@ export class AgentDriver {
    * the reason is returned.
    */
   private async stepBoundary(turnId: TurnId, step: number): Promise<"stop" | "interrupt" | "budget" | null> {
-    return inTx(this.svc.db, async (tx) => {
+    const outcome = await inTx(this.svc.db, async (tx) => {
       const requested = await storedAbortRequest(tx, this.sessionId);
       if (requested) return requested;
       if (await this.overBudget(tx)) return "budget";
@@ -329,9 +338,13 @@ export class AgentDriver {
         [{ kind: "step_start", turnId, step }, ...this.claimedMessages(items)],
         this.lease,
       );
-      this.events.push(...evs);
-      return null;
+      return evs;
     });
+    if (Array.isArray(outcome)) {
+      this.committed(outcome);
+      return null;
+    }
+    return outcome;
   }
 
   private async overBudget(db: DbOrTx): Promise<boolean> {

@@ -61,6 +61,7 @@ export class Runtime {
       onClaimed: opts.onClaimed,
       budgetReached: opts.budgetReached,
       afterToolEffect: opts.afterToolEffect,
+      published: (sessionId, events) => opts.hub.emit({ sessionId, kind: "event", lastSeq: events.at(-1)?.seq, events }),
       log: opts.log ?? ((line) => console.log(`[runtime] ${line}`)),
     };
   }

@@ -51,7 +51,7 @@ export async function appendEvents(
       createdAt,
     })),
   });
-  await notifyActivity(tx, sessionId, "event");
+  await notifyActivity(tx, sessionId, "event", row.last_seq);
   return events;
 }
 

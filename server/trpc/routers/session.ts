@@ -2,16 +2,16 @@ import { tracked } from "@trpc/server";
 import { z } from "zod";
 import type { SessionId } from "../../ids";
 import { activityWaiter } from "../../live/activity";
+import { FEED_BATCH, FEED_REREAD_MS, readSessionState, sessionFeedsOf } from "../../live/session-feed";
 import { ModelOptionSchema } from "../../models/catalog";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
 import { assertModelAvailable, availableModels } from "../../models/registry";
 import { SessionEventSchema } from "../../runtime/events";
-import { editQueued, InboxItemSchema, listInbox, removeQueued, steerNow } from "../../runtime/inbox";
+import { editQueued, InboxItemSchema, removeQueued, steerNow } from "../../runtime/inbox";
 import { readEventsAfter, readEventsBefore } from "../../runtime/session-log";
 import {
   createSession,
   forkSession,
-  getSession,
   listSessions,
   promptSession,
   requestAbort,
@@ -41,11 +41,6 @@ export const LiveMessageSchema = z.discriminatedUnion("type", [
 ]);
 export type LiveMessage = z.infer<typeof LiveMessageSchema>;
 
-async function readState(ctx: TrpcContext, id: SessionId) {
-  const [session, inbox] = await Promise.all([getSession(ctx.db, id), listInbox(ctx.db, id)]);
-  return { session, inbox };
-}
-
 /** Local wake: skip waiting for the NOTIFY round trip when this process can drive the agent. */
 function wakeLocal(ctx: TrpcContext, id: SessionId) {
   void ctx.runtime.wake(id);
@@ -67,7 +62,7 @@ export const sessionRouter = router({
     .output(StateSchema)
     .query(async ({ ctx, input }) => {
       await sessionAccess(ctx, input.sessionId, "view");
-      return readState(ctx, input.sessionId);
+      return readSessionState(ctx.db, input.sessionId);
     }),
 
   /** A new team (its Lead session), owned by whoever creates it. */
@@ -149,8 +144,10 @@ export const sessionRouter = router({
   /**
    * Live feed of one session: every event after `lastEventId` (the seq), in order, then new
    * ones as they commit, plus the session state (status, inbox) whenever it changes. A
-   * reconnect resumes from the last event id: no gap, no duplicate. Notifications are only
-   * hints; rows are read by seq, with a periodic re-read as a safety net.
+   * reconnect resumes from the last event id: no gap, no duplicate. Every feed of a session
+   * in this process shares one reader (live/session-feed.ts); a feed further back than its
+   * memory reads rows by seq itself. Access is re-checked on people changes and every
+   * FEED_REREAD_MS.
    */
   live: personProcedure
     .input(SessionRef.extend({ lastEventId: int4String.nullish() }))
@@ -162,31 +159,44 @@ export const sessionRouter = router({
 });
 
 async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, lastEventSeq: number, signal: AbortSignal | undefined) {
-  let after = lastEventSeq;
-  let lastState = "";
-  while (!signal?.aborted) {
-    const waiter = activityWaiter(ctx.hub, id);
-    // A person removed from the team loses the feed at once: people changes wake it.
-    const people = activityWaiter(ctx.hub, teamId, ["people"]);
-    try {
-      await feedAccess(ctx, () => sessionAccess(ctx, id, "view"));
-      // Batches, not single events: a long history arrives in a few messages.
-      const events = await readEventsAfter(ctx.db, id, after, 500);
-      const last = events.at(-1);
-      if (last) {
-        after = last.seq;
-        yield tracked(String(last.seq), { type: "events", events } satisfies LiveMessage);
+  const tail = sessionFeedsOf(ctx.db, ctx.hub).acquire(id);
+  try {
+    let after = lastEventSeq;
+    let lastState = "";
+    let checkedAt = 0;
+    let recheck = false;
+    await tail.ready;
+    while (!signal?.aborted) {
+      // Taken before reading, so a change while this feed sends is not missed.
+      const changed = tail.changed();
+      // A person removed from the team loses the feed at once: people changes wake it.
+      const people = activityWaiter(ctx.hub, teamId, ["people"]);
+      try {
+        if (recheck || Date.now() - checkedAt >= FEED_REREAD_MS) {
+          await feedAccess(ctx, () => sessionAccess(ctx, id, "view"));
+          checkedAt = Date.now();
+          recheck = false;
+        }
+        const events = tail.eventsAfter(after, FEED_BATCH) ?? (await readEventsAfter(ctx.db, id, after, FEED_BATCH));
+        const last = events.at(-1);
+        if (last) {
+          after = last.seq;
+          yield tracked(String(last.seq), { type: "events", events } satisfies LiveMessage);
+        }
+        const current = tail.state;
+        if (current && current.key !== lastState) {
+          lastState = current.key;
+          yield tracked(String(after), { type: "state", state: current.state } satisfies LiveMessage);
+        }
+        if (events.length < FEED_BATCH) {
+          const woke = await Promise.race([changed.then(() => "changed" as const), people.wait(FEED_REREAD_MS, signal).then(() => "people" as const)]);
+          recheck = woke === "people";
+        }
+      } finally {
+        people.dispose();
       }
-      const state = await readState(ctx, id);
-      const key = JSON.stringify(state);
-      if (key !== lastState) {
-        lastState = key;
-        yield tracked(String(after), { type: "state", state } satisfies LiveMessage);
-      }
-      if (events.length < 500) await Promise.race([waiter.wait(5_000, signal), people.wait(5_000, signal)]);
-    } finally {
-      waiter.dispose();
-      people.dispose();
     }
+  } finally {
+    sessionFeedsOf(ctx.db, ctx.hub).release(tail);
   }
 }

@@ -1,0 +1,127 @@
+import { describe, expect } from "vitest";
+import { inTx, type Db } from "../db/client";
+import type { SessionId } from "../ids";
+import { enqueue } from "../runtime/inbox";
+import type { EventPayload, SessionEvent } from "../runtime/events";
+import { appendEvents } from "../runtime/session-log";
+import { databaseTest } from "../testing/fixtures";
+import { newTestSession, waitFor } from "../testing/runtime-harness";
+import { ActivityHub, type Activity } from "./activity";
+import { SessionFeeds } from "./session-feed";
+
+// The shared reader of a session's live feeds, against a real database and LISTEN/NOTIFY. Its
+// read counters say when it read rows: published events take none, hints it already holds
+// take none, gaps and newer seqs are read by seq.
+
+const it = databaseTest().extend("hub", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+  const hub = new ActivityHub(tdb.url);
+  await hub.start();
+  onCleanup(() => hub.close());
+  return hub;
+});
+
+const delta = (i: number): EventPayload => ({ kind: "assistant_delta", turnId: "t1", step: 0, text: `chunk ${i} ` });
+
+function append(db: Db, id: SessionId, payloads: EventPayload[]): Promise<SessionEvent[]> {
+  return inTx(db, (tx) => appendEvents(tx, id, payloads, null));
+}
+
+/** Resolves with the first activity on `id` that `match` accepts. */
+function nextActivity(hub: ActivityHub, id: string, match: (a: Activity) => boolean): Promise<Activity> {
+  return new Promise((resolve) => {
+    const off = hub.on(id, (a) => {
+      if (!match(a)) return;
+      off();
+      resolve(a);
+    });
+  });
+}
+
+describe("the shared session feed", () => {
+  it("is one tail per watched session, shared by its feeds and dropped with the last", async ({ db, hub }) => {
+    const feeds = new SessionFeeds(db, hub);
+    const id = await newTestSession(db);
+    const a = feeds.acquire(id);
+    const b = feeds.acquire(id);
+    expect(b).toBe(a);
+    await a.ready;
+    expect(a.reads).toEqual({ events: 1, state: 1 });
+    expect(feeds.watched()).toEqual([id]);
+    feeds.release(a);
+    expect(feeds.watched()).toEqual([id]);
+    feeds.release(b);
+    expect(feeds.watched()).toEqual([]);
+    // A later feed gets a fresh tail.
+    const c = feeds.acquire(id);
+    expect(c).not.toBe(a);
+    feeds.release(c);
+  });
+
+  it("keeps the newest events; a feed further back is told to read rows", async ({ db, hub }) => {
+    const feeds = new SessionFeeds(db, hub);
+    const id = await newTestSession(db);
+    await append(db, id, Array.from({ length: 1_200 }, (_, i) => delta(i + 1)));
+    const tail = feeds.acquire(id);
+    try {
+      await tail.ready;
+      expect(tail.eventsAfter(0, 500)).toBeNull();
+      expect(tail.eventsAfter(199, 500)).toBeNull();
+      const page = tail.eventsAfter(200, 500)!;
+      expect(page.map((e) => e.seq)).toEqual(Array.from({ length: 500 }, (_, i) => 201 + i));
+      expect(tail.eventsAfter(1_150, 500)!.map((e) => e.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 1_151 + i));
+      expect(tail.eventsAfter(1_200, 500)).toEqual([]);
+    } finally {
+      feeds.release(tail);
+    }
+  });
+
+  it("takes published events without a read, skips hints it holds, and reads a gap by seq", async ({ db, hub }) => {
+    const feeds = new SessionFeeds(db, hub);
+    const id = await newTestSession(db);
+    const tail = feeds.acquire(id);
+    try {
+      await tail.ready;
+      const before = tail.reads.events;
+
+      // Committed and published by this process (as the runtime does): no read, and the
+      // database's own notification of the same seq (it comes later) is skipped too.
+      const notified = nextActivity(hub, id, (a) => a.kind === "event" && a.events === undefined);
+      const first = await append(db, id, [delta(1), delta(2)]);
+      const changed = tail.changed();
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 2, events: first });
+      await changed;
+      expect(tail.eventsAfter(0, 500)).toEqual(first);
+      expect(await notified).toMatchObject({ lastSeq: 2 });
+      expect(tail.reads.events).toBe(before);
+
+      // Event 3 committed by someone else, event 4 published: the gap is read from rows.
+      await append(db, id, [delta(3)]);
+      const fourth = await append(db, id, [delta(4)]);
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 4, events: fourth });
+      const caughtUp = await waitFor(() => (tail.eventsAfter(2, 500)?.length === 2 ? tail.eventsAfter(0, 500) : null), 5_000, "the gap read");
+      expect(caughtUp.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect(tail.reads.events).toBeGreaterThan(before);
+    } finally {
+      feeds.release(tail);
+    }
+  });
+
+  it("re-reads the state on a state change, once for all of its feeds", async ({ db, hub }) => {
+    const feeds = new SessionFeeds(db, hub);
+    const id = await newTestSession(db);
+    const a = feeds.acquire(id);
+    const b = feeds.acquire(id);
+    try {
+      await a.ready;
+      expect(a.state?.state.inbox).toEqual([]);
+      const reads = a.reads.state;
+      await inTx(db, (tx) => enqueue(tx, id, { mode: "queue", text: "hello", source: { kind: "human", name: "Ana" } }));
+      await waitFor(() => a.state?.state.inbox.length === 1, 5_000, "the queued prompt in the state");
+      expect(b.state?.state.inbox.map((i) => i.text)).toEqual(["hello"]);
+      expect(a.reads.state).toBe(reads + 1);
+    } finally {
+      feeds.release(a);
+      feeds.release(b);
+    }
+  });
+});

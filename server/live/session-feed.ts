@@ -1,0 +1,227 @@
+import type { Db, DbOrTx } from "../db/client";
+import type { SessionId } from "../ids";
+import type { SessionEvent } from "../runtime/events";
+import { listInbox, type InboxItemView } from "../runtime/inbox";
+import { readEventsAfter, readEventsBefore } from "../runtime/session-log";
+import { getSession, type SessionView } from "../runtime/sessions";
+import type { Activity, ActivityHub } from "./activity";
+
+// The shared reader behind every live feed of one session in this process. However many
+// people watch a session, its new events are read once per change (and not at all when this
+// process's runtime wrote them: it publishes the committed events), and its state once per
+// state change. Notifications stay hints: a gap in what was published, a notification naming
+// a newer seq, a LISTEN reconnect or the periodic safety re-read all fall back to reading rows
+// by seq, so a lost or coalesced hint loses nothing.
+
+export interface SessionState {
+  session: SessionView;
+  inbox: InboxItemView[];
+}
+
+/** The session as its room shows it: status, settings and the queued input. */
+export async function readSessionState(db: DbOrTx, id: SessionId): Promise<SessionState> {
+  const [session, inbox] = await Promise.all([getSession(db, id), listInbox(db, id)]);
+  return { session, inbox };
+}
+
+/** The most events one feed message carries (a long history arrives in a few messages). */
+export const FEED_BATCH = 500;
+/** The newest events kept in memory per watched session; a subscriber further back reads rows. */
+const TAIL_EVENTS = 1_000;
+/** The safety net: a watched session's rows are re-read this often even without a hint. */
+export const FEED_REREAD_MS = 15_000;
+/** Events that change the state a room shows (running, the inbox a claim emptied). */
+const STATE_CHANGING = new Set(["turn_start", "turn_end", "user_message"]);
+
+/**
+ * One watched session: its newest events (ascending, gap-free, ending at `head`) and its
+ * state, kept current while at least one feed holds it.
+ */
+export class SessionTail {
+  private events: SessionEvent[] = [];
+  /** The newest seq read or published; every event up to it is accounted for. */
+  private head = 0;
+  private loaded = false;
+  private current: { state: SessionState; key: string } | null = null;
+  private dirty = { events: true, state: true };
+  private draining: Promise<void> | null = null;
+  private wake!: () => void;
+  private nextChange!: Promise<void>;
+  private readonly off: () => void;
+  private readonly timer: NodeJS.Timeout;
+  /** Feeds holding this tail (SessionFeeds drops it at zero). */
+  holders = 0;
+  /** Reads made so far (diagnostics: tests and benchmarks see that one read serves every feed). */
+  readonly reads = { events: 0, state: 0 };
+  private closed = false;
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly db: Db,
+    hub: ActivityHub,
+    readonly sessionId: SessionId,
+  ) {
+    this.renewChange();
+    // Listen before the first read: nothing committed in between is missed.
+    this.off = hub.on(sessionId, (a) => this.onActivity(a));
+    this.timer = setInterval(() => this.schedule({ events: true, state: true }), FEED_REREAD_MS);
+    this.draining = this.drain();
+    this.ready = this.draining;
+  }
+
+  /** Settles on the next change of events or state. */
+  changed(): Promise<void> {
+    return this.nextChange;
+  }
+
+  /** The state as last read (after `ready`). */
+  get state(): { state: SessionState; key: string } | null {
+    return this.current;
+  }
+
+  /**
+   * Up to `limit` events after `after` from memory, or null when `after` is older than the
+   * events kept here (the caller reads those rows itself).
+   */
+  eventsAfter(after: number, limit: number): SessionEvent[] | null {
+    if (after >= this.head) return [];
+    const first = this.events[0]?.seq ?? this.head + 1;
+    if (after < first - 1) return null;
+    return this.events.slice(after - first + 1, after - first + 1 + limit);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.off();
+    clearInterval(this.timer);
+    this.wake();
+  }
+
+  private renewChange(): void {
+    this.nextChange = new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private changedNow(): void {
+    const wake = this.wake;
+    this.renewChange();
+    wake();
+  }
+
+  private onActivity(a: Activity): void {
+    if (a.sessionId === "*") return this.schedule({ events: true, state: true });
+    if (a.kind !== "event") return this.schedule({ events: false, state: true });
+    if (!this.loaded) return this.schedule({ events: true, state: false });
+    if (a.events?.[0]?.seq === this.head + 1) return this.take(a.events);
+    if (a.lastSeq !== undefined && a.lastSeq <= this.head) return;
+    this.schedule({ events: true, state: false });
+  }
+
+  private take(events: SessionEvent[]): void {
+    this.events.push(...events);
+    if (this.events.length > TAIL_EVENTS) this.events.splice(0, this.events.length - TAIL_EVENTS);
+    this.head = events.at(-1)!.seq;
+    if (events.some((e) => STATE_CHANGING.has(e.payload.kind))) this.schedule({ events: false, state: true });
+    this.changedNow();
+  }
+
+  private schedule(what: { events: boolean; state: boolean }): void {
+    this.dirty.events ||= what.events;
+    this.dirty.state ||= what.state;
+    this.draining ??= this.drain();
+  }
+
+  /** Reads what is dirty until nothing is; one read at a time, however many hints came. */
+  private async drain(): Promise<void> {
+    try {
+      while (!this.closed && (this.dirty.events || this.dirty.state)) {
+        try {
+          if (this.dirty.events) {
+            this.dirty.events = false;
+            await this.readEvents();
+          }
+          if (this.dirty.state) {
+            this.dirty.state = false;
+            this.reads.state += 1;
+            const state = await readSessionState(this.db, this.sessionId);
+            const key = JSON.stringify(state);
+            if (key !== this.current?.key) {
+              this.current = { state, key };
+              this.changedNow();
+            }
+          }
+        } catch {
+          // A failed read (the database restarting) is tried again; the feeds keep waiting.
+          this.dirty = { events: true, state: true };
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  private async readEvents(): Promise<void> {
+    this.reads.events += 1;
+    if (!this.loaded) {
+      // The first read takes the newest events only: a long history is paged by its readers.
+      const newest = await readEventsBefore(this.db, this.sessionId, undefined, TAIL_EVENTS);
+      this.loaded = true;
+      this.events = [];
+      this.head = (newest[0]?.seq ?? 1) - 1;
+      if (newest.length > 0) this.take(newest);
+      return;
+    }
+    for (;;) {
+      const rows = await readEventsAfter(this.db, this.sessionId, this.head, FEED_BATCH);
+      // Published events may have moved the head while the read ran.
+      const fresh = rows.filter((e) => e.seq > this.head);
+      if (fresh.length > 0) this.take(fresh);
+      if (rows.length < FEED_BATCH) return;
+    }
+  }
+}
+
+/** This process's tails, one per watched session, shared by all of its feeds. */
+export class SessionFeeds {
+  private readonly tails = new Map<string, SessionTail>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly hub: ActivityHub,
+  ) {}
+
+  /** Holds the session's tail (made on first use); `release` it when the feed ends. */
+  acquire(sessionId: SessionId): SessionTail {
+    let tail = this.tails.get(sessionId);
+    if (!tail) {
+      tail = new SessionTail(this.db, this.hub, sessionId);
+      this.tails.set(sessionId, tail);
+    }
+    tail.holders += 1;
+    return tail;
+  }
+
+  release(tail: SessionTail): void {
+    tail.holders -= 1;
+    if (tail.holders > 0) return;
+    tail.close();
+    if (this.tails.get(tail.sessionId) === tail) this.tails.delete(tail.sessionId);
+  }
+
+  /** Watched sessions (diagnostics; tests check tails are shared and dropped). */
+  watched(): string[] {
+    return [...this.tails.keys()];
+  }
+}
+
+const perHub = new WeakMap<ActivityHub, SessionFeeds>();
+
+/** The session feeds of the process that owns `hub` (one hub per process). */
+export function sessionFeedsOf(db: Db, hub: ActivityHub): SessionFeeds {
+  let feeds = perHub.get(hub);
+  if (!feeds) {
+    feeds = new SessionFeeds(db, hub);
+    perHub.set(hub, feeds);
+  }
+  return feeds;
+}
