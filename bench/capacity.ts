@@ -248,9 +248,11 @@ class Feeds {
   }
 
   team(teamId: string): void {
-    const observer = this.observer<{ messages: { id: string; createdAt: Date }[] }>((state, arrivedAt) => {
+    // The feed sends the whole state, then patches: a patch's messages are the new or changed ones.
+    const observer = this.observer<{ type: "state"; state: { messages: TeamMessageRow[] } } | { type: "patch"; patch: { messages?: { upsert: TeamMessageRow[] } } }>((data, arrivedAt) => {
       if (this.recording) this.teamSnapshotTimes.push(arrivedAt);
-      for (const m of state.messages) {
+      const messages = data.type === "state" ? data.state.messages : (data.patch.messages?.upsert ?? []);
+      for (const m of messages) {
         if (this.seenMessages.has(m.id)) continue;
         this.seenMessages.add(m.id);
         if (this.recording) this.teamArrivals.push({ key: teamId, createdAt: m.createdAt.getTime(), arrivedAt });
@@ -263,6 +265,8 @@ class Feeds {
     for (const s of this.subs) s.unsubscribe();
   }
 }
+
+type TeamMessageRow = { id: string; createdAt: Date };
 
 // ------------------------------------------------------------------ samples
 

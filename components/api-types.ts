@@ -13,8 +13,10 @@ export type RouterOutputs = inferRouterOutputs<AppRouter>;
 /** What one message of a subscription carries (tracked events arrive as { id, data }). */
 type Yielded<T> = T extends AsyncIterable<infer U> ? U : never;
 
+/** One message of the team feed: the whole state, or a patch of what changed. */
+export type TeamLiveMessage = Yielded<RouterOutputs["team"]["live"]>["data"];
 /** The live team snapshot: roster, board, mailbox, people. */
-export type TeamState = Yielded<RouterOutputs["team"]["live"]>["data"];
+export type TeamState = Extract<TeamLiveMessage, { type: "state" }>["state"];
 export type MemberView = TeamState["members"][number];
 /** What a member (or, summed, the team) has spent: tokens and nano-USD. */
 export type Spend = MemberView["spend"];

@@ -45,6 +45,7 @@ export class ActivityHub {
   private client: pg.Client | null = null;
   private closed = false;
   private retryTimer: NodeJS.Timeout | null = null;
+  private readonly closers = new Set<() => void>();
 
   constructor(private readonly databaseUrl: string) {
     this.emitter.setMaxListeners(0);
@@ -110,8 +111,15 @@ export class ActivityHub {
     return this.emitter.listenerCount(sessionId);
   }
 
+  /** Runs when the hub closes (the process's shared feed readers stop with it). */
+  onClose(fn: () => void): void {
+    this.closers.add(fn);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    for (const fn of this.closers) fn();
+    this.closers.clear();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     const c = this.client;
     this.client = null;

@@ -65,6 +65,7 @@ export class SessionTail {
     // Listen before the first read: nothing committed in between is missed.
     this.off = hub.on(sessionId, (a) => this.onActivity(a));
     this.timer = setInterval(() => this.schedule({ events: true, state: true }), FEED_REREAD_MS);
+    this.timer.unref();
     this.draining = this.drain();
     this.ready = this.draining;
   }
@@ -152,7 +153,7 @@ export class SessionTail {
         } catch {
           // A failed read (the database restarting) is tried again; the feeds keep waiting.
           this.dirty = { events: true, state: true };
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
         }
       }
     } finally {
@@ -208,6 +209,12 @@ export class SessionFeeds {
     if (this.tails.get(tail.sessionId) === tail) this.tails.delete(tail.sessionId);
   }
 
+  /** Stops every tail (the process is closing). */
+  closeAll(): void {
+    for (const tail of this.tails.values()) tail.close();
+    this.tails.clear();
+  }
+
   /** Watched sessions (diagnostics; tests check tails are shared and dropped). */
   watched(): string[] {
     return [...this.tails.keys()];
@@ -220,8 +227,10 @@ const perHub = new WeakMap<ActivityHub, SessionFeeds>();
 export function sessionFeedsOf(db: Db, hub: ActivityHub): SessionFeeds {
   let feeds = perHub.get(hub);
   if (!feeds) {
-    feeds = new SessionFeeds(db, hub);
-    perHub.set(hub, feeds);
+    const made = new SessionFeeds(db, hub);
+    hub.onClose(() => made.closeAll());
+    perHub.set(hub, made);
+    feeds = made;
   }
   return feeds;
 }

@@ -88,15 +88,22 @@ export const TeamPersonViewSchema = z.object({
 export type TeamPersonView = z.infer<typeof TeamPersonViewSchema>;
 
 export async function listPeople(db: DbOrTx, teamId: SessionId, viewer: { role: TeamRole } = { role: "owner" }): Promise<TeamPersonView[]> {
-  const emails = viewer.role === "owner";
+  return peopleFor(viewer, await readPeople(db, teamId));
+}
+
+/** The team's people as an owner sees them (emails included); `peopleFor` narrows to a viewer. */
+export async function readPeople(db: DbOrTx, teamId: SessionId): Promise<TeamPersonView[]> {
   const rows = await db.teamPerson.findMany({
     where: { teamId },
     orderBy: { createdAt: "asc" },
     select: { userId: true, role: true, createdAt: true, user: { select: { name: true, email: true } } },
   });
-  return rows.map((r) =>
-    TeamPersonViewSchema.parse({ userId: r.userId, name: r.user.name, email: emails ? r.user.email : null, role: r.role, joinedAt: r.createdAt }),
-  );
+  return rows.map((r) => TeamPersonViewSchema.parse({ userId: r.userId, name: r.user.name, email: r.user.email, role: r.role, joinedAt: r.createdAt }));
+}
+
+/** Emails reach owners only. */
+export function peopleFor(viewer: { role: TeamRole }, people: TeamPersonView[]): TeamPersonView[] {
+  return viewer.role === "owner" ? people : people.map((p) => ({ ...p, email: null }));
 }
 
 /** People changes wake the team's feeds (and end a removed person's feeds). */

@@ -14,7 +14,8 @@ import { createTestPerson } from "../../testing/people";
 import { waitFor, waitForTurns } from "../../testing/runtime-harness";
 import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
-import type { TeamState } from "./team";
+import { applyTeamMessage } from "../../live/team-delta";
+import type { TeamMessage, TeamState } from "./team";
 
 // Models and cost through the routers: the offered models with labels and prices, a teammate
 // added with one of them, and spend per member and per team in the roster, the team feed (at
@@ -91,7 +92,11 @@ describe("spend", () => {
     const iterable = await createCaller(ctx, { signal: abort.signal }).team.live({ teamId: lead.id, lastEventId: null });
     const pump = (async () => {
       try {
-        for await (const raw of iterable as AsyncIterable<unknown>) states.push((raw as [string, TeamState])[1]);
+        let state: TeamState | null = null;
+        for await (const raw of iterable as AsyncIterable<unknown>) {
+          state = applyTeamMessage(state, (raw as [string, TeamMessage])[1]);
+          if (state) states.push(state);
+        }
       } catch {
         // aborted
       }

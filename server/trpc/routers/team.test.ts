@@ -9,7 +9,8 @@ import { waitFor } from "../../testing/runtime-harness";
 import { createTestPerson } from "../../testing/people";
 import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
-import type { TeamState } from "./team";
+import { applyTeamMessage } from "../../live/team-delta";
+import type { TeamMessage, TeamState } from "./team";
 
 // The team router in-process: a human acts with Lead authority; stale revisions conflict.
 
@@ -81,13 +82,15 @@ describe("team router", () => {
     const lead = await caller.session.create({ title: "Live team" });
     const abort = new AbortController();
     const live = createCaller(ctx, { signal: abort.signal });
-    const received: { id: string; state: TeamState }[] = [];
+    const received: { id: string; state: TeamState; message: TeamMessage }[] = [];
     const iterable = await live.team.live({ teamId: lead.id, lastEventId: null });
     const pump = (async () => {
       try {
+        let state: TeamState | null = null;
         for await (const raw of iterable as AsyncIterable<unknown>) {
-          const [id, state] = raw as [string, TeamState];
-          received.push({ id, state });
+          const [id, message] = raw as [string, TeamMessage];
+          state = applyTeamMessage(state, message);
+          if (state) received.push({ id, state, message });
         }
       } catch {
         // aborted
@@ -100,23 +103,44 @@ describe("team router", () => {
     await pump;
     const ids = received.map((r) => r.id);
     expect(new Set(ids).size).toBe(ids.length);
+    // The whole state once, then only what changed: the new member's patch has no people,
+    // presence or workspace (nothing of those changed).
+    expect(received.map((r) => r.message.type)).toEqual(["state", ...received.slice(1).map(() => "patch")]);
+    const joined = received.find((r) => r.message.type === "patch" && r.message.patch.members?.some((m) => m.name === "helper"))!.message;
+    expect(joined.type === "patch" && Object.keys(joined.patch).filter((k) => ["people", "presence", "workspace", "myRole"].includes(k))).toEqual([]);
+    // What the patches built equals a fresh feed's whole state.
+    const fresh = await (async () => {
+      const a = new AbortController();
+      const it0 = await createCaller(ctx, { signal: a.signal }).team.live({ teamId: lead.id, lastEventId: null });
+      for await (const raw of it0 as AsyncIterable<unknown>) {
+        a.abort();
+        return (raw as [string, TeamMessage])[1];
+      }
+      throw new Error("no state");
+    })();
+    expect(fresh.type).toBe("state");
+    if (fresh.type === "state") expect({ ...received.at(-1)!.state, presence: [], actions: [] }).toEqual({ ...fresh.state, presence: [], actions: [] });
 
     // Resuming with the latest id sends nothing until something changes.
     const abort2 = new AbortController();
     const again = createCaller(ctx, { signal: abort2.signal });
     const current = await (async () => {
       const it2 = await again.team.live({ teamId: lead.id, lastEventId: null });
-      for await (const raw of it2 as AsyncIterable<unknown>) return (raw as [string, TeamState])[0];
+      for await (const raw of it2 as AsyncIterable<unknown>) return (raw as [string, TeamMessage])[0];
       return "";
     })();
     abort2.abort();
     const abort3 = new AbortController();
     const resumed = createCaller(ctx, { signal: abort3.signal });
     const got: string[] = [];
+    const gotMessages: TeamMessage[] = [];
     const it3 = await resumed.team.live({ teamId: lead.id, lastEventId: current });
     const pump3 = (async () => {
       try {
-        for await (const raw of it3 as AsyncIterable<unknown>) got.push((raw as [string, TeamState])[0]);
+        for await (const raw of it3 as AsyncIterable<unknown>) {
+          got.push((raw as [string, TeamMessage])[0]);
+          gotMessages.push((raw as [string, TeamMessage])[1]);
+        }
       } catch {
         // aborted
       }
@@ -126,7 +150,19 @@ describe("team router", () => {
     await waitFor(() => got.length >= 1, 10_000, "a changed snapshot");
     abort3.abort();
     await pump3;
-    // The state the client already had (id `current`) is never sent again.
+    // The state the client already had (id `current`) is never sent again, and the resumed
+    // feed sends patches (the changes since that id), not the whole state.
     expect(got).not.toContain(current);
+    expect(gotMessages[0]!.type).toBe("patch");
+    expect(gotMessages.some((m) => m.type === "patch" && m.patch.members?.some((x) => x.name === "second-helper"))).toBe(true);
+
+    // An id this server never gave (another process, a restart) gets the whole state.
+    const abort4 = new AbortController();
+    const stranger = await createCaller(ctx, { signal: abort4.signal }).team.live({ teamId: lead.id, lastEventId: "elsewhere.3" });
+    for await (const raw of stranger as AsyncIterable<unknown>) {
+      expect((raw as [string, TeamMessage])[1].type).toBe("state");
+      break;
+    }
+    abort4.abort();
   });
 });

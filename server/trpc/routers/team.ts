@@ -1,18 +1,17 @@
-import { createHash } from "node:crypto";
 import { tracked } from "@trpc/server";
 import { z } from "zod";
 import { asSessionId, type SessionId } from "../../ids";
 import { int4 } from "../../input-guard";
-import { activityWaiter } from "../../live/activity";
-import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../../team/mailbox";
+import { abortableWait } from "../../abortable";
+import { TEAM_FEED_REREAD_MS, teamFeedsOf } from "../../live/team-feed";
+import { listMessages, TeamMessageViewSchema } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
-import { budgetView, BudgetViewSchema, setBudget, teamBudgetLimit, type BudgetView } from "../../team/budget";
+import { BudgetViewSchema, setBudget } from "../../team/budget";
 import { BudgetInputSchema, costNanosOf } from "../../team/budget-input";
 import { leadOf } from "../../team/membership";
-import { SpendSchema, type Spend } from "../../models/catalog";
 import { availableModels } from "../../models/registry";
-import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, teamSpend, TeamSummarySchema, type MemberView } from "../../team/roster";
+import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema } from "../../team/roster";
 import {
   getTask,
   ListTasksInputSchema,
@@ -22,13 +21,9 @@ import {
   TaskViewSchema,
   updateTask,
   UpdateTaskRequestSchema,
-  type TaskView,
 } from "../../team/task-board";
-import { recentActions, PersonActionViewSchema, type PersonActionView } from "../../people/actions";
-import { leavePresence, listPresence, PresenceClientId, PresenceViewSchema, type PresenceView } from "../../people/presence";
-import { TeamRoleSchema, type TeamRole } from "../../people/roles";
-import { listPeople, TeamPersonViewSchema, type TeamPersonView } from "../../people/team-people";
-import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../../workspace";
+import { leavePresence, PresenceClientId } from "../../people/presence";
+import type { TeamRole } from "../../people/roles";
 import { feedAccess, teamAccess } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
 import { ListInput, TeamRef } from "../schemas";
@@ -39,65 +34,7 @@ import { ListInput, TeamRef } from "../schemas";
 // is a CONFLICT).
 
 
-export interface TeamState {
-  members: MemberView[];
-  /** The team's total: its members' spend summed. */
-  spend: Spend;
-  tasks: TaskView[];
-  messages: TeamMessageView[];
-  /** The people of the team, who of them is in the room now, and what people did lately. */
-  people: TeamPersonView[];
-  presence: PresenceView[];
-  actions: PersonActionView[];
-  /** The workspace's size and newest change: the Files view re-reads when it moves. */
-  workspace: WorkspaceSummary;
-  /** The team budget and spend: the room shows a stop and offers the raise. */
-  budget: BudgetView;
-  /** The viewer's own role: the room enables the controls it allows. */
-  myRole: TeamRole;
-}
-export const TeamStateSchema = z.object({
-  members: z.array(MemberViewSchema),
-  spend: SpendSchema,
-  tasks: z.array(TaskViewSchema),
-  messages: z.array(TeamMessageViewSchema),
-  people: z.array(TeamPersonViewSchema),
-  presence: z.array(PresenceViewSchema),
-  actions: z.array(PersonActionViewSchema),
-  workspace: WorkspaceSummarySchema,
-  budget: BudgetViewSchema,
-  myRole: TeamRoleSchema,
-});
-
-/** Every task of the board, tombstones last. */
-async function allTasks(ctx: PersonContext, id: SessionId): Promise<TaskView[]> {
-  const out: TaskView[] = [];
-  for (const status of [undefined, "deleted"] as const) {
-    let cursor: string | undefined;
-    do {
-      const page = await listTasks(ctx.db, id, { status, cursor, limit: LIMITS.taskListMax });
-      out.push(...page.tasks);
-      cursor = page.nextCursor;
-    } while (cursor);
-  }
-  return out;
-}
-
-/** The roster, the whole board, the first page of messages (the largest one) and the people. */
-async function readTeamState(ctx: PersonContext, id: SessionId, myRole: TeamRole): Promise<TeamState> {
-  const [members, tasks, messages, people, presence, actions, workspace, limit] = await Promise.all([
-    listMembers(ctx.db, id),
-    allTasks(ctx, id),
-    listMessages(ctx.db, id, { limit: LIMITS.messageListMax }),
-    listPeople(ctx.db, id, { role: myRole }),
-    listPresence(ctx.db, id),
-    recentActions(ctx.db, id),
-    workspaceSummary(ctx.db, id),
-    teamBudgetLimit(ctx.db, id),
-  ]);
-  const spend = teamSpend(members);
-  return { members, spend, tasks, messages, people, presence, actions, workspace, budget: budgetView(limit, spend), myRole };
-}
+export { TeamStateSchema, type TeamState, type TeamMessage } from "../../live/team-feed";
 
 export const teamRouter = router({
   /** The teams the person belongs to, with their role in each. */
@@ -166,10 +103,11 @@ export const teamRouter = router({
     ),
 
   /**
-   * Live team state: roster, board, mailbox and people as one snapshot, sent whenever any of
-   * them changes. The event id carries a digest of the snapshot: a reconnect with the last id
-   * gets the state again only if it changed meanwhile, so nothing is missed and nothing is
-   * doubled. `clientId` names the browser tab: its presence leaves when the feed closes.
+   * Live team state: roster, board, mailbox and people. The first message is the whole state,
+   * later ones patches with only what changed (live/team-delta.ts), all read once per change
+   * for every feed of the team in this process (live/team-feed.ts). A reconnect with an id of
+   * the same reader gets only the changes since; any other id gets the whole state again.
+   * `clientId` names the browser tab: its presence leaves when the feed closes.
    */
   live: personProcedure
     .input(TeamRef.extend({ lastEventId: z.string().max(80).nullish(), clientId: PresenceClientId.optional() }))
@@ -180,32 +118,32 @@ export const teamRouter = router({
 });
 
 async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | null, clientId: string | null, signal: AbortSignal | undefined) {
-  // Ids are "<time>.<digest of the state>": unique, and a reconnect compares the digest.
-  let lastDigest = lastId?.split(".")[1] ?? null;
+  const feeds = teamFeedsOf(ctx.db, ctx.hub);
+  const tail = feeds.acquire(id);
   try {
+    await tail.ready;
+    let cursor = tail.cursorOf(lastId);
+    let role: TeamRole | null = null;
+    let checkedAt = 0;
+    let peopleAt = -1;
     while (!signal?.aborted) {
-      // Members' state and inbox changes; task, mailbox, people and file changes come on the team id.
-      const members = await listMembers(ctx.db, id);
-      const waiters = [
-        activityWaiter(ctx.hub, id, ["state", "inbox", "people", "workspace", "spend"]),
-        ...members.filter((m) => m.sessionId !== id).map((m) => activityWaiter(ctx.hub, m.sessionId, ["state", "inbox", "spend"])),
-      ];
-      try {
-        // Re-checked on every read: a person removed from the team loses the feed at once.
-        const { role } = await feedAccess(ctx, () => teamAccess(ctx, id, "view"));
-        const state = await readTeamState(ctx, id, role);
-        const digest = createHash("sha1").update(JSON.stringify(state)).digest("hex");
-        if (digest !== lastDigest) {
-          lastDigest = digest;
-          yield tracked(`${Date.now().toString(36)}.${digest}`, state);
-        }
-        // The timeout also lets presence that outlived its TTL drop out.
-        await Promise.race(waiters.map((w) => w.wait(5_000, signal)));
-      } finally {
-        for (const w of waiters) w.dispose();
+      const changed = tail.changed();
+      // Re-checked when the people change (a removed person loses the feed at once) and
+      // every TEAM_FEED_REREAD_MS (a sign-out everywhere, a revoked token).
+      if (role === null || tail.peopleAt !== peopleAt || Date.now() - checkedAt >= TEAM_FEED_REREAD_MS) {
+        peopleAt = tail.peopleAt;
+        role = (await feedAccess(ctx, () => teamAccess(ctx, id, "view"))).role;
+        checkedAt = Date.now();
       }
+      const next = tail.next(cursor, role);
+      if (next) {
+        cursor = next.cursor;
+        yield tracked(next.id, next.message);
+      }
+      await abortableWait({ ms: TEAM_FEED_REREAD_MS, until: changed, signal });
     }
   } finally {
+    feeds.release(tail);
     // The tab closed (or lost access): it leaves the room now rather than at its TTL.
     if (clientId) await leavePresence(ctx.db, id, ctx.person.id, clientId).catch(() => undefined);
   }

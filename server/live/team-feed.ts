@@ -1,0 +1,430 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import type { Db } from "../db/client";
+import type { SessionId } from "../ids";
+import { LIMITS } from "../limits";
+import { SpendSchema, type Spend } from "../models/catalog";
+import { recentActions, PersonActionViewSchema, type PersonActionView } from "../people/actions";
+import { listPresence, PresenceViewSchema, type PresenceView } from "../people/presence";
+import { TeamRoleSchema, type TeamRole } from "../people/roles";
+import { peopleFor, readPeople, TeamPersonViewSchema, type TeamPersonView } from "../people/team-people";
+import { budgetView, BudgetViewSchema, teamBudgetLimit, type BudgetView } from "../team/budget";
+import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../team/mailbox";
+import { listMembers, MemberViewSchema, teamSpend, type MemberView } from "../team/roster";
+import { listTasks, TaskViewSchema, type TaskView } from "../team/task-board";
+import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../workspace";
+import type { Activity, ActivityHub, ActivityKind } from "./activity";
+import type { ListDelta, TeamFeedMessage, TeamPatch } from "./team-delta";
+
+// The shared reader behind every live feed of one team in this process. Each change re-reads
+// only the sections its notification can have changed (a step's spend: the roster; a board
+// change: board, mailbox, roster; people: people, presence), once for all of the team's feeds;
+// each section keeps the tail's seq of its last change, so a feed sends only what changed
+// since what it sent (team-delta.ts), and a reconnect that names an id of this tail resumes
+// with just the changes since. Notifications stay hints: presence and the roster (a crashed
+// process's leases lapse without one) are re-read every few seconds, everything every
+// TEAM_FEED_REREAD_MS, and a LISTEN reconnect re-reads it all.
+
+export interface TeamState {
+  members: MemberView[];
+  /** The team's total: its members' spend summed. */
+  spend: Spend;
+  tasks: TaskView[];
+  messages: TeamMessageView[];
+  /** The people of the team, who of them is in the room now, and what people did lately. */
+  people: TeamPersonView[];
+  presence: PresenceView[];
+  actions: PersonActionView[];
+  /** The workspace's size and newest change: the Files view re-reads when it moves. */
+  workspace: WorkspaceSummary;
+  /** The team budget and spend: the room shows a stop and offers the raise. */
+  budget: BudgetView;
+  /** The viewer's own role: the room enables the controls it allows. */
+  myRole: TeamRole;
+}
+export const TeamStateSchema = z.object({
+  members: z.array(MemberViewSchema),
+  spend: SpendSchema,
+  tasks: z.array(TaskViewSchema),
+  messages: z.array(TeamMessageViewSchema),
+  people: z.array(TeamPersonViewSchema),
+  presence: z.array(PresenceViewSchema),
+  actions: z.array(PersonActionViewSchema),
+  workspace: WorkspaceSummarySchema,
+  budget: BudgetViewSchema,
+  myRole: TeamRoleSchema,
+});
+
+export type TeamMessage = TeamFeedMessage<TeamState>;
+
+/** Presence past its TTL and a crashed process's agents show within this. */
+const QUICK_REREAD_MS = 5_000;
+/** Everything is re-read this often even without a hint. */
+export const TEAM_FEED_REREAD_MS = 30_000;
+/** A tail outlives its last feed this long, so a reconnect resumes with only the changes. */
+const LINGER_MS = 30_000;
+
+type Section = "roster" | "tasks" | "messages" | "budget" | "people" | "presence" | "actions" | "workspace";
+const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "presence", "actions", "workspace"];
+
+/** What a notification on the team id can have changed (the Lead's session is the team id). */
+const ON_TEAM: Record<ActivityKind, Section[]> = {
+  state: ["roster", "tasks", "messages", "budget", "actions"],
+  spend: ["roster"],
+  inbox: ["actions"],
+  abort: ["actions"],
+  people: ["people", "presence", "actions"],
+  workspace: ["workspace", "actions"],
+  event: [],
+};
+/** … and one on a teammate's session. */
+const ON_MEMBER: Record<ActivityKind, Section[]> = {
+  state: ["roster"],
+  spend: ["roster"],
+  inbox: ["actions"],
+  abort: ["actions"],
+  people: [],
+  workspace: [],
+  event: [],
+};
+
+/** One section's value, its JSON (to see changes) and the tail seq it last changed at. */
+class Value<T> {
+  value!: T;
+  private key: string | null = null;
+  at = 0;
+
+  set(value: T, seq: number): boolean {
+    const key = JSON.stringify(value);
+    if (key === this.key) return false;
+    this.value = value;
+    this.key = key;
+    this.at = seq;
+    return true;
+  }
+}
+
+/** A list of `{ id }` rows whose changes are tracked per item and for the order of ids. */
+export class TrackedRows<T extends { id: string }> {
+  private items = new Map<string, { value: T; key: string; at: number }>();
+  private order: string[] = [];
+  private orderKey: string | null = null;
+  private orderAt = 0;
+
+  set(values: T[], seq: number): boolean {
+    let changed = false;
+    const items = new Map<string, { value: T; key: string; at: number }>();
+    for (const value of values) {
+      const key = JSON.stringify(value);
+      const before = this.items.get(value.id);
+      const same = before?.key === key;
+      changed ||= !same;
+      items.set(value.id, same ? before : { value, key, at: seq });
+    }
+    this.items = items;
+    const order = values.map((v) => v.id);
+    const orderKey = order.join("\n");
+    if (orderKey !== this.orderKey) {
+      this.order = order;
+      this.orderKey = orderKey;
+      this.orderAt = seq;
+      changed = true;
+    }
+    return changed;
+  }
+
+  values(): T[] {
+    return this.order.map((id) => this.items.get(id)!.value);
+  }
+
+  since(seq: number): ListDelta<T> | null {
+    const upsert = this.order.flatMap((id) => {
+      const item = this.items.get(id)!;
+      return item.at > seq ? [item.value] : [];
+    });
+    const order = this.orderAt > seq ? this.order : undefined;
+    if (upsert.length === 0 && !order) return null;
+    return order ? { upsert, order } : { upsert };
+  }
+}
+
+/** Every task of the board, tombstones last. */
+async function allTasks(db: Db, teamId: SessionId): Promise<TaskView[]> {
+  const out: TaskView[] = [];
+  for (const status of [undefined, "deleted"] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await listTasks(db, teamId, { status, cursor, limit: LIMITS.taskListMax });
+      out.push(...page.tasks);
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+  return out;
+}
+
+/** What a feed has sent: the tail seq, and the role its people and role were sent for. */
+export interface FeedCursor {
+  seq: number | null;
+  role: TeamRole | null;
+}
+
+export class TeamTail {
+  /** Names this tail in feed ids: an id of another tail (process, restart) gets the whole state. */
+  private readonly epoch = randomBytes(6).toString("base64url");
+  private seq = 0;
+  private readonly members = new Value<MemberView[]>();
+  private readonly spend = new Value<Spend>();
+  private readonly budget = new Value<BudgetView>();
+  private budgetLimit: Awaited<ReturnType<typeof teamBudgetLimit>>;
+  private readonly tasks = new TrackedRows<TaskView>();
+  private readonly messages = new TrackedRows<TeamMessageView>();
+  private readonly people = new Value<TeamPersonView[]>();
+  private readonly presence = new Value<PresenceView[]>();
+  private readonly actions = new Value<PersonActionView[]>();
+  private readonly workspace = new Value<WorkspaceSummary>();
+  private dirty = new Set<Section>(ALL);
+  private draining: Promise<void> | null;
+  private wake!: () => void;
+  private nextChange!: Promise<void>;
+  private readonly offTeam: () => void;
+  private readonly offMembers = new Map<string, () => void>();
+  private readonly timers: NodeJS.Timeout[];
+  private closed = false;
+  holders = 0;
+  lingering: NodeJS.Timeout | null = null;
+  /** Section reads made so far (diagnostics: one read serves every feed of the team). */
+  reads = 0;
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly hub: ActivityHub,
+    readonly teamId: SessionId,
+  ) {
+    this.renewChange();
+    this.offTeam = hub.on(teamId, (a) => this.onActivity(a, ON_TEAM));
+    this.timers = [
+      setInterval(() => this.schedule(["roster", "presence"]), QUICK_REREAD_MS),
+      setInterval(() => this.schedule(ALL), TEAM_FEED_REREAD_MS),
+    ];
+    for (const t of this.timers) t.unref();
+    this.draining = this.drain();
+    this.ready = this.draining;
+  }
+
+  /** Settles on the next change of any section. */
+  changed(): Promise<void> {
+    return this.nextChange;
+  }
+
+  /** The seq of the last change to the people (a feed re-checks its access when it moves). */
+  get peopleAt(): number {
+    return this.people.at;
+  }
+
+  /** Where a feed resuming from `lastId` stands: an id of this tail, or nothing sent. */
+  cursorOf(lastId: string | null): FeedCursor {
+    const [epoch, seq] = lastId?.split(".") ?? [];
+    const n = Number(seq);
+    return { seq: epoch === this.epoch && Number.isInteger(n) && n >= 0 && n <= this.seq ? n : null, role: null };
+  }
+
+  /**
+   * What a feed at `cursor` sends next, as `role` (the whole state first, then patches), with
+   * its id; null when it has everything.
+   */
+  next(cursor: FeedCursor, role: TeamRole): { id: string; message: TeamMessage; cursor: FeedCursor } | null {
+    const id = `${this.epoch}.${this.seq}`;
+    const after = { seq: this.seq, role };
+    if (cursor.seq === null) return { id, message: { type: "state", state: this.state(role) }, cursor: after };
+    // A resumed feed (role unknown) had the people for its role then: a role change since is
+    // a people change too, and with the people goes the role.
+    const roleChanged = cursor.role !== null && cursor.role !== role;
+    if (cursor.seq >= this.seq && !roleChanged) return null;
+    const since = cursor.seq;
+    const patch: TeamPatch<TeamState> = {};
+    if (this.members.at > since) patch.members = this.members.value;
+    if (this.spend.at > since) patch.spend = this.spend.value;
+    if (this.budget.at > since) patch.budget = this.budget.value;
+    if (this.presence.at > since) patch.presence = this.presence.value;
+    if (this.actions.at > since) patch.actions = this.actions.value;
+    if (this.workspace.at > since) patch.workspace = this.workspace.value;
+    if (this.people.at > since || roleChanged) {
+      patch.people = peopleFor({ role }, this.people.value);
+      patch.myRole = role;
+    }
+    const tasks = this.tasks.since(since);
+    if (tasks) patch.tasks = tasks;
+    const messages = this.messages.since(since);
+    if (messages) patch.messages = messages;
+    return { id, message: { type: "patch", patch }, cursor: after };
+  }
+
+  private state(role: TeamRole): TeamState {
+    return {
+      members: this.members.value,
+      spend: this.spend.value,
+      tasks: this.tasks.values(),
+      messages: this.messages.values(),
+      people: peopleFor({ role }, this.people.value),
+      presence: this.presence.value,
+      actions: this.actions.value,
+      workspace: this.workspace.value,
+      budget: this.budget.value,
+      myRole: role,
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    this.offTeam();
+    for (const off of this.offMembers.values()) off();
+    this.offMembers.clear();
+    for (const t of this.timers) clearInterval(t);
+    if (this.lingering) clearTimeout(this.lingering);
+    this.wake();
+  }
+
+  private renewChange(): void {
+    this.nextChange = new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private onActivity(a: Activity, map: Record<ActivityKind, Section[]>): void {
+    this.schedule(a.sessionId === "*" ? ALL : map[a.kind]);
+  }
+
+  private schedule(sections: Section[]): void {
+    if (sections.length === 0 || this.closed) return;
+    for (const s of sections) this.dirty.add(s);
+    this.draining ??= this.drain();
+  }
+
+  /** Reads the dirty sections until none are; one round at a time, however many hints came. */
+  private async drain(): Promise<void> {
+    try {
+      while (!this.closed && this.dirty.size > 0) {
+        const sections = this.dirty;
+        this.dirty = new Set();
+        try {
+          await this.read(sections);
+        } catch {
+          // A failed read (the database restarting) is tried again; the feeds keep waiting.
+          for (const s of sections) this.dirty.add(s);
+          await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+        }
+      }
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  private async read(sections: Set<Section>): Promise<void> {
+    const { db, teamId } = this;
+    const want = (s: Section) => sections.has(s);
+    this.reads += sections.size;
+    const [members, tasks, messages, limit, people, presence, actions, workspace] = await Promise.all([
+      want("roster") ? listMembers(db, teamId) : null,
+      want("tasks") ? allTasks(db, teamId) : null,
+      want("messages") ? listMessages(db, teamId, { limit: LIMITS.messageListMax }) : null,
+      want("budget") ? teamBudgetLimit(db, teamId) : undefined,
+      want("people") ? readPeople(db, teamId) : null,
+      want("presence") ? listPresence(db, teamId) : null,
+      want("actions") ? recentActions(db, teamId) : null,
+      want("workspace") ? workspaceSummary(db, teamId) : null,
+    ]);
+    if (this.closed) return;
+    const seq = this.seq + 1;
+    let changed = false;
+    if (members) {
+      changed = this.members.set(members, seq) || changed;
+      changed = this.spend.set(teamSpend(members), seq) || changed;
+      this.followMembers(members);
+    }
+    if (want("budget")) this.budgetLimit = limit;
+    if (members || want("budget")) changed = this.budget.set(budgetView(this.budgetLimit, this.spend.value), seq) || changed;
+    if (tasks) changed = this.tasks.set(tasks, seq) || changed;
+    if (messages) changed = this.messages.set(messages, seq) || changed;
+    if (people) changed = this.people.set(people, seq) || changed;
+    if (presence) changed = this.presence.set(presence, seq) || changed;
+    if (actions) changed = this.actions.set(actions, seq) || changed;
+    if (workspace) changed = this.workspace.set(workspace, seq) || changed;
+    if (!changed) return;
+    this.seq = seq;
+    const wake = this.wake;
+    this.renewChange();
+    wake();
+  }
+
+  /** Listens to every teammate's session (their status and spend are in the roster). */
+  private followMembers(members: MemberView[]): void {
+    const ids = new Set(members.map((m) => m.sessionId).filter((id) => id !== this.teamId));
+    for (const [id, off] of this.offMembers) {
+      if (ids.has(id)) continue;
+      off();
+      this.offMembers.delete(id);
+    }
+    for (const id of ids) {
+      if (!this.offMembers.has(id)) this.offMembers.set(id, this.hub.on(id, (a) => this.onActivity(a, ON_MEMBER)));
+    }
+  }
+}
+
+/** This process's team tails, one per watched team, shared by all of its feeds. */
+export class TeamFeeds {
+  private readonly tails = new Map<string, TeamTail>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly hub: ActivityHub,
+  ) {}
+
+  acquire(teamId: SessionId): TeamTail {
+    let tail = this.tails.get(teamId);
+    if (!tail) {
+      tail = new TeamTail(this.db, this.hub, teamId);
+      this.tails.set(teamId, tail);
+    }
+    if (tail.lingering) clearTimeout(tail.lingering);
+    tail.lingering = null;
+    tail.holders += 1;
+    return tail;
+  }
+
+  /** The tail stays a while after its last feed, so a reconnect resumes with only the changes. */
+  release(tail: TeamTail, lingerMs = LINGER_MS): void {
+    tail.holders -= 1;
+    if (tail.holders > 0) return;
+    const drop = () => {
+      tail.close();
+      if (this.tails.get(tail.teamId) === tail) this.tails.delete(tail.teamId);
+    };
+    if (lingerMs <= 0) return drop();
+    tail.lingering = setTimeout(drop, lingerMs);
+    tail.lingering.unref();
+  }
+
+  /** Stops every tail (the process is closing). */
+  closeAll(): void {
+    for (const tail of this.tails.values()) tail.close();
+    this.tails.clear();
+  }
+
+  /** Watched teams (diagnostics). */
+  watched(): string[] {
+    return [...this.tails.keys()];
+  }
+}
+
+const perHub = new WeakMap<ActivityHub, TeamFeeds>();
+
+/** The team feeds of the process that owns `hub` (one hub per process). */
+export function teamFeedsOf(db: Db, hub: ActivityHub): TeamFeeds {
+  let feeds = perHub.get(hub);
+  if (!feeds) {
+    const made = new TeamFeeds(db, hub);
+    hub.onClose(() => made.closeAll());
+    perHub.set(hub, made);
+    feeds = made;
+  }
+  return feeds;
+}
