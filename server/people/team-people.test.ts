@@ -20,6 +20,7 @@ import { LIMITS } from "../limits";
 import { createApiToken } from "./api-tokens";
 import { listPresence, PRESENCE_TTL_MS, updatePresence } from "./presence";
 import { requestAbort, promptSession } from "../runtime/sessions";
+import type { TeamMessage } from "../trpc/routers/team";
 import {
   acceptInvite,
   authorize,
@@ -447,7 +448,9 @@ describe("presence", () => {
     const feed = (await live.team.live({ teamId: team, lastEventId: null, clientId: "tab-closing" }))[Symbol.asyncIterator]();
     const first = await feed.next();
     expect(first.done).toBe(false);
-    expect((first.value as unknown as [string, { presence: { clientId: string }[] }])[1].presence.map((p) => p.clientId)).toEqual(["tab-closing"]);
+    // The first message is the whole state.
+    const message = (first.value as unknown as [string, TeamMessage])[1];
+    expect(message.type === "state" && message.state.presence.map((p) => p.clientId)).toEqual(["tab-closing"]);
     // The tab closes: the feed's generator ends (as when the client disconnects).
     await feed.return?.();
     abort.abort();

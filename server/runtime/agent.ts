@@ -241,8 +241,10 @@ export class AgentDriver {
     const abort = new AbortController();
     this.turnAbort = abort;
     this.abortKind = null;
-    // Turn start, the first claim and step 0 commit together: either the turn owns its input
-    // or it never started.
+    const settings = await this.settings();
+    const context = { includeOptional: settings.optionalContext };
+    // Turn start, the first claim, step 0 and its runtime context commit together: either the
+    // turn owns its input or it never started.
     const started = await inTx(this.svc.db, async (tx) => {
       if (await this.overBudget(tx)) return null;
       const items = await claimInbox(tx, this.sessionId, { firstStep: true });
@@ -251,7 +253,12 @@ export class AgentDriver {
       const evs = await appendEvents(
         tx,
         this.sessionId,
-        [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }, ...this.claimedMessages(items)],
+        [
+          { kind: "turn_start", turnId },
+          { kind: "step_start", turnId, step: 0 },
+          ...this.claimedMessages(items),
+          ...(await this.contextPayloads(tx, context)),
+        ],
         this.lease,
       );
       await tx.session.update({
@@ -268,26 +275,31 @@ export class AgentDriver {
     }
     let step = 0;
     try {
-      const settings = await this.settings();
       const model = this.svc.resolveModel(settings.model);
       const price = this.svc.priceOf?.(settings.model) ?? FREE;
       for (;;) {
-        await this.maybeCompact(model, price, abort.signal);
-        await this.admitRuntimeContext({ includeOptional: settings.optionalContext });
+        // A compaction may hide the snapshot the step started with: look again after one.
+        if (await this.maybeCompact(model, price, abort.signal)) await this.admitRuntimeContext(context);
         const result = await this.modelStep(model, price, turnId, step, abort.signal);
         for (const call of result.toolCalls) {
           if (abort.signal.aborted) break;
           await this.runToolCall(turnId, result.messageId, call, abort.signal);
         }
-        await this.append([{ kind: "step_end", turnId, step }]);
-        if (abort.signal.aborted) throw new Error("aborted");
+        // A reply without tool calls committed its step_end with it; otherwise the step ends
+        // in the next transaction (the next step's start, or the turn's end).
+        const stepEnd: EventPayload[] = result.endedStep ? [] : [{ kind: "step_end", turnId, step }];
+        if (abort.signal.aborted) {
+          await this.append(stepEnd);
+          throw new Error("aborted");
+        }
         if (result.toolCalls.length === 0 && (await tryCompleteTurn(this.closeScope(), turnId))) return;
         step += 1;
         if (step >= this.svc.config.maxStepsPerTurn) {
+          await this.append(stepEnd);
           await this.endTurn(turnId, { reason: "error", error: `Stopped after ${step} steps (MAX_STEPS_PER_TURN)` });
           return;
         }
-        const requested = await this.stepBoundary(turnId, step);
+        const requested = await this.stepBoundary(turnId, step, stepEnd, context);
         if (requested === "budget") {
           await this.endTurn(turnId, { reason: "budget" });
           return;
@@ -321,52 +333,60 @@ export class AgentDriver {
   }
 
   /**
-   * Later step boundary: claim every pending steer item, then start the step. A stop or
-   * interrupt request stored for this turn wins, then a reached budget: nothing is claimed and
-   * the reason is returned.
+   * Later step boundary, one transaction: the last step's end (`stepEnd`, unless it committed
+   * with its reply), then, unless a stop or interrupt request stored for this turn or a reached
+   * budget stops the turn here (the reason is returned, nothing is claimed), every pending
+   * steer item, the step's start and its runtime context.
    */
-  private async stepBoundary(turnId: TurnId, step: number): Promise<"stop" | "interrupt" | "budget" | null> {
+  private async stepBoundary(
+    turnId: TurnId,
+    step: number,
+    stepEnd: EventPayload[],
+    context: { includeOptional: boolean },
+  ): Promise<"stop" | "interrupt" | "budget" | null> {
     const outcome = await inTx(this.svc.db, async (tx) => {
-      const requested = await storedAbortRequest(tx, this.sessionId);
-      if (requested) return requested;
-      if (await this.overBudget(tx)) return "budget";
+      const requested: "stop" | "interrupt" | "budget" | null =
+        (await storedAbortRequest(tx, this.sessionId)) ?? ((await this.overBudget(tx)) ? "budget" : null);
+      if (requested) return { requested, events: await appendEvents(tx, this.sessionId, stepEnd, this.lease) };
       const items = await claimInbox(tx, this.sessionId, { firstStep: false });
       if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
-      const evs = await appendEvents(
-        tx,
-        this.sessionId,
-        [{ kind: "step_start", turnId, step }, ...this.claimedMessages(items)],
-        this.lease,
-      );
-      return evs;
+      const payloads = [...stepEnd, { kind: "step_start", turnId, step } as const, ...this.claimedMessages(items)];
+      payloads.push(...(await this.contextPayloads(tx, context)));
+      return { requested: null, events: await appendEvents(tx, this.sessionId, payloads, this.lease) };
     });
-    if (Array.isArray(outcome)) {
-      this.committed(outcome);
-      return null;
-    }
-    return outcome;
+    this.committed(outcome.events);
+    return outcome.requested;
   }
 
   private async overBudget(db: DbOrTx): Promise<boolean> {
     return (await this.svc.budgetReached?.(db, this.sessionId)) ?? false;
   }
 
-  private async admitRuntimeContext(opts: { includeOptional: boolean }): Promise<void> {
-    const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date() }, opts);
+  /**
+   * The runtime-context snapshot to append, if it changed or is no longer visible; rendered
+   * inside `db`, the transaction that starts the step.
+   */
+  private async contextPayloads(db: DbOrTx, opts: { includeOptional: boolean }): Promise<EventPayload[]> {
+    const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date(), db }, opts);
     const text = snapshotToAppend(current, retainedContextSnapshot(visibleEvents(this.events)));
-    if (text === null) return;
-    await this.append([{ kind: "user_message", messageId: newMessageId(), text, source: { kind: "runtime_context" } }]);
+    if (text === null) return [];
+    return [{ kind: "user_message", messageId: newMessageId(), text, source: { kind: "runtime_context" } }];
+  }
+
+  private async admitRuntimeContext(opts: { includeOptional: boolean }): Promise<void> {
+    await this.append(await this.contextPayloads(this.svc.db, opts));
   }
 
   /** Summarises the completed part of the history when the visible history is over budget. */
-  private async maybeCompact(model: LanguageModel, price: Price, signal: AbortSignal): Promise<void> {
+  private async maybeCompact(model: LanguageModel, price: Price, signal: AbortSignal): Promise<boolean> {
     const plan = planCompaction(this.events, this.svc.config.compactionBudgetTokens);
-    if (!plan) return;
+    if (!plan) return false;
     const [marker, summary] = await summarise(model, plan, signal);
     const usage = marker.usage ?? { inputTokens: 0, outputTokens: 0 };
     const cost = costNanos(price, usage);
     await this.append([{ ...marker, costNanos: cost }, summary], (tx) => addSpend(tx, this.sessionId, usage, cost));
     this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`);
+    return true;
   }
 
   /**
@@ -379,7 +399,7 @@ export class AgentDriver {
     turnId: TurnId,
     step: number,
     signal: AbortSignal,
-  ): Promise<{ toolCalls: ToolCall[]; messageId: string }> {
+  ): Promise<{ toolCalls: ToolCall[]; messageId: string; endedStep: boolean }> {
     if (signal.aborted) throw new Error("aborted");
     const request = {
       system: this.svc.config.systemPrompt,
@@ -408,11 +428,13 @@ export class AgentDriver {
       interrupted,
     });
     let reported = false;
-    const record = (interrupted: boolean) => {
+    /** A complete reply without tool calls ends its step in the same transaction. */
+    const record = (interrupted: boolean, endsStep = false) => {
       // A reply cut off before its usage came is billed all the same: estimated, and marked so.
       if (!reported && (text !== "" || toolCalls.length > 0)) usage = { ...estimateUsage(request, { text, toolCalls }), estimated: true };
       const m = message({ interrupted });
-      return this.append([m], (tx) => addSpend(tx, this.sessionId, usage, m.costNanos ?? 0));
+      const end: EventPayload[] = endsStep ? [{ kind: "step_end", turnId, step }] : [];
+      return this.append([m, ...end], (tx) => addSpend(tx, this.sessionId, usage, m.costNanos ?? 0));
     };
     try {
       for await (const chunk of model.stream(request, signal)) {
@@ -433,8 +455,9 @@ export class AgentDriver {
       throw e;
     }
     await flusher.settle();
-    await record(false);
-    return { toolCalls, messageId };
+    const endedStep = toolCalls.length === 0;
+    await record(false, endedStep);
+    return { toolCalls, messageId, endedStep };
   }
 }
 

@@ -7,7 +7,11 @@ export interface RuntimeConfig {
   recoveryIntervalMs: number;
   compactionBudgetTokens: number;
   maxStepsPerTurn: number;
-  /** How often streamed text is flushed to the log while a step streams. */
+  /**
+   * How often streamed text is flushed to the log while a step streams: each flush is a
+   * commit, so this bounds a streaming agent's commits per second whatever its token rate.
+   * The reply's first text is flushed sooner (DELTA_FIRST_FLUSH_MS), so it shows at once.
+   */
   deltaFlushMs: number;
   /** Shared by every agent, byte for byte (per-agent facts go in runtime context). */
   systemPrompt: string;
@@ -27,6 +31,9 @@ export const RESUME_NOTICE =
 export const BUDGET_RESUME_NOTICE =
   "Your last turn stopped because the team budget was reached. The budget has been raised, so continue where you left off.";
 
+/** The first flush of a reply's text (later ones wait deltaFlushMs). */
+export const DELTA_FIRST_FLUSH_MS = 50;
+
 export function runtimeConfigFromEnv(env: Env): RuntimeConfig {
   return {
     idleEvictMs: env.AGENT_IDLE_EVICT_MS,
@@ -34,7 +41,7 @@ export function runtimeConfigFromEnv(env: Env): RuntimeConfig {
     recoveryIntervalMs: env.RUNTIME_RECOVERY_INTERVAL_MS,
     compactionBudgetTokens: env.COMPACTION_BUDGET_TOKENS,
     maxStepsPerTurn: env.MAX_STEPS_PER_TURN,
-    deltaFlushMs: 50,
+    deltaFlushMs: env.STREAM_FLUSH_MS,
     systemPrompt: DEFAULT_SYSTEM_PROMPT,
   };
 }

@@ -1,3 +1,4 @@
+import type { DbOrTx } from "../db/client";
 import type { SessionId } from "../ids";
 
 // Runtime context: named providers, each rendering one text section. Optional sections can
@@ -7,6 +8,8 @@ import type { SessionId } from "../ids";
 export interface ContextScope {
   sessionId: SessionId;
   now: Date;
+  /** Where providers read: the transaction that starts the step (its reads add no commits). */
+  db?: DbOrTx;
 }
 
 export interface ContextProvider {

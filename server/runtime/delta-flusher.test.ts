@@ -18,7 +18,7 @@ function writer() {
     else w.reject(error);
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { writes, write, complete };
+  return { writes, write, complete, completed: () => writes.length - pending.length };
 }
 
 beforeEach(() => {
@@ -29,6 +29,26 @@ afterEach(() => {
 });
 
 describe("DeltaFlusher", () => {
+  it("writes a reply's first text soon, then at most once per interval however fast text comes", async () => {
+    const w = writer();
+    const f = new DeltaFlusher(300, w.write, 50);
+    f.push("first");
+    await vi.advanceTimersByTimeAsync(49);
+    expect(w.writes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(w.writes).toEqual(["first"]);
+    await w.complete();
+    // A token every millisecond for 1.15 s, each write completing at once: one write per 300 ms.
+    for (let t = 0; t < 1_150; t++) {
+      f.push("x");
+      await vi.advanceTimersByTimeAsync(1);
+      if (w.writes.length > w.completed()) await w.complete();
+    }
+    expect(w.writes.length).toBe(1 + 3);
+    expect(w.writes.slice(1).every((text) => /^x{299,301}$/.test(text))).toBe(true);
+    await f.settle();
+  });
+
   it("writes what was pushed within one interval as one batch, after the interval", async () => {
     const w = writer();
     const f = new DeltaFlusher(50, w.write);

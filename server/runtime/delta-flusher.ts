@@ -1,24 +1,29 @@
+import { DELTA_FIRST_FLUSH_MS } from "./config";
+
 // Streamed text reaches the log in small batches, so a reload (or a crash) keeps what was
 // shown without one append per token.
 
 /**
  * Batches streamed text into at most one log append per interval, one append in flight at a
- * time. The final assistant message carries the whole text, so unflushed pieces can be dropped.
+ * time; the first piece waits only `firstMs`, so a reply shows as soon as it starts. The final
+ * assistant message carries the whole text, so unflushed pieces can be dropped.
  */
 export class DeltaFlusher {
   private buffer = "";
   private inFlight: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failed: unknown = null;
+  private flushed = false;
 
   constructor(
     private readonly intervalMs: number,
     private readonly write: (text: string) => Promise<void>,
+    private readonly firstMs = Math.min(intervalMs, DELTA_FIRST_FLUSH_MS),
   ) {}
 
   push(text: string): void {
     this.buffer += text;
-    if (!this.timer && !this.inFlight) this.timer = setTimeout(() => this.flush(), this.intervalMs);
+    if (!this.timer && !this.inFlight) this.timer = setTimeout(() => this.flush(), this.flushed ? this.intervalMs : this.firstMs);
   }
 
   private flush(): void {
@@ -26,6 +31,7 @@ export class DeltaFlusher {
     if (this.buffer === "" || this.failed) return;
     const text = this.buffer;
     this.buffer = "";
+    this.flushed = true;
     this.inFlight = this.write(text)
       .catch((e: unknown) => {
         this.failed = e;

@@ -57,6 +57,29 @@ describe("a prompt", () => {
     expect(new Set(events.flatMap((e) => ("turnId" in e.payload ? [e.payload.turnId] : []))).size).toBe(1);
   });
 
+  it("commits a step in few transactions: start, claim and context together; a reply's end with it; a step's end with the next start", async ({ rt }) => {
+    const id = await newTestSession(rt.db);
+    await promptSession(rt.db, id, { text: "What time is it in Europe/Paris?" });
+    const events = await waitForTurns(rt.db, id, 1);
+    // One append is one transaction, and its events share one created_at: group by it.
+    const commits: string[][] = [];
+    let last: number | null = null;
+    for (const e of events) {
+      if (e.createdAt.getTime() !== last) commits.push([]);
+      commits.at(-1)!.push(e.payload.kind);
+      last = e.createdAt.getTime();
+    }
+    const deltaFree = commits.filter((c) => !c.every((k) => k === "assistant_delta"));
+    expect(deltaFree).toEqual([
+      ["turn_start", "step_start", "user_message", "user_message"],
+      ["assistant_message"],
+      ["tool_result"],
+      ["step_end", "step_start"],
+      ["assistant_message", "step_end"],
+      ["turn_end"],
+    ]);
+  });
+
   it("turns invalid tool arguments into a tool error the model reads, and the turn goes on", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: '/tool current_time {"timeZone": 42}' });

@@ -44,9 +44,10 @@ export function teamIdentityProvider(db: DbOrTx): ContextProvider {
   return {
     name: TEAM_IDENTITY,
     required: true,
-    async render({ sessionId }) {
-      const me = await membershipOf(db, sessionId);
-      const team = await db.session.findUnique({ where: { id: me.teamId }, select: { title: true } });
+    async render({ sessionId, db: within }) {
+      const read = within ?? db;
+      const me = await membershipOf(read, sessionId);
+      const team = await read.session.findUnique({ where: { id: me.teamId }, select: { title: true } });
       return formatIdentity({
         role: me.isLead ? "lead" : "teammate",
         name: me.name,
