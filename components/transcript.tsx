@@ -5,6 +5,7 @@ import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type Ref }
 import { listItems, listSlice } from "./chunk-list";
 import { filesHref } from "./files/links";
 import { Markdown } from "./markdown";
+import { PlainText } from "./plain-text";
 import { EMPTY_FOLD, focusItemAt, stoppedBy, waitText, type StopRecord, type TranscriptItem } from "./transcript-model";
 import type { LoadedTranscript } from "./transcript-pages";
 
@@ -229,7 +230,7 @@ function Item({
           </div>
           {item.text && (
             <div className="text">
-              {item.streaming ? item.text : <Markdown text={item.text} />}
+              {item.streaming ? <PlainText text={item.text} /> : <Markdown text={item.text} />}
             </div>
           )}
           {item.toolCalls.map((c) => (

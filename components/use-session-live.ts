@@ -2,7 +2,7 @@
 
 import { skipToken, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { SessionLiveState, TranscriptEvent } from "./api-types";
 import { accessLost } from "./app-error";
 import { fromNewestPage, withEarlierPage, withLive, type LoadedTranscript } from "./transcript-pages";
@@ -14,6 +14,29 @@ const PAGE_EVENTS = 300;
 const CATCH_UP_EVENTS = 1000;
 
 /**
+ * The newest page, read once per mount (the feed carries everything after it; a page kept from
+ * a moment ago is as good, the feed resumes from its last seq) and retried while the server is away.
+ */
+function newestPage(trpc: ReturnType<typeof useTRPC>, sessionId: string) {
+  return {
+    ...trpc.session.transcript.queryOptions({ sessionId, limit: PAGE_EVENTS }),
+    staleTime: Infinity,
+    gcTime: 30_000,
+    retry: (_: number, error: Parameters<typeof accessLost>[0]) => !accessLost(error),
+    retryDelay: (attempt: number) => Math.min(500 * 2 ** attempt, 5_000),
+  };
+}
+
+/** Starts reading a transcript's newest page before its panel mounts (beside the team feed, not after it). */
+export function usePrefetchTranscript(sessionId: string | null) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  useEffect(() => {
+    if (sessionId) void queryClient.prefetchQuery(newestPage(trpc, sessionId));
+  }, [queryClient, trpc, sessionId]);
+}
+
+/**
  * One session's transcript and state, live. It opens from the end of the log: the newest page
  * (`session.transcript`), then the live feed from that page's last seq (the SSE link resends
  * the last tracked id on reconnect, and the fold drops any overlap); earlier pages load on
@@ -22,14 +45,7 @@ const CATCH_UP_EVENTS = 1000;
 export function useSessionLive(sessionId: string) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  // Read once per mount: the feed carries everything after it.
-  const newest = useQuery({
-    ...trpc.session.transcript.queryOptions({ sessionId, limit: PAGE_EVENTS }),
-    staleTime: Infinity,
-    gcTime: 0,
-    retry: (_, error) => !accessLost(error),
-    retryDelay: (attempt) => Math.min(500 * 2 ** attempt, 5_000),
-  });
+  const newest = useQuery(newestPage(trpc, sessionId));
   const [held, setHeld] = useState<{ sessionId: string; t: LoadedTranscript } | null>(null);
   const [state, setState] = useState<SessionLiveState | null>(null);
   if (newest.data && held?.sessionId !== sessionId) setHeld({ sessionId, t: fromNewestPage(newest.data) });
