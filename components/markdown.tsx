@@ -52,8 +52,8 @@ const COMPONENTS: Components = {
 };
 
 // memo: a transcript re-renders on every event; a reply is parsed again only when its text changes.
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
-  if (tooCostlyForMarkdown(text))
+export const Markdown = memo(function Markdown({ text, plain = false }: { text: string; /** Shown as plain text (a reply still streaming). */ plain?: boolean }) {
+  if (plain || tooCostlyForMarkdown(text))
     return (
       <div className="md md-plain">
         <PlainText text={text} />

@@ -5,7 +5,6 @@ import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type Ref }
 import { listItems, listSlice } from "./chunk-list";
 import { filesHref } from "./files/links";
 import { Markdown } from "./markdown";
-import { PlainText } from "./plain-text";
 import { EMPTY_FOLD, focusItemAt, stoppedBy, waitText, type StopRecord, type TranscriptItem } from "./transcript-model";
 import type { LoadedTranscript } from "./transcript-pages";
 
@@ -230,7 +229,8 @@ function Item({
           </div>
           {item.text && (
             <div className="text">
-              {item.streaming ? <PlainText text={item.text} /> : <Markdown text={item.text} />}
+              {/* One element while it streams and once final: the plain blocks a long reply keeps are not laid out again. */}
+              <Markdown text={item.text} plain={item.streaming} />
             </div>
           )}
           {item.toolCalls.map((c) => (

@@ -8,8 +8,8 @@ import { accessLost } from "./app-error";
 import { fromNewestPage, withEarlierPage, withLive, type LoadedTranscript } from "./transcript-pages";
 import { useTRPC } from "./trpc";
 
-/** Events in the page a transcript opens with, and in each earlier page read on demand. */
-const PAGE_EVENTS = 300;
+/** Events in the page a transcript opens with (a screenful and more), and in each earlier page read on demand. */
+const PAGE_EVENTS = 200;
 /** Events per page when reading back to a linked moment (the most `session.transcript` returns). */
 const CATCH_UP_EVENTS = 1000;
 
