@@ -61,7 +61,7 @@ import {
   stopServer,
   type Probe,
 } from "./browser";
-import { percentileOf as percentile, round, runBench, sleep } from "./support";
+import { commitRate, percentileOf as percentile, round, runBench, sleep } from "./support";
 
 /** Events in each seeded room (6 a turn); the old figure was 2,000 (333 turns). */
 const ROOM_EVENTS = (process.env.BENCH_ROOM_EVENTS ?? "20000,2000").split(",").map(Number);
@@ -317,6 +317,8 @@ async function main(): Promise<void> {
     progress(`creating database ${name}`);
     const { url } = await createTemporaryDatabase(adminUrl, name);
     db = createDb(url, 4);
+    // The machine's pace in the same run (the other benchmarks print their figures beside it).
+    const commitsPerSecond = round(await commitRate(url, 1, 2_000));
 
     const rooms: { events: number; turns: number; lead: SessionId; lastReply: string }[] = [];
     for (const events of ROOM_EVENTS) {
@@ -395,7 +397,8 @@ async function main(): Promise<void> {
     const result = {
       bench: "ui",
       at: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, node: process.version, chromium: chromiumVersion, headless: true },
+      machine: { cpus: os.cpus().length, node: process.version, chromium: chromiumVersion, headless: true, loadAverage: os.loadavg().map((l) => round(l, 2)) },
+      database: { commitsPerSecond1Conn: commitsPerSecond },
       teamRoomLoad,
       teamRoomLoadNote:
         "usableMs: navigation start (page clock) to the last reply and an enabled Prompt box in the DOM and the next task run (goal for 20,000 events: < 1,000 ms); teamRoomLoadMs: to the reply's text in the DOM; visibleMs: page.goto call to Playwright seeing it visible",
