@@ -113,12 +113,14 @@ export interface Probe {
   keyDelays: number[];
   eventTimingKeydown: { delay: number; duration: number }[];
   loadSeenAt: number | null;
+  /** The load's reply and an enabled Prompt box were in the DOM, and the next task ran (the main thread was free). */
+  usableAt: number | null;
   seen: Record<string, number>;
 }
 
 /** Runs in the page before any of its scripts (page.addInitScript); `want`: a reply text to time the load by. */
 export function installProbe(want: string | null): void {
-  const probe: Probe = { longTasks: [], keyDelays: [], eventTimingKeydown: [], loadSeenAt: null, seen: {} };
+  const probe: Probe = { longTasks: [], keyDelays: [], eventTimingKeydown: [], loadSeenAt: null, usableAt: null, seen: {} };
   (window as unknown as { __probe: Probe }).__probe = probe;
   try {
     new PerformanceObserver((list) => {
@@ -139,12 +141,15 @@ export function installProbe(want: string | null): void {
   window.addEventListener("keydown", (e) => probe.keyDelays.push(performance.now() - e.timeStamp), true);
   if (want) {
     const mo = new MutationObserver(() => {
-      if (probe.loadSeenAt !== null) return;
-      const replies = document.querySelectorAll('section[aria-label="Transcript"] article[aria-label="Reply"]');
-      const last = replies[replies.length - 1];
-      if (last?.textContent?.includes(want)) {
-        probe.loadSeenAt = performance.now();
+      if (probe.loadSeenAt === null) {
+        const replies = document.querySelectorAll('section[aria-label="Transcript"] article[aria-label="Reply"]');
+        const last = replies[replies.length - 1];
+        if (last?.textContent?.includes(want)) probe.loadSeenAt = performance.now();
+      }
+      if (probe.loadSeenAt !== null && document.querySelector("form.composer textarea:not([disabled])")) {
         mo.disconnect();
+        // Usable once whatever the page was doing in this task is done.
+        setTimeout(() => (probe.usableAt = performance.now()), 0);
       }
     });
     mo.observe(document, { childList: true, subtree: true, characterData: true });

@@ -2,7 +2,7 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { useCallback, useState, type FormEvent, type KeyboardEvent } from "react";
 import type { AppErrorCode, InboxItem, Spend } from "./api-types";
 import { formatCost } from "./models";
 import { accessLost, appCodeOf } from "./app-error";
@@ -46,11 +46,15 @@ export function AgentPanel({
 }) {
   const trpc = useTRPC();
   const router = useRouter();
-  const { events, state, connection, error } = useSessionLive(sessionId);
+  const live = useSessionLive(sessionId);
+  const { state, error } = live;
   const [text, setText] = useState("");
   const prompt = useMutation(trpc.session.prompt.mutationOptions());
   const stop = useMutation(trpc.session.stop.mutationOptions());
   const fork = useMutation(trpc.session.fork.mutationOptions({ onSuccess: (s) => router.push(`/teams/${s.id}`) }));
+  const { mutate: forkAt } = fork;
+  // Stable, so the transcript's memoised items do not re-render for it.
+  const onFork = useCallback((seq: number) => forkAt({ sessionId, throughSeq: seq }), [forkAt, sessionId]);
 
   const failure = prompt.error ?? stop.error ?? fork.error;
   const session = state?.session;
@@ -82,7 +86,7 @@ export function AgentPanel({
             {session.forkedFromId ? "forked" : "created"} by {session.createdBy.name}
           </span>
         )}
-        {connection === "connecting" && events.length > 0 && (
+        {live.reconnecting && (
           <span role="status" className="muted">
             Reconnecting…
           </span>
@@ -97,11 +101,11 @@ export function AgentPanel({
 
       <Transcript
         teamId={teamId}
-        events={events}
+        source={live}
         running={session?.running ?? false}
         stops={stops}
         focusSeq={focusSeq}
-        onFork={canAct ? (seq) => fork.mutate({ sessionId, throughSeq: seq }) : undefined}
+        onFork={canAct ? onFork : undefined}
       />
 
       <section aria-label="Queued prompts" className="queue">

@@ -4,6 +4,7 @@ import remarkBreaks from "remark-breaks";
 import remarkGfm from "remark-gfm";
 import { remarkCapDepth, tooCostlyForMarkdown } from "./markdown-limits";
 import { safeUrl, urlKind } from "./markdown-url";
+import { PlainText } from "./plain-text";
 
 // Renders Markdown (agent replies) with react-markdown: CommonMark + GFM (tables, task lists,
 // strikethrough, autolinks), a single newline is a line break (remark-breaks). It builds React
@@ -51,8 +52,13 @@ const COMPONENTS: Components = {
 };
 
 // memo: a transcript re-renders on every event; a reply is parsed again only when its text changes.
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
-  if (tooCostlyForMarkdown(text)) return <div className="md md-plain">{text}</div>;
+export const Markdown = memo(function Markdown({ text, plain = false }: { text: string; /** Shown as plain text (a reply still streaming). */ plain?: boolean }) {
+  if (plain || tooCostlyForMarkdown(text))
+    return (
+      <div className="md md-plain">
+        <PlainText text={text} />
+      </div>
+    );
   return (
     <div className="md">
       <ReactMarkdown remarkPlugins={PLUGINS} components={COMPONENTS} urlTransform={safeUrl}>

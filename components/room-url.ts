@@ -18,7 +18,7 @@ export const DEFAULT_VIEW = "agent";
  * connections to one server over HTTP/1.1, one of them the room's own feed (DECISIONS.md).
  */
 export const SPLIT_MAX = 4;
-const LEAD = "lead";
+export const LEAD = "lead";
 
 export function readRoomLocation(params: { get(name: string): string | null }): RoomLocation {
   const seq = params.get("seq");

@@ -97,13 +97,14 @@ function SplitView({ teamId, state, location }: RoomViewProps) {
 }
 
 function SplitColumn({ teamId, member, location, stops }: { teamId: string; member: MemberView; location: RoomLocation; stops: StopRecord[] }) {
-  const { events, state, connection, error } = useSessionLive(member.sessionId);
+  const live = useSessionLive(member.sessionId);
+  const { state, error } = live;
   return (
     <section className="split-column" aria-label={`${member.name} in split view`}>
       <div className="panel-head">
         <h2>{member.name}</h2>
         <StatusBadge status={state?.session.status ?? member.status} />
-        {connection === "connecting" && events.length > 0 && (
+        {live.reconnecting && (
           <span role="status" className="muted">
             Reconnecting…
           </span>
@@ -119,7 +120,7 @@ function SplitColumn({ teamId, member, location, stops }: { teamId: string; memb
           {accessLost(error) ? "You no longer have access to this team" : error.message}
         </p>
       )}
-      <Transcript teamId={teamId} events={events} running={state?.session.running ?? false} stops={stops} />
+      <Transcript teamId={teamId} source={live} running={state?.session.running ?? false} stops={stops} />
     </section>
   );
 }

@@ -10,7 +10,7 @@ import { spendText } from "./models";
 import { PeoplePanel } from "./people-panel";
 import { PresenceBar } from "./presence-bar";
 import { RecentActivity } from "./recent-activity";
-import { readRoomLocation, roomHref, toggleSplitHref } from "./room-url";
+import { DEFAULT_VIEW, LEAD, readRoomLocation, roomHref, toggleSplitHref } from "./room-url";
 import { viewOf, ViewSwitcher } from "./room-views";
 import { Roster } from "./roster";
 import { StatusBadge } from "./status-badge";
@@ -18,6 +18,7 @@ import { TaskBoard } from "./task-board";
 import { useAccountStatus } from "./use-account";
 import { newClientId, usePresence } from "./use-presence";
 import { useTeamLive } from "./use-team-live";
+import { usePrefetchTranscript } from "./use-session-live";
 import { ViewerHint } from "./viewer-hint";
 
 /**
@@ -29,12 +30,14 @@ export function TeamRoom({ teamId }: { teamId: string }) {
   const router = useRouter();
   const params = useSearchParams();
   const meId = useAccountStatus().data?.me?.id ?? null;
+  const location = readRoomLocation(params);
   // One id per tab (per mounted room): the server keeps one presence row for it.
   const [clientId] = useState(newClientId);
   const { state, connection, error } = useTeamLive(teamId, clientId);
+  // The Lead's session id is the team's: its transcript can be read while the team feed opens.
+  usePrefetchTranscript(location.view === DEFAULT_VIEW && location.member === LEAD ? teamId : null);
   const members = state?.members ?? [];
   const lead = members[0];
-  const location = readRoomLocation(params);
   const selected = members.find((m) => m.name === location.member) ?? lead;
   const gone = accessLost(error);
   const presence = usePresence({ teamId, clientId, watching: selected?.sessionId ?? null, live: connection === "pending" && !gone });

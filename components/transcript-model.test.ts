@@ -1,6 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TranscriptEvent, TranscriptPayload } from "./api-types";
-import { focusItemKey, foldTranscript, mergeEvents, stoppedBy, waitText, type TranscriptItem } from "./transcript-model";
+import { listToArray } from "./chunk-list";
+import { EMPTY_FOLD, extendFold, focusItemKey, foldTranscript, stoppedBy, waitText, type TranscriptFold, type TranscriptItem } from "./transcript-model";
+import { referenceFold } from "./transcript-model.reference";
+import { history } from "./transcript-testing";
 
 const at = new Date(0);
 const log = (...payloads: TranscriptPayload[]): TranscriptEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
@@ -166,12 +170,70 @@ describe("workspace tool cards", () => {
   });
 });
 
-describe("mergeEvents", () => {
-  it("appends in order and drops overlaps from a reconnect", () => {
-    const a = log({ kind: "turn_start", turnId: T }, { kind: "step_start", turnId: T, step: 0 });
-    const more = [a[1]!, { seq: 3, createdAt: at, payload: { kind: "step_end", turnId: T, step: 0 } } as TranscriptEvent];
-    expect(mergeEvents(a, more).map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(mergeEvents(a, [])).toBe(a);
+describe("extendFold", () => {
+  it("skips events it already folded (a reconnect's overlap)", () => {
+    const a = log({ kind: "turn_start", turnId: T }, { kind: "assistant_delta", turnId: T, step: 0, text: "Hel" });
+    const once = extendFold(EMPTY_FOLD, a);
+    const more = [a[1]!, { seq: 3, createdAt: at, payload: { kind: "assistant_delta", turnId: T, step: 0, text: "lo" } } as TranscriptEvent];
+    expect(listToArray(extendFold(once, more).items)).toEqual([expect.objectContaining({ text: "Hello", streaming: true })]);
+    expect(extendFold(once, a)).toBe(once);
+  });
+});
+
+describe("folding in batches", () => {
+  /** The history with the cut points (indices) that split it into batches. */
+  const split = history.chain((events) => fc.tuple(fc.constant(events), fc.uniqueArray(fc.nat(events.length), { maxLength: 12 })));
+  const batches = (events: TranscriptEvent[], cuts: number[]) => {
+    const at = [0, ...[...cuts].sort((a, b) => a - b), events.length];
+    return at.slice(1).map((end, i) => events.slice(at[i], end));
+  };
+  const view = (f: TranscriptFold) => ({ items: listToArray(f.items), ends: f.ends, lastSeq: f.lastSeq, firstSeq: f.firstSeq });
+
+  it("comes to what the whole history folded at once shows, however it is split", () => {
+    fc.assert(
+      fc.property(split, ([events, cuts]) => {
+        const whole = extendFold(EMPTY_FOLD, events);
+        const inBatches = batches(events, cuts).reduce(extendFold, EMPTY_FOLD);
+        expect(view(inBatches)).toEqual(view(whole));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("shows what the fold before incremental folding showed (its code, kept as the reference)", () => {
+    fc.assert(
+      fc.property(history, (events) => {
+        expect(foldTranscript(events)).toEqual(referenceFold(events));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("comes to the same when batches resend events already folded", () => {
+    fc.assert(
+      fc.property(split, fc.nat(5), ([events, cuts], back) => {
+        const resent = batches(events, cuts).map((b, i, all) => (i === 0 ? b : [...all[i - 1]!.slice(-back), ...b]));
+        expect(view(resent.reduce(extendFold, EMPTY_FOLD))).toEqual(view(extendFold(EMPTY_FOLD, events)));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("leaves every fold it extended as it was", () => {
+    fc.assert(
+      fc.property(split, ([events, cuts]) => {
+        const parts = batches(events, cuts);
+        const folds = [EMPTY_FOLD];
+        // Deep copies taken at once: a later batch that changed an item in place would show.
+        const seen = [structuredClone(view(EMPTY_FOLD))];
+        for (const b of parts) {
+          folds.push(extendFold(folds.at(-1)!, b));
+          seen.push(structuredClone(view(folds.at(-1)!)));
+        }
+        expect(folds.map(view)).toEqual(seen);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 import type { MessageSource, TranscriptEvent, TurnEndReason } from "./api-types";
+import { emptyList, listToArray, ListBuilder, type ChunkList } from "./chunk-list";
 
 // Folds the session log into what the transcript shows. Pure, so the browser and tests agree:
 // streamed deltas become one growing reply until the final assistant message replaces them.
@@ -46,24 +47,56 @@ export type TranscriptItem =
 
 type ModelWaitView = Extract<TranscriptEvent["payload"], { kind: "model_wait" }>["wait"];
 
-export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptItem[] {
-  const items: TranscriptItem[] = [];
-  // The reply being streamed for (turn, step), if any, as an index into items.
-  let streamingAt: { turnId: string; step: number; index: number } | null = null;
-  // The step's wait line while it is live, as an index into items.
-  let waitingAt: { turnId: string; step: number; index: number } | null = null;
-  // Wait lines of steps that were never retried: gone once the step moves on.
-  const dropped = new Set<number>();
+/** Where an item that may still change sits: the reply streamed for (turn, step), or the step's live wait line. */
+interface OpenItem {
+  turnId: string;
+  step: number;
+  index: number;
+}
+
+type TurnEndItem = Extract<TranscriptItem, { kind: "turn_end" }>;
+
+/**
+ * The transcript folded so far. `extendFold` takes it further with newer events, so a batch
+ * costs what the batch changes, not the history: only the streamed reply and the live wait
+ * line change after they are made, and both sit near the end.
+ */
+export interface TranscriptFold {
+  readonly items: ChunkList<TranscriptItem>;
+  /** The turn_end items, in order (who pressed Stop is worked out over these alone). */
+  readonly ends: readonly TurnEndItem[];
+  /** The seq of the first and last event folded (0 when none). */
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly streamingAt: OpenItem | null;
+  readonly waitingAt: OpenItem | null;
+}
+
+export const EMPTY_FOLD: TranscriptFold = { items: emptyList(), ends: [], firstSeq: 0, lastSeq: 0, streamingAt: null, waitingAt: null };
+
+/**
+ * Folds `events` (in seq order) onto `fold`; events at or before its last seq are skipped (a
+ * reconnect may resend them). The log may start mid-turn (a page of its end): a reply whose
+ * deltas or turn start are on an earlier page is shown from what is there.
+ */
+export function extendFold(fold: TranscriptFold, events: readonly TranscriptEvent[]): TranscriptFold {
+  const fresh = events.filter((e) => e.seq > fold.lastSeq);
+  if (fresh.length === 0) return fold;
+  const items = new ListBuilder(fold.items);
+  const ends: TurnEndItem[] = [];
+  let { streamingAt, waitingAt } = fold;
   const settleWait = (byTurnEnd: boolean) => {
-    const cur = waitingAt && items[waitingAt.index];
+    const cur = waitingAt && items.at(waitingAt.index);
     if (waitingAt && cur?.kind === "wait") {
-      if (cur.retries === 0) dropped.add(waitingAt.index);
-      else items[waitingAt.index] = { ...cur, live: false, endedWaiting: byTurnEnd && cur.wait.kind === "retry" };
+      // A step that was never retried leaves no line. Removing it moves no open item: a reply
+      // starts streaming only once the wait is settled, so a streamed reply sits before it.
+      if (cur.retries === 0) items.removeAt(waitingAt.index);
+      else items.set(waitingAt.index, { ...cur, live: false, endedWaiting: byTurnEnd && cur.wait.kind === "retry" });
     }
     waitingAt = null;
   };
 
-  for (const e of events) {
+  for (const e of fresh) {
     const p = e.payload;
     if (waitingAt && (p.kind === "assistant_delta" || p.kind === "assistant_message" || p.kind === "turn_end" || p.kind === "step_start")) {
       // Ended during the wait: the turn's end, or the empty reply a Stop records first.
@@ -72,9 +105,9 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
     switch (p.kind) {
       case "model_wait": {
         const retry = p.wait.kind === "retry" ? p.wait : null;
-        const cur = waitingAt && waitingAt.turnId === p.turnId && waitingAt.step === p.step ? items[waitingAt.index] : null;
-        if (cur?.kind === "wait") {
-          items[waitingAt!.index] = { ...cur, wait: p.wait, waitSeq: e.seq, retries: cur.retries + (retry ? 1 : 0), reason: retry?.reason ?? cur.reason };
+        const cur = waitingAt && waitingAt.turnId === p.turnId && waitingAt.step === p.step ? items.at(waitingAt.index) : null;
+        if (waitingAt && cur?.kind === "wait") {
+          items.set(waitingAt.index, { ...cur, wait: p.wait, waitSeq: e.seq, retries: cur.retries + (retry ? 1 : 0), reason: retry?.reason ?? cur.reason });
         } else {
           waitingAt = { turnId: p.turnId, step: p.step, index: items.length };
           items.push({ kind: "wait", key: `wait-${e.seq}`, seq: e.seq, live: true, wait: p.wait, waitSeq: e.seq, retries: retry ? 1 : 0, reason: retry?.reason ?? null });
@@ -85,8 +118,8 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
         items.push({ kind: "user", key: p.messageId, seq: e.seq, text: p.text, source: p.source });
         break;
       case "assistant_delta": {
-        const cur = streamingAt && streamingAt.turnId === p.turnId && streamingAt.step === p.step ? items[streamingAt.index] : null;
-        if (cur && cur.kind === "assistant") cur.text += p.text;
+        const cur = streamingAt && streamingAt.turnId === p.turnId && streamingAt.step === p.step ? items.at(streamingAt.index) : null;
+        if (streamingAt && cur?.kind === "assistant") items.set(streamingAt.index, { ...cur, text: cur.text + p.text });
         else {
           streamingAt = { turnId: p.turnId, step: p.step, index: items.length };
           items.push({ kind: "assistant", key: `stream-${e.seq}`, seq: e.seq, text: p.text, streaming: true, interrupted: false, toolCalls: [] });
@@ -104,7 +137,7 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
           toolCalls: p.toolCalls,
         };
         if (streamingAt && streamingAt.turnId === p.turnId && streamingAt.step === p.step) {
-          items[streamingAt.index] = { ...final, key: items[streamingAt.index]!.key };
+          items.set(streamingAt.index, { ...final, key: items.at(streamingAt.index)!.key });
         } else items.push(final);
         streamingAt = null;
         break;
@@ -127,19 +160,33 @@ export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptIt
       case "turn_end":
         // A reply still "streaming" when its turn ended was cut off.
         if (streamingAt) {
-          const cur = items[streamingAt.index];
-          if (cur?.kind === "assistant") items[streamingAt.index] = { ...cur, streaming: false, interrupted: true };
+          const cur = items.at(streamingAt.index);
+          if (cur?.kind === "assistant") items.set(streamingAt.index, { ...cur, streaming: false, interrupted: true });
           streamingAt = null;
         }
         if (p.reason !== "completed") {
-          items.push({ kind: "turn_end", key: `end-${e.seq}`, seq: e.seq, reason: p.reason, error: p.error, at: e.createdAt });
+          const end: TurnEndItem = { kind: "turn_end", key: `end-${e.seq}`, seq: e.seq, reason: p.reason, error: p.error, at: e.createdAt };
+          items.push(end);
+          ends.push(end);
         }
         break;
       default:
         break;
     }
   }
-  return dropped.size === 0 ? items : items.filter((_, i) => !dropped.has(i));
+  return {
+    items: items.done(),
+    ends: ends.length === 0 ? fold.ends : [...fold.ends, ...ends],
+    firstSeq: fold.firstSeq || fresh[0]!.seq,
+    lastSeq: fresh.at(-1)!.seq,
+    streamingAt,
+    waitingAt,
+  };
+}
+
+/** The whole log folded at once (what `extendFold` in any batches comes to). */
+export function foldTranscript(events: readonly TranscriptEvent[]): TranscriptItem[] {
+  return listToArray(extendFold(EMPTY_FOLD, events).items);
 }
 
 /**
@@ -162,13 +209,20 @@ export function waitText(item: Extract<TranscriptItem, { kind: "wait" }>, elapse
  * The item that shows the log at `seq`: the one from that event, else the latest item before it
  * (events such as a turn's start or a completed turn's end have no item of their own).
  */
-export function focusItemKey(items: readonly TranscriptItem[], seq: number): string | null {
-  let found: TranscriptItem | undefined;
+export function focusItemKey(items: Iterable<TranscriptItem>, seq: number): string | null {
+  return focusItemAt(items, seq)?.key ?? null;
+}
+
+/** `focusItemKey` with the item's index. */
+export function focusItemAt(items: Iterable<TranscriptItem>, seq: number): { key: string; index: number } | null {
+  let found: { key: string; index: number } | null = null;
+  let index = 0;
   for (const item of items) {
     if (item.seq > seq) break;
-    found = item;
+    found = { key: item.key, index };
+    index += 1;
   }
-  return found?.key ?? null;
+  return found;
 }
 
 export interface FileVersionRef {
@@ -187,17 +241,6 @@ export function fileOfTool(toolName: string, isError: boolean, output: unknown):
   return { file: { path, version } };
 }
 
-/** Merges a batch of events into a seq-ordered list without duplicates (reconnects may overlap). */
-export function mergeEvents(current: readonly TranscriptEvent[], incoming: readonly TranscriptEvent[]): TranscriptEvent[] {
-  if (incoming.length === 0) return current as TranscriptEvent[];
-  const last = current.at(-1)?.seq ?? 0;
-  if (incoming.every((e, i) => e.seq > last && (i === 0 || e.seq > incoming[i - 1]!.seq))) return [...current, ...incoming];
-  const bySeq = new Map<number, TranscriptEvent>();
-  for (const e of current) bySeq.set(e.seq, e);
-  for (const e of incoming) bySeq.set(e.seq, e);
-  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
-}
-
 /** A person's Stop, as the team's action record has it. */
 export interface StopRecord {
   name: string;
@@ -209,7 +252,7 @@ export interface StopRecord {
  * turn before it ended. Keys are turn_end item keys; a turn with no such record (stopped long
  * ago, beyond the record the room holds) has no entry.
  */
-export function stoppedBy(items: readonly TranscriptItem[], stops: readonly StopRecord[]): Map<string, string> {
+export function stoppedBy(items: Iterable<TranscriptItem>, stops: readonly StopRecord[]): Map<string, string> {
   const out = new Map<string, string>();
   const sorted = [...stops].sort((a, b) => a.at.getTime() - b.at.getTime());
   let after = -Infinity;

@@ -1,21 +1,33 @@
 "use client";
 
 import Link from "next/link";
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
-import type { TranscriptEvent } from "./api-types";
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type Ref } from "react";
+import { listItems, listSlice } from "./chunk-list";
 import { filesHref } from "./files/links";
 import { Markdown } from "./markdown";
-import { focusItemKey, foldTranscript, stoppedBy, waitText, type StopRecord, type TranscriptItem } from "./transcript-model";
+import { EMPTY_FOLD, focusItemAt, stoppedBy, waitText, type StopRecord, type TranscriptItem } from "./transcript-model";
+import type { LoadedTranscript } from "./transcript-pages";
 
 // User content is rendered as text nodes or through the Markdown component (which builds
 // React elements, never HTML strings), so nothing in a prompt, reply or message can run script.
 
-/** Items rendered at first; "Load earlier" reveals more. Keeps long histories fast. */
+/** Items rendered at first; "Load earlier" reveals more (and reads earlier pages). Keeps long histories fast. */
 const WINDOW = 200;
+/** How close to the bottom (px) still counts as following the end. */
+const END_SLACK = 32;
+
+/** What the transcript shows and how it reads further back (`useSessionLive`). */
+export interface TranscriptSource {
+  /** Null until the newest page is in. */
+  transcript: LoadedTranscript | null;
+  loadEarlier: (throughSeq?: number | null) => void;
+  loadingEarlier: boolean;
+  earlierError: { message: string } | null;
+}
 
 export function Transcript({
   teamId,
-  events,
+  source,
   running,
   onFork,
   stops = [],
@@ -23,53 +35,93 @@ export function Transcript({
 }: {
   /** The team's room: workspace tool cards link to the file version in its Files view. */
   teamId?: string;
-  events: TranscriptEvent[];
+  source: TranscriptSource;
   running: boolean;
+  /** Stable across renders (items are memoised). */
   onFork?: (seq: number) => void;
   /** People's Stops of this session (the team's action record): the turns they ended name them. */
   stops?: readonly StopRecord[];
   /** A moment to show (an event seq, from a timeline link): scrolled to and marked current, instead of following the end. */
   focusSeq?: number | null;
 }) {
-  const items = useMemo(() => foldTranscript(events), [events]);
-  const stoppers = useMemo(() => stoppedBy(items, stops), [items, stops]);
-  const focusKey = useMemo(() => (focusSeq === null ? null : focusItemKey(items, focusSeq)), [items, focusSeq]);
+  const { transcript, loadEarlier, loadingEarlier, earlierError } = source;
+  const fold = transcript?.fold ?? EMPTY_FOLD;
+  const { items } = fold;
+  const stoppers = useMemo(() => stoppedBy(fold.ends, stops), [fold.ends, stops]);
+  const focus = useMemo(() => (focusSeq === null ? null : focusItemAt(listItems(items), focusSeq)), [items, focusSeq]);
+  const focusKey = focus?.key ?? null;
+  // A linked moment older than what is held: read back until it is in.
+  const focusEarlier = focusSeq !== null && !!transcript?.hasEarlier && focusSeq < fold.firstSeq;
+  useEffect(() => {
+    if (focusEarlier && !loadingEarlier && !earlierError) loadEarlier(focusSeq);
+  }, [focusEarlier, focusSeq, loadingEarlier, earlierError, loadEarlier]);
   const [shown, setShown] = useState(WINDOW);
   // The window reaches back to the focused item however old it is.
-  const focusAt = focusKey === null ? -1 : items.findIndex((i) => i.key === focusKey);
-  const size = Math.max(shown, focusAt < 0 ? 0 : items.length - focusAt);
-  const visible = items.length > size ? items.slice(items.length - size) : items;
+  const size = Math.max(shown, focus ? items.length - focus.index : 0);
+  const start = Math.max(0, items.length - size);
+  const visible = useMemo(() => listSlice(items, start), [items, start]);
   const box = useRef<HTMLElement>(null);
   const focused = useRef<HTMLDivElement>(null);
+  // Whether the reader is at the end (where new events keep them); scrolled up to read, they stay.
+  const atEnd = useRef(true);
   // Follows the end inside the transcript's own box (never scrolling the page, where several
   // transcripts may sit side by side), unless a moment is focused.
   useLayoutEffect(() => {
     const el = box.current;
-    if (el && focusSeq === null) el.scrollTop = el.scrollHeight;
-  }, [items.length, events.length, focusSeq]);
+    if (el && focusSeq === null && atEnd.current) el.scrollTop = el.scrollHeight;
+  }, [fold.lastSeq, focusSeq]);
   // Braces matter: newer browsers return a Promise from scrollIntoView, and React would take
   // a returned value for a cleanup function.
   useEffect(() => {
     focused.current?.scrollIntoView({ block: "center" });
   }, [focusKey]);
+  const earlierHere = start > 0 || !!transcript?.hasEarlier;
   return (
-    <section ref={box} aria-label="Transcript" className="transcript" aria-live="polite" aria-busy={running}>
-      {items.length > visible.length && (
-        <button type="button" className="secondary load-earlier" onClick={() => setShown((n) => n + WINDOW)}>
-          Load earlier ({items.length - visible.length} more)
+    <section
+      ref={box}
+      aria-label="Transcript"
+      className="transcript"
+      aria-live="polite"
+      aria-busy={running}
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight <= END_SLACK;
+      }}
+    >
+      {earlierHere && (
+        <button
+          type="button"
+          className="secondary load-earlier"
+          disabled={loadingEarlier}
+          onClick={() => {
+            setShown((n) => n + WINDOW);
+            // What the window hides first; then a page from the server.
+            if (start < WINDOW) loadEarlier();
+          }}
+        >
+          {loadingEarlier ? "Loading earlier…" : start > 0 ? `Load earlier (${start} more)` : "Load earlier"}
         </button>
       )}
-      {items.length === 0 && <p className="muted">No messages yet. Send a prompt below.</p>}
+      {earlierError && (
+        <p role="alert" className="error">
+          Could not load earlier events: {earlierError.message}
+        </p>
+      )}
+      {transcript === null ? (
+        <p className="muted">Loading the transcript…</p>
+      ) : (
+        items.length === 0 && !transcript.hasEarlier && <p className="muted">No messages yet. Send a prompt below.</p>
+      )}
       {visible.map((item) => (
-        <div
+        <Row
           key={item.key}
-          ref={item.key === focusKey ? focused : undefined}
-          className={`transcript-item${item.key === focusKey ? " focused" : ""}`}
-          data-seq={item.seq}
-          {...(item.key === focusKey ? { role: "group", "aria-label": "Linked moment", "aria-current": "location" as const } : {})}
-        >
-          <Item item={item} teamId={teamId} onFork={onFork} stoppedBy={stoppers.get(item.key)} />
-        </div>
+          item={item}
+          focused={item.key === focusKey}
+          focusRef={item.key === focusKey ? focused : undefined}
+          teamId={teamId}
+          onFork={onFork}
+          stoppedBy={stoppers.get(item.key)}
+        />
       ))}
       {running && (
         <p className="muted running" role="status">
@@ -79,6 +131,34 @@ export function Transcript({
     </section>
   );
 }
+
+/** One item; memoised, so a batch re-renders only the items it changed. */
+const Row = memo(function Row({
+  item,
+  focused,
+  focusRef,
+  teamId,
+  onFork,
+  stoppedBy,
+}: {
+  item: TranscriptItem;
+  focused: boolean;
+  focusRef?: Ref<HTMLDivElement>;
+  teamId?: string;
+  onFork?: (seq: number) => void;
+  stoppedBy?: string;
+}) {
+  return (
+    <div
+      ref={focusRef}
+      className={`transcript-item${focused ? " focused" : ""}`}
+      data-seq={item.seq}
+      {...(focused ? { role: "group", "aria-label": "Linked moment", "aria-current": "location" as const } : {})}
+    >
+      <Item item={item} teamId={teamId} onFork={onFork} stoppedBy={stoppedBy} />
+    </div>
+  );
+});
 
 function ForkButton({ seq, onFork }: { seq: number; onFork?: (seq: number) => void }) {
   if (!onFork) return null;
@@ -149,7 +229,8 @@ function Item({
           </div>
           {item.text && (
             <div className="text">
-              {item.streaming ? item.text : <Markdown text={item.text} />}
+              {/* One element while it streams and once final: the plain blocks a long reply keeps are not laid out again. */}
+              <Markdown text={item.text} plain={item.streaming} />
             </div>
           )}
           {item.toolCalls.map((c) => (
