@@ -7,7 +7,8 @@
 // counts, multiples of 4, default "8,32,128,256"), BENCH_CAPACITY_SECONDS (measured window per
 // N, default 20), BENCH_CAPACITY_WARMUP_SECONDS (the longest warm-up, default 60),
 // BENCH_CAPACITY_CHUNK_MS (the keyless model's pause per chunk, default 25: 40 chunks/s),
-// BENCH_COMMIT_MS (default 2000).
+// BENCH_COMMIT_MS (default 2000), BENCH_CAPACITY_CPU_PROF (a folder: the app server writes a V8
+// CPU profile there per N).
 //
 // For each N, on a fresh database (withBenchDatabase): one app server process
 // (capacity-server.ts: startAppServer without pages, the product's configuration, no step cap)
@@ -120,7 +121,8 @@ class AppProcess {
 
   static start(databaseUrl: string, chunkMs: number): Promise<AppProcess> {
     const child = fork(path.join(import.meta.dirname, "capacity-server.ts"), [], {
-      execArgv: ["--import", "tsx"],
+      // BENCH_CAPACITY_CPU_PROF=<dir>: a V8 CPU profile of the app server per N, for finding where its time goes.
+      execArgv: ["--import", "tsx", ...(process.env.BENCH_CAPACITY_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CAPACITY_CPU_PROF}`] : [])],
       env: { ...process.env, BENCH_CAPACITY_DATABASE_URL: databaseUrl, BENCH_CAPACITY_CHUNK_MS: String(chunkMs) },
       // stdout stays ours (the JSON); the server's own output goes to stderr.
       stdio: ["ignore", "pipe", "inherit", "ipc"],

@@ -174,11 +174,15 @@ export class AgentDriver {
 
   /** Appends under the lease and keeps the in-memory copy of the log exact. */
   private async append(payloads: EventPayload[], extra?: (tx: Tx) => Promise<void>): Promise<SessionEvent[]> {
-    const added = await inTx(this.svc.db, async (tx) => {
-      const evs = await appendEvents(tx, this.sessionId, payloads, this.lease);
-      if (extra) await extra(tx);
-      return evs;
-    });
+    if (payloads.length === 0 && !extra) return [];
+    // Alone, an append is one statement: no interactive transaction (its round trips) needed.
+    const added = extra
+      ? await inTx(this.svc.db, async (tx) => {
+          const evs = await appendEvents(tx, this.sessionId, payloads, this.lease);
+          await extra(tx);
+          return evs;
+        })
+      : await appendEvents(this.svc.db, this.sessionId, payloads, this.lease);
     this.committed(added);
     return added;
   }

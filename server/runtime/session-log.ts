@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { asJson, type DbOrTx, type Tx } from "../db/client";
+import type { DbOrTx, Tx } from "../db/client";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { ACTIVITY_CHANNEL } from "../live/activity";
 import { EventPayloadSchema, type EventPayload, type SessionEvent } from "./events";
 
 /** A held lease. Every append under a lease is fenced by its token. */
@@ -11,48 +11,48 @@ export interface Lease {
   token: number;
 }
 
-const SeqRow = z.object({ last_seq: z.number().int() });
+const SeqRows = z.array(z.object({ last_seq: z.number().int() }));
 
 /**
- * Appends events with gap-free seq numbers. The UPDATE on the session row both allocates the
+ * Appends events with gap-free seq numbers, in one statement (one round trip; on its own, one
+ * commit; inside a transaction, part of it). The UPDATE on the session row both allocates the
  * seq range (the row lock serialises concurrent appenders) and fences: with a lease, it only
- * succeeds while the lease token is still ours, so a process that lost its lease writes nothing.
+ * matches while the lease token is still ours, so a process that lost its lease writes nothing.
+ * The insert and the `event` notification (naming the newest seq) hang on that UPDATE's row.
  */
 export async function appendEvents(
-  tx: Tx,
+  db: DbOrTx,
   sessionId: SessionId,
   payloads: EventPayload[],
   lease: Lease | null,
 ): Promise<SessionEvent[]> {
   if (payloads.length === 0) return [];
   const n = payloads.length;
-  const rows = lease
-    ? await tx.$queryRaw`UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now()
-        WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}
-        RETURNING last_seq`
-    : await tx.$queryRaw`UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now()
-        WHERE id = ${sessionId} RETURNING last_seq`;
-  const row = z.array(SeqRow).parse(rows)[0];
+  const createdAt = new Date();
+  const rows = JSON.stringify(
+    payloads.map((p) => ({ kind: p.kind, turnId: "turnId" in p ? p.turnId : null, messageId: messageIdOf(p), payload: p })),
+  );
+  const fenced = lease !== null;
+  const result = await db.$queryRaw`
+    WITH s AS (
+      UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now()
+      WHERE id = ${sessionId}
+        AND (NOT ${fenced} OR (lease_owner = ${lease?.owner ?? null} AND lease_token = ${lease?.token ?? null}))
+      RETURNING last_seq
+    ), ins AS (
+      INSERT INTO session_events (session_id, seq, kind, turn_id, message_id, payload, created_at)
+      SELECT ${sessionId}, s.last_seq - ${n} + r.i::int, r.v->>'kind', r.v->>'turnId', r.v->>'messageId', r.v->'payload', ${createdAt}::timestamptz
+      FROM s, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS r(v, i)
+    )
+    SELECT last_seq FROM s,
+      LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', s.last_seq)::text)) AS n`;
+  const row = SeqRows.parse(result)[0];
   if (!row) {
     if (lease) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
     throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
   }
   const first = row.last_seq - n + 1;
-  const createdAt = new Date();
-  const events = payloads.map((payload, i) => ({ seq: first + i, createdAt, payload }));
-  await tx.sessionEvent.createMany({
-    data: events.map((e) => ({
-      sessionId,
-      seq: e.seq,
-      kind: e.payload.kind,
-      turnId: "turnId" in e.payload ? e.payload.turnId : null,
-      messageId: messageIdOf(e.payload),
-      payload: asJson(e.payload),
-      createdAt,
-    })),
-  });
-  await notifyActivity(tx, sessionId, "event", row.last_seq);
-  return events;
+  return payloads.map((payload, i) => ({ seq: first + i, createdAt, payload }));
 }
 
 /**
