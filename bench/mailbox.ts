@@ -186,6 +186,12 @@ const latencies = (values: number[]) => {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN };
 };
 
+/** This process's CPU since `since` (process.cpuUsage) in cores: 1 is one core busy all along. */
+const cpuCores = (since: NodeJS.CpuUsage, t0: number) => {
+  const used = process.cpuUsage(since);
+  return round((used.user + used.system) / 1000 / Math.max(1, Date.now() - t0), 2);
+};
+
 // ------------------------------------------------------------------ 8 senders to 8 targets
 
 async function fanOut(url: string, config: RuntimeConfig, messages: number) {
@@ -214,6 +220,7 @@ async function fanOut(url: string, config: RuntimeConfig, messages: number) {
     const deliveredMs: number[] = [];
     const statuses: Record<SendStatus, number> = { accepted: 0, queued: 0 };
     let lastAccepted = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = Date.now();
     await Promise.all(
       team.senders.map(async (sender, i) => {
@@ -235,6 +242,7 @@ async function fanOut(url: string, config: RuntimeConfig, messages: number) {
         }
       }),
     );
+    const sendCpu = cpuCores(cpu0, t0);
     const total = FAN_OUT * perSender;
     const targetIds = team.targets.map((t) => t.sessionId);
     await waitUntil(
@@ -259,6 +267,7 @@ async function fanOut(url: string, config: RuntimeConfig, messages: number) {
       consumedPerSec: total / (Math.max(1, lastConsumed - t0) / 1000),
       deliveryLatencyMs: latencies(deliveredMs),
       consumeLatencyMs: latencies(consumedMs),
+      appCpuCoresWhileSending: sendCpu,
       runtimeLogLines: logs.length,
     };
   } finally {
@@ -289,6 +298,7 @@ async function pgBoss(url: string, jobs: number) {
     const latencyMs: number[] = [];
     let done = 0;
     let lastCompleted = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = Date.now();
     const produce = Promise.all(
       queues.map(async (_, i) => {
@@ -312,6 +322,7 @@ async function pgBoss(url: string, jobs: number) {
       }),
     );
     await Promise.all([produce, work]);
+    const appCpuCores = cpuCores(cpu0, t0);
     return {
       producers: FAN_OUT,
       queues: FAN_OUT,
@@ -321,6 +332,7 @@ async function pgBoss(url: string, jobs: number) {
       idlePollMs: PGBOSS_IDLE_MS,
       jobsPerSec: total / (Math.max(1, lastCompleted - t0) / 1000),
       latencyMs: latencies(latencyMs),
+      appCpuCores,
       errors,
     };
   } finally {
