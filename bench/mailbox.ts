@@ -32,6 +32,8 @@
 //   pool of DB_POOL connections each, as our senders and runtime. jobsPerSec = jobs / (last
 //   completion − first send start); latency = completion − the job's send start.
 //   ratios: fanOut's deliveredPerSec ÷ pg-boss's jobsPerSec, and each ÷ the commit rate.
+//   appCpuCores(WhileSending): this process's CPU (senders, and for fanOut the Runtime) over the
+//   sending phase, in cores (1 = one core busy all along).
 // - taskCas: updateTask (server/team/task-board.ts) compare-and-set edits of one task by the
 //   Lead: one updater in a loop, and 8 updaters contending for the same task (each re-reads the
 //   revision and retries after TEAM_TASK_STALE_REVISION), BENCH_CAS_MS each.

@@ -347,8 +347,9 @@ describe("limits and refusals", () => {
 
 describe("temporary delivery failure", () => {
   it("returns queued when the target's inbox cannot be reached, and recovery delivers it exactly once", { timeout: TEST_TIMEOUT }, async () => {
-    // The failure: another transaction holds the target's session row (every inbox admission
-    // updates it), and delivery gives up after its lock_timeout. Step 1 never touches that row,
+    // The failure: another transaction holds the target's session row FOR UPDATE (every inbox
+    // admission locks it, at least through the item's foreign key), and delivery gives up after
+    // its lock_timeout. Step 1 never touches that row,
     // so the queued row commits; nothing is admitted until the lock is released.
     const team = await newTeam("researcher", "implementer");
     const target = team.m.implementer!;

@@ -220,7 +220,9 @@ const QueuedRows = z.array(
  * deliveries of one target are serialised and see every queued row that committed before),
  * the queued rows in seq order, and one statement that admits the batch as `enqueue`
  * (runtime/inbox.ts) admits one item (un-park the target, insert the item, notify `inbox`) and
- * marks the rows. (Row locks instead of the advisory lock would deadlock: a deliverer with an
+ * marks the rows. Unlike `enqueue` it writes the target's session row only to un-park it: a
+ * running target's own transactions hold that row all the time, and the items' foreign key
+ * needs only a key-share lock, so delivery does not queue behind them. (Row locks instead of the advisory lock would deadlock: a deliverer with an
  * older snapshot keeps a lock on a row another one just delivered, which the target's claim
  * transaction then waits for while holding the session row the deliverer needs.)
  */
@@ -267,7 +269,7 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
         RETURNING 1
       ), unparked AS (
         UPDATE sessions SET parked = false, updated_at = now()
-        WHERE id = ${targetSessionId} AND ${admit.length} > 0
+        WHERE id = ${targetSessionId} AND parked AND ${admit.length} > 0
         RETURNING 1
       )
       UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
