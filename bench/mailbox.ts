@@ -32,6 +32,8 @@
 //   pool of DB_POOL connections each, as our senders and runtime. jobsPerSec = jobs / (last
 //   completion − first send start); latency = completion − the job's send start.
 //   ratios: fanOut's deliveredPerSec ÷ pg-boss's jobsPerSec, and each ÷ the commit rate.
+//   fanOutWithoutConsumer: the same sends with no Runtime running (nothing consumes): what the
+//   mailbox alone costs.
 //   appCpuCores(WhileSending): this process's CPU (senders, and for fanOut the Runtime) over the
 //   sending phase, in cores (1 = one core busy all along).
 // - taskCas: updateTask (server/team/task-board.ts) compare-and-set edits of one task by the
@@ -196,7 +198,7 @@ const cpuCores = (since: NodeJS.CpuUsage, t0: number) => {
 
 // ------------------------------------------------------------------ 8 senders to 8 targets
 
-async function fanOut(url: string, config: RuntimeConfig, messages: number) {
+async function fanOut(url: string, config: RuntimeConfig, messages: number, consume = true) {
   const db = createDb(url, DB_POOL);
   const hub = new ActivityHub(url);
   await hub.start();
@@ -213,7 +215,7 @@ async function fanOut(url: string, config: RuntimeConfig, messages: number) {
       progress(`runtime: ${l}`);
     },
   });
-  await runtime.start();
+  if (consume) await runtime.start();
   const senderDb = createDb(url, DB_POOL);
   try {
     const team = await newTeam(db, FAN_OUT, `fan-out`, FAN_OUT);
@@ -247,6 +249,17 @@ async function fanOut(url: string, config: RuntimeConfig, messages: number) {
     const sendCpu = cpuCores(cpu0, t0);
     const total = FAN_OUT * perSender;
     const targetIds = team.targets.map((t) => t.sessionId);
+    const delivered = {
+      senders: FAN_OUT,
+      targets: FAN_OUT,
+      messages: total,
+      accepted: statuses.accepted,
+      queued: statuses.queued,
+      deliveredPerSec: statuses.accepted / (Math.max(1, lastAccepted - t0) / 1000),
+      deliveryLatencyMs: latencies(deliveredMs),
+      appCpuCoresWhileSending: sendCpu,
+    };
+    if (!consume) return { ...delivered, consumedPerSec: NaN, consumeLatencyMs: null, runtimeLogLines: 0 };
     await waitUntil(
       async () => (await db.teamMessage.count({ where: { targetSessionId: { in: targetIds }, consumedAt: { not: null } } })) >= total,
       120_000,
@@ -260,16 +273,9 @@ async function fanOut(url: string, config: RuntimeConfig, messages: number) {
       lastConsumed = Math.max(lastConsumed, r.consumedAt!.getTime());
     }
     return {
-      senders: FAN_OUT,
-      targets: FAN_OUT,
-      messages: total,
-      accepted: statuses.accepted,
-      queued: statuses.queued,
-      deliveredPerSec: statuses.accepted / (Math.max(1, lastAccepted - t0) / 1000),
+      ...delivered,
       consumedPerSec: total / (Math.max(1, lastConsumed - t0) / 1000),
-      deliveryLatencyMs: latencies(deliveredMs),
       consumeLatencyMs: latencies(consumedMs),
-      appCpuCoresWhileSending: sendCpu,
       runtimeLogLines: logs.length,
     };
   } finally {
@@ -407,6 +413,8 @@ async function main(): Promise<void> {
 
     progress(`fan-out: ${FAN_OUT} senders to ${FAN_OUT} targets, ${MESSAGES} messages`);
     const fan = await fanOut(url, config, MESSAGES);
+    progress(`fan-out without a consumer: ${MESSAGES} messages`);
+    const fanAlone = await fanOut(url, config, MESSAGES, false);
     progress(`pg-boss: ${FAN_OUT} producers, ${FAN_OUT} queues, ${FAN_OUT} workers, ${MESSAGES} jobs`);
     const boss = await pgBoss(url, MESSAGES);
 
@@ -443,6 +451,12 @@ async function main(): Promise<void> {
         deliveredRatioToPgBoss: round(fan.deliveredPerSec / boss.jobsPerSec, 3),
         deliveredRatioToCommitRate: round(fan.deliveredPerSec / commit1, 4),
         consumedRatioToCommitRate: round(fan.consumedPerSec / commit1, 4),
+      },
+      fanOutWithoutConsumer: {
+        ...fanAlone,
+        deliveredPerSec: round(fanAlone.deliveredPerSec),
+        deliveredRatioToPgBoss: round(fanAlone.deliveredPerSec / boss.jobsPerSec, 3),
+        deliveredRatioToCommitRate: round(fanAlone.deliveredPerSec / commit1, 4),
       },
       pgBoss: { ...boss, jobsPerSec: round(boss.jobsPerSec), ratioToCommitRate: round(boss.jobsPerSec / commit1, 4) },
       taskCas: cas,
