@@ -222,9 +222,10 @@ const QueuedRows = z.array(
  * (runtime/inbox.ts) admits one item (un-park the target, insert the item, notify `inbox`) and
  * marks the rows. Unlike `enqueue` it writes the target's session row only to un-park it: a
  * running target's own transactions hold that row all the time, and the items' foreign key
- * needs only a key-share lock, so delivery does not queue behind them. (Row locks instead of the advisory lock would deadlock: a deliverer with an
- * older snapshot keeps a lock on a row another one just delivered, which the target's claim
- * transaction then waits for while holding the session row the deliverer needs.)
+ * needs only a key-share lock, so delivery does not queue behind them. (Row locks instead of
+ * the advisory lock would deadlock: a deliverer with an older snapshot keeps a lock on a row
+ * another one just delivered, which the target's claim transaction then waits for while
+ * holding the session row the deliverer needs.)
  */
 async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
   return inTx(db, async (tx) => {
@@ -312,9 +313,9 @@ export async function sendMessage(db: Db, input: SendMessageInput, opts: SendOpt
   const { messageId } = await queueMessage(db, input, opts);
   try {
     await opts.afterQueued?.(messageId);
-    // Started after the queued row committed, so it saw the row queued: either it delivered the
-    // row or it skipped it because a concurrent delivery (another sender's, or recovery's) had
-    // committed it. Both mean the target's inbox holds it now.
+    // Its transactions took the target's lock after the queued row committed, so they found the
+    // row either still queued (and delivered it) or delivered by an earlier holder of the lock
+    // (another sender's delivery, or recovery's). Either way the target's inbox holds it now.
     await deliverTarget(db, input.target.sessionId, opts);
     return { messageId, status: "accepted" };
   } catch (e) {
