@@ -18,12 +18,32 @@
 //   deliveredAt − the send call's start, consumption latency consumedAt − the same start (the
 //   database's clock against this process's clock, same host). Each rate is also given as a
 //   ratio to the commit rate.
+// - fanOut: 8 senders to 8 targets (sender i sends its k-th message to target (i + k) mod 8),
+//   BENCH_MESSAGES in total, one Runtime driving the 8 targets as above. deliveredPerSec =
+//   messages / (last `accepted` answer − first send call start): a send call answers `accepted`
+//   only once the message is in the target's inbox (its own delivery or a concurrent one), so
+//   delivery latency is that answer − the call's start, in this process's clock (an upper bound
+//   of the delivery commit). consumedPerSec and consumption latency use consumedAt as above.
+// - pgBoss: pg-boss (dev dependency of this benchmark only, its own schema in the same database)
+//   on the same server in the same run: 8 producers send BENCH_MESSAGES jobs in total to 8
+//   queues (producer i's k-th job to queue (i + k) mod 8, as fanOut), 8 workers (one per queue)
+//   fetch (up to BENCH_PGBOSS_BATCH jobs, default 8) and complete them in one call, polling again
+//   after BENCH_PGBOSS_IDLE_MS (default 2) when a queue is empty. Producers and workers have a
+//   pool of DB_POOL connections each, as our senders and runtime. jobsPerSec = jobs / (last
+//   completion − first send start); latency = completion − the job's send start.
+//   ratios: fanOut's deliveredPerSec ÷ pg-boss's jobsPerSec, and each ÷ the commit rate.
+//   fanOutWithoutConsumer: the same sends with no Runtime running (nothing consumes): what the
+//   mailbox alone costs.
+//   appCpuCores(WhileSending): this process's CPU (senders, and for fanOut the Runtime) over the
+//   sending phase, in cores (1 = one core busy all along).
 // - taskCas: updateTask (server/team/task-board.ts) compare-and-set edits of one task by the
 //   Lead: one updater in a loop, and 8 updaters contending for the same task (each re-reads the
 //   revision and retries after TEAM_TASK_STALE_REVISION), BENCH_CAS_MS each.
 import os from "node:os";
+import PgBoss from "pg-boss";
 import { createDb, type Db } from "../server/db/client";
-import { commitRate, percentile, progress, round, runBench, serverInfo, waitUntil, withBenchDatabase } from "./support";
+import { z } from "zod";
+import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { isAppError } from "../server/errors";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
@@ -41,6 +61,9 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 400);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
 const CAS_MS = Number(process.env.BENCH_CAS_MS ?? 2000);
 const SENDER_COUNTS = [1, 8];
+const FAN_OUT = 8;
+const PGBOSS_BATCH = Number(process.env.BENCH_PGBOSS_BATCH ?? 8);
+const PGBOSS_IDLE_MS = Number(process.env.BENCH_PGBOSS_IDLE_MS ?? 2);
 /** createDb's default, as server/main.ts uses it. */
 const DB_POOL = 10;
 
@@ -55,7 +78,7 @@ interface Team {
   target: MemberRef;
 }
 
-async function newTeam(db: Db, senders: number, label: string): Promise<Team> {
+async function newTeam(db: Db, senders: number, label: string, targets = 1): Promise<Team & { targets: MemberRef[] }> {
   const lead = await createSession(db, {
     title: `bench ${label} lead`,
     model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }),
@@ -71,7 +94,9 @@ async function newTeam(db: Db, senders: number, label: string): Promise<Team> {
   };
   const list: MemberRef[] = [];
   for (let i = 0; i < senders; i++) list.push(await member(`sender-${i}`));
-  return { teamId, senders: list, target: await member("target") };
+  const targetList: MemberRef[] = [];
+  for (let i = 0; i < targets; i++) targetList.push(await member(targets === 1 ? "target" : `target-${i}`));
+  return { teamId, senders: list, target: targetList[0]!, targets: targetList };
 }
 
 // ------------------------------------------------------------------ end to end
@@ -160,6 +185,170 @@ async function endToEnd(url: string, config: RuntimeConfig, senders: number, mes
   }
 }
 
+const latencies = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN };
+};
+
+/** This process's CPU since `since` (process.cpuUsage) in cores: 1 is one core busy all along. */
+const cpuCores = (since: NodeJS.CpuUsage, t0: number) => {
+  const used = process.cpuUsage(since);
+  return round((used.user + used.system) / 1000 / Math.max(1, Date.now() - t0), 2);
+};
+
+// ------------------------------------------------------------------ 8 senders to 8 targets
+
+async function fanOut(url: string, config: RuntimeConfig, messages: number, consume = true) {
+  const db = createDb(url, DB_POOL);
+  const hub = new ActivityHub(url);
+  await hub.start();
+  const model = new ScriptedModel({ delayMs: 0 });
+  const logs: string[] = [];
+  const runtime = new Runtime({
+    db,
+    hub,
+    config: { ...config, maxStepsPerTurn: 1_000_000 },
+    resolveModel: () => model,
+    onClaimed: markConsumed,
+    log: (l) => {
+      logs.push(l);
+      progress(`runtime: ${l}`);
+    },
+  });
+  if (consume) await runtime.start();
+  const senderDb = createDb(url, DB_POOL);
+  try {
+    const team = await newTeam(db, FAN_OUT, `fan-out`, FAN_OUT);
+    const perSender = Math.ceil(messages / FAN_OUT);
+    const started = new Map<string, number>();
+    const deliveredMs: number[] = [];
+    const statuses: Record<SendStatus, number> = { accepted: 0, queued: 0 };
+    let lastAccepted = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    await Promise.all(
+      team.senders.map(async (sender, i) => {
+        for (let k = 0; k < perSender; k++) {
+          const target = team.targets[(i + k) % FAN_OUT]!;
+          const at = Date.now();
+          const r = await sendMessage(
+            senderDb,
+            { teamId: team.teamId, sender, target, content: `${sender.name} update ${k}: the parser handles nested lists now` },
+            { maxPending: messages },
+          );
+          const now = Date.now();
+          started.set(r.messageId, at);
+          statuses[r.status] += 1;
+          if (r.status === "accepted") {
+            deliveredMs.push(now - at);
+            lastAccepted = Math.max(lastAccepted, now);
+          }
+        }
+      }),
+    );
+    const sendCpu = cpuCores(cpu0, t0);
+    const total = FAN_OUT * perSender;
+    const targetIds = team.targets.map((t) => t.sessionId);
+    const delivered = {
+      senders: FAN_OUT,
+      targets: FAN_OUT,
+      messages: total,
+      accepted: statuses.accepted,
+      queued: statuses.queued,
+      deliveredPerSec: statuses.accepted / (Math.max(1, lastAccepted - t0) / 1000),
+      deliveryLatencyMs: latencies(deliveredMs),
+      appCpuCoresWhileSending: sendCpu,
+    };
+    if (!consume) return { ...delivered, consumedPerSec: NaN, consumeLatencyMs: null, runtimeLogLines: 0 };
+    await waitUntil(
+      async () => (await db.teamMessage.count({ where: { targetSessionId: { in: targetIds }, consumedAt: { not: null } } })) >= total,
+      120_000,
+      "consumption",
+    );
+    const rows = await db.teamMessage.findMany({ where: { targetSessionId: { in: targetIds } }, select: { id: true, consumedAt: true } });
+    const consumedMs: number[] = [];
+    let lastConsumed = 0;
+    for (const r of rows) {
+      consumedMs.push(r.consumedAt!.getTime() - started.get(r.id)!);
+      lastConsumed = Math.max(lastConsumed, r.consumedAt!.getTime());
+    }
+    return {
+      ...delivered,
+      consumedPerSec: total / (Math.max(1, lastConsumed - t0) / 1000),
+      consumeLatencyMs: latencies(consumedMs),
+      runtimeLogLines: logs.length,
+    };
+  } finally {
+    await runtime.stop();
+    await hub.close();
+    await senderDb.$disconnect();
+    await db.$disconnect();
+  }
+}
+
+// ------------------------------------------------------------------ pg-boss beside it
+
+const JobData = z.object({ at: z.number() });
+
+async function pgBoss(url: string, jobs: number) {
+  const options = { connectionString: url, max: DB_POOL, schedule: false, supervise: false };
+  const producers = new PgBoss(options);
+  const workers = new PgBoss({ ...options, migrate: false });
+  const errors: string[] = [];
+  for (const boss of [producers, workers]) boss.on("error", (e: Error) => errors.push(e.message));
+  await producers.start();
+  await workers.start();
+  try {
+    const queues = Array.from({ length: FAN_OUT }, (_, i) => `bench-${i}`);
+    for (const q of queues) await producers.createQueue(q);
+    const perProducer = Math.ceil(jobs / FAN_OUT);
+    const total = perProducer * FAN_OUT;
+    const latencyMs: number[] = [];
+    let done = 0;
+    let lastCompleted = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    const produce = Promise.all(
+      queues.map(async (_, i) => {
+        for (let k = 0; k < perProducer; k++) await producers.send(queues[(i + k) % FAN_OUT]!, { at: Date.now() });
+      }),
+    );
+    const work = Promise.all(
+      queues.map(async (q) => {
+        while (done < total) {
+          const batch = await workers.fetch(q, { batchSize: PGBOSS_BATCH });
+          if (batch.length === 0) {
+            await sleep(PGBOSS_IDLE_MS);
+            continue;
+          }
+          await workers.complete(q, batch.map((j) => j.id));
+          const now = Date.now();
+          for (const j of batch) latencyMs.push(now - JobData.parse(j.data).at);
+          done += batch.length;
+          lastCompleted = now;
+        }
+      }),
+    );
+    await Promise.all([produce, work]);
+    const appCpuCores = cpuCores(cpu0, t0);
+    return {
+      producers: FAN_OUT,
+      queues: FAN_OUT,
+      workers: FAN_OUT,
+      jobs: total,
+      fetchBatchSize: PGBOSS_BATCH,
+      idlePollMs: PGBOSS_IDLE_MS,
+      jobsPerSec: total / (Math.max(1, lastCompleted - t0) / 1000),
+      latencyMs: latencies(latencyMs),
+      appCpuCores,
+      errors,
+    };
+  } finally {
+    await workers.stop({ graceful: false, wait: true });
+    await producers.stop({ graceful: false, wait: true });
+  }
+}
+
 // ------------------------------------------------------------------ task compare-and-set
 
 async function taskCas(url: string, updaters: number, ms: number) {
@@ -222,6 +411,13 @@ async function main(): Promise<void> {
       e2e.push({ ...r, messagesPerSec: round(r.messagesPerSec), ratioToCommitRate: round(r.messagesPerSec / commit1, 4) });
     }
 
+    progress(`fan-out: ${FAN_OUT} senders to ${FAN_OUT} targets, ${MESSAGES} messages`);
+    const fan = await fanOut(url, config, MESSAGES);
+    progress(`fan-out without a consumer: ${MESSAGES} messages`);
+    const fanAlone = await fanOut(url, config, MESSAGES, false);
+    progress(`pg-boss: ${FAN_OUT} producers, ${FAN_OUT} queues, ${FAN_OUT} workers, ${MESSAGES} jobs`);
+    const boss = await pgBoss(url, MESSAGES);
+
     const cas = [];
     for (const updaters of [1, 8]) {
       progress(`task compare-and-set: ${updaters} updater(s), ${CAS_MS} ms`);
@@ -248,6 +444,21 @@ async function main(): Promise<void> {
       },
       pgCommitRate: { durationMs: COMMIT_MS, singleRowInsertsPerSec1Conn: round(commit1) },
       endToEnd: e2e,
+      fanOut: {
+        ...fan,
+        deliveredPerSec: round(fan.deliveredPerSec),
+        consumedPerSec: round(fan.consumedPerSec),
+        deliveredRatioToPgBoss: round(fan.deliveredPerSec / boss.jobsPerSec, 3),
+        deliveredRatioToCommitRate: round(fan.deliveredPerSec / commit1, 4),
+        consumedRatioToCommitRate: round(fan.consumedPerSec / commit1, 4),
+      },
+      fanOutWithoutConsumer: {
+        ...fanAlone,
+        deliveredPerSec: round(fanAlone.deliveredPerSec),
+        deliveredRatioToPgBoss: round(fanAlone.deliveredPerSec / boss.jobsPerSec, 3),
+        deliveredRatioToCommitRate: round(fanAlone.deliveredPerSec / commit1, 4),
+      },
+      pgBoss: { ...boss, jobsPerSec: round(boss.jobsPerSec), ratioToCommitRate: round(boss.jobsPerSec / commit1, 4) },
       taskCas: cas,
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };

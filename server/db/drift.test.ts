@@ -9,6 +9,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { applyMigrations } from "./migrate";
 
+// ---- Partial indexes: schema.prisma cannot express them, so they are declared here ----
+
+/**
+ * Every partial index the migrations create, exactly as pg_indexes.indexdef spells it. The
+ * database must have each one so, and no partial index that is not listed; they are left out
+ * of the comparison with schema.prisma.
+ */
+const PARTIAL_INDEXES: ReadonlyArray<{ name: string; definition: string }> = [
+  {
+    name: "team_messages_target_queued_idx",
+    definition:
+      "CREATE INDEX team_messages_target_queued_idx ON public.team_messages USING btree (target_session_id, seq) WHERE (state = 'queued'::text)",
+  },
+  {
+    name: "team_messages_target_unconsumed_idx",
+    definition:
+      "CREATE INDEX team_messages_target_unconsumed_idx ON public.team_messages USING btree (target_session_id) WHERE (consumed_at IS NULL)",
+  },
+];
+
 // ---- The part of Prisma's DMMF this test reads ----
 
 type DefaultValue = string | number | boolean | { name: string; args: unknown[] } | unknown[];
@@ -73,6 +93,30 @@ interface Table {
 }
 
 type Shape = { tables: Map<string, Table>; enums: Map<string, string[]> };
+
+/** The database's partial indexes, name → definition. */
+async function partialIndexes(client: pg.Client): Promise<Map<string, string>> {
+  const { rows } = await client.query<{ name: string; definition: string }>(`
+    SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
+      FROM pg_index i
+      JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE c.relnamespace = current_schema()::regnamespace AND i.indpred IS NOT NULL`);
+  return new Map(rows.map((r) => [r.name, r.definition]));
+}
+
+/** Differences between PARTIAL_INDEXES and the database's partial indexes; empty when they agree. */
+function diffPartialIndexes(declared: ReadonlyArray<{ name: string; definition: string }>, db: Map<string, string>): string[] {
+  const out: string[] = [];
+  for (const { name, definition } of declared) {
+    const actual = db.get(name);
+    if (actual === undefined) out.push(`partial index ${name}: declared but not in the migrated database`);
+    else if (actual !== definition) out.push(`partial index ${name}: declared as ${definition}, in the database ${actual}`);
+  }
+  for (const name of db.keys()) {
+    if (!declared.some((d) => d.name === name)) out.push(`partial index ${name}: in the migrated database but not declared in PARTIAL_INDEXES`);
+  }
+  return out;
+}
 
 const SCHEMA_FILE = path.join(process.cwd(), "prisma", "schema.prisma");
 
@@ -274,6 +318,7 @@ async function shapeFromDatabase(client: pg.Client): Promise<Shape> {
     });
   }
 
+  // Partial indexes are compared with PARTIAL_INDEXES instead.
   const { rows: indexes } = await client.query<{
     table_name: string;
     is_primary: boolean;
@@ -286,7 +331,8 @@ async function shapeFromDatabase(client: pg.Client): Promise<Shape> {
                   ORDER BY k.ord)::text[] AS columns
       FROM pg_index i
       JOIN pg_class t ON t.oid = i.indrelid
-     WHERE t.relnamespace = current_schema()::regnamespace AND t.relname <> '_prisma_migrations'`);
+     WHERE t.relnamespace = current_schema()::regnamespace AND t.relname <> '_prisma_migrations'
+       AND i.indpred IS NULL`);
   for (const i of indexes) {
     const t = table(i.table_name);
     if (i.is_primary) t.primaryKey = i.columns;
@@ -410,6 +456,32 @@ describe("schema.prisma vs prisma/migrations", () => {
     const expected = shapeFromSchema(readDatamodel(schemaText));
     expect([...expected.tables.keys()].length).toBeGreaterThan(0);
     expect(diffShapes(expected, await shapeFromDatabase(client))).toEqual([]);
+  });
+
+  it("the migrated database has exactly the partial indexes PARTIAL_INDEXES declares", async () => {
+    expect(PARTIAL_INDEXES.length).toBeGreaterThan(0);
+    expect(diffPartialIndexes(PARTIAL_INDEXES, await partialIndexes(client))).toEqual([]);
+  });
+
+  it("reports a partial index that is missing, defined otherwise, or not declared", async () => {
+    await client.query("BEGIN");
+    try {
+      const [first, second] = PARTIAL_INDEXES;
+      await client.query(`DROP INDEX ${first!.name}`);
+      await client.query(`DROP INDEX ${second!.name}`);
+      await client.query(`CREATE INDEX ${second!.name} ON team_messages (target_session_id) WHERE state = 'delivered'`);
+      await client.query(`CREATE INDEX drift_probe_partial ON sessions (title) WHERE parked`);
+      const diffs = diffPartialIndexes(PARTIAL_INDEXES, await partialIndexes(client));
+      expect(diffs).toEqual([
+        `partial index ${first!.name}: declared but not in the migrated database`,
+        `partial index ${second!.name}: declared as ${second!.definition}, in the database CREATE INDEX ${second!.name} ON public.team_messages USING btree (target_session_id) WHERE (state = 'delivered'::text)`,
+        "partial index drift_probe_partial: in the migrated database but not declared in PARTIAL_INDEXES",
+      ]);
+      // Left out of the comparison with schema.prisma either way.
+      expect(diffShapes(shapeFromSchema(readDatamodel(schemaText)), await shapeFromDatabase(client))).toEqual([]);
+    } finally {
+      await client.query("ROLLBACK");
+    }
   });
 
   // The guard itself: drift in either direction must show up. (arrayContaining, so real drift

@@ -347,8 +347,9 @@ describe("limits and refusals", () => {
 
 describe("temporary delivery failure", () => {
   it("returns queued when the target's inbox cannot be reached, and recovery delivers it exactly once", { timeout: TEST_TIMEOUT }, async () => {
-    // The failure: another transaction holds the target's session row (every inbox admission
-    // updates it), and delivery gives up after its lock_timeout. Step 1 never touches that row,
+    // The failure: another transaction holds the target's session row FOR UPDATE (every inbox
+    // admission locks it, at least through the item's foreign key), and delivery gives up after
+    // its lock_timeout. Step 1 never touches that row,
     // so the queued row commits; nothing is admitted until the lock is released.
     const team = await newTeam("researcher", "implementer");
     const target = team.m.implementer!;
@@ -684,5 +685,118 @@ describe("many concurrent senders", () => {
       expect(seen.every((p) => p.source.kind === "team" && p.source.senderSessionId === team.m[name]!.sessionId)).toBe(true);
     }
     expect(await listInbox(db, asSessionId(target.sessionId))).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------- batched delivery
+
+describe("batched delivery per target", () => {
+  /** The transaction that wrote each row's current version (xmin): one id means one transaction. */
+  async function writers(table: "team_messages" | "inbox_items", ids: string[]): Promise<string[]> {
+    const rows = await db.$queryRawUnsafe<{ xid: string }[]>(
+      `SELECT DISTINCT xmin::text AS xid FROM ${table} WHERE id = ANY($1::text[])`,
+      ids,
+    );
+    return rows.map((r) => r.xid);
+  }
+
+  it("delivers a backlog of 60 queued messages to one target in one transaction, in seq order, exactly once", { timeout: TEST_TIMEOUT }, async () => {
+    const team = await newTeam("a", "b", "c", "implementer");
+    const target = team.m.implementer!;
+    const queuers = ["a", "b", "c"].map((n) => team.m[n]!);
+    await Promise.all(
+      queuers.map(async (sender) => {
+        for (let k = 0; k < 20; k++) await queueMessage(db, { teamId: team.teamId, sender, target, content: `${sender.name} ${k}` });
+      }),
+    );
+    const bySeq = (await db.teamMessage.findMany({ where: { targetSessionId: target.sessionId }, orderBy: { seq: "asc" } })).map((r) => r.id);
+    expect(bySeq).toHaveLength(60);
+
+    expect(await deliverPending(db, target.sessionId)).toBe(60);
+    expect(await deliverPending(db, target.sessionId)).toBe(0);
+    // One transaction marked every row and admitted every item, with one delivery stamp.
+    const [xid] = await writers("team_messages", bySeq);
+    expect(await writers("team_messages", bySeq)).toEqual([xid]);
+    expect(await writers("inbox_items", bySeq)).toEqual([xid]);
+    const rows = await messageRows(bySeq);
+    expect(new Set(bySeq.map((id) => rows.get(id)!.deliveredAt!.getTime())).size).toBe(1);
+    // Inbox order is seq order; each item is the message as teamMessageText writes it.
+    const inbox = await listInbox(db, target.sessionId);
+    expect(inbox.map((i) => i.id)).toEqual(bySeq);
+    for (const item of inbox) {
+      const row = rows.get(item.id)!;
+      expect(item).toMatchObject({ mode: "steer", text: teamMessageText(row.id, row.senderName, row.content) });
+      expect(item.source).toEqual({ kind: "team", teamId: team.teamId, messageId: row.id, senderSessionId: row.senderSessionId, senderName: row.senderName });
+    }
+
+    await startRuntime({ config: { maxStepsPerTurn: 1_000 } });
+    await expectConsumedOnceInOrder(target.sessionId, bySeq);
+  });
+
+  it("concurrent deliverers of one target deliver each message once, all in one transaction", { timeout: TEST_TIMEOUT }, async () => {
+    const team = await newTeam("researcher", "implementer");
+    const target = team.m.implementer!;
+    const queued = [];
+    for (let k = 0; k < 12; k++) queued.push((await queueMessage(db, { teamId: team.teamId, sender: team.m.researcher!, target, content: `m${k}` })).messageId);
+
+    // The window: a transaction holds the target's session row, so the first deliverer waits
+    // there (holding the target's lock) and the others wait for the target's lock.
+    const locker = new pg.Client({ connectionString: tdb.url });
+    locker.on("error", () => undefined);
+    await locker.connect();
+    const deliverers = Array.from({ length: 4 }, () => createDb(tdb.url, 1));
+    try {
+      await locker.query("BEGIN");
+      await locker.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [target.sessionId]);
+      const counts = Promise.all(deliverers.map((d) => deliverPending(d, target.sessionId, { deliveryLockTimeoutMs: WAIT_MS })));
+      await waitFor(
+        async () => {
+          const { rows } = await locker.query<{ advisory: number; row: number }>(
+            `SELECT count(*) FILTER (WHERE locktype = 'advisory')::int AS advisory,
+                    count(*) FILTER (WHERE locktype IN ('tuple', 'transactionid'))::int AS row
+               FROM pg_locks WHERE NOT granted AND pid IN (SELECT pid FROM pg_stat_activity WHERE datname = current_database())`,
+          );
+          return rows[0]!.advisory === 3 && rows[0]!.row >= 1;
+        },
+        WAIT_MS,
+        "one deliverer at the session row, three at the target's lock",
+      );
+      await locker.query("ROLLBACK");
+      expect((await counts).sort((a, b) => b - a)).toEqual([12, 0, 0, 0]);
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end().catch(() => undefined);
+      await Promise.all(deliverers.map((d) => d.$disconnect()));
+    }
+    expect((await listInbox(db, target.sessionId)).map((i) => i.id)).toEqual(queued);
+    expect(await writers("inbox_items", queued)).toHaveLength(1);
+    expect(await db.teamMessage.count({ where: { targetSessionId: target.sessionId, state: "queued" } })).toBe(0);
+  });
+
+  it("the delivery and pending-count queries use the partial indexes", { timeout: TEST_TIMEOUT }, async () => {
+    // A seeded table where most rows are long consumed: the planner must reach a target's few
+    // queued or unconsumed rows through the partial indexes. (The query shapes of deliverBatch
+    // and queueMessage.)
+    const team = await newTeam("researcher", "implementer", "reviewer");
+    const target = team.m.implementer!;
+    await db.$executeRaw`INSERT INTO team_messages (id, team_id, sender_session_id, sender_name, target_session_id, target_name, content, state, delivered_at, consumed_at)
+      SELECT 'seed-' || g, ${team.teamId}, ${team.m.researcher!.sessionId}, 'researcher',
+             CASE WHEN g % 2 = 0 THEN ${target.sessionId} ELSE ${team.m.reviewer!.sessionId} END,
+             'x', 'old news', 'delivered', now(), now()
+      FROM generate_series(1, 20000) g`;
+    for (let k = 0; k < 3; k++) await queueMessage(db, { teamId: team.teamId, sender: team.m.researcher!, target, content: `new ${k}` });
+    await db.$executeRawUnsafe("ANALYZE team_messages");
+    const plan = async (query: string, ...params: string[]) =>
+      (await db.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(`EXPLAIN ${query}`, ...params)).map((r) => r["QUERY PLAN"]).join("\n");
+    expect(
+      await plan(`SELECT m.id FROM team_messages m WHERE m.target_session_id = $1 AND m.state = 'queued' ORDER BY m.seq LIMIT 500`, target.sessionId),
+    ).toMatch(/Index Scan using team_messages_target_queued_idx/);
+    expect(await plan(`SELECT count(*) FROM team_messages WHERE target_session_id = $1 AND consumed_at IS NULL`, target.sessionId)).toMatch(
+      /Index (Only )?Scan using team_messages_target_unconsumed_idx/,
+    );
+    expect(await plan(`SELECT target_session_id FROM team_messages WHERE state = 'queued' GROUP BY target_session_id ORDER BY min(seq)`)).toMatch(
+      /team_messages_target_queued_idx/,
+    );
+    expect(await deliverPending(db, target.sessionId)).toBe(3);
   });
 });

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import { Prisma } from "../db/generated/client";
 import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
 import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
 import type { MessageSource } from "../runtime/events";
-import { enqueue, type ClaimedItem } from "../runtime/inbox";
+import type { ClaimedItem } from "../runtime/inbox";
 import type { MemberRef } from "./membership";
 
 // The team mailbox (SPEC.md §7, the mailbox decision). A send is two transactions:
@@ -115,9 +116,9 @@ export function parseTeamMessage(text: string): { messageId: string; senderName:
 /** Advisory lock class of the mailbox (two-key form, so no other lock user can collide). */
 const MAILBOX_LOCK_CLASS = 0x6d626f78; // "mbox"
 
-async function lockTarget(tx: Tx, targetSessionId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${MAILBOX_LOCK_CLASS}::int, hashtext(${targetSessionId}))`;
-}
+/** The target's lock: queueing and delivery of one target's mail are serialised by it. */
+const targetLock = (targetSessionId: string) =>
+  Prisma.sql`pg_advisory_xact_lock(${MAILBOX_LOCK_CLASS}::int, hashtext(${targetSessionId}))`;
 
 function lockTimeoutMs(opts: MailboxOptions): number {
   return Math.max(1, Math.floor(opts.deliveryLockTimeoutMs ?? DEFAULT_DELIVERY_LOCK_TIMEOUT_MS));
@@ -161,7 +162,7 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
   const messageId = newMessageId();
   const { sender, target } = input;
   return inTx(db, async (tx) => {
-    await lockTarget(tx, target.sessionId);
+    await tx.$executeRaw`SELECT ${targetLock(target.sessionId)}`;
     // After the target's lock, as every writer takes its locks (the effect's, then the sender's
     // session row), so two members messaging each other cannot deadlock.
     await input.fence?.(tx);
@@ -211,15 +212,28 @@ const QueuedRows = z.array(
 
 /**
  * One delivery transaction for one target: every queued row (up to MAX_DELIVERY_BATCH), in seq
- * order, into the inbox as a Steer item with the message's own id, then marked delivered. A row
+ * order, into the inbox as Steer items with the messages' own ids, then marked delivered. A row
  * whose id already is in the target's inbox or history (a crash window of an earlier delivery
  * path, or a hand-made redelivery) is only marked. Returns the ids marked delivered.
+ *
+ * Three statements whatever the batch size: the target's lock (as queueMessage takes it, so
+ * deliveries of one target are serialised and see every queued row that committed before),
+ * the queued rows in seq order, and one statement that admits the batch as `enqueue`
+ * (runtime/inbox.ts) admits one item (un-park the target, insert the item, notify `inbox`) and
+ * marks the rows. Unlike `enqueue` it writes the target's session row only to un-park it: a
+ * running target's own transactions hold that row all the time, and the items' foreign key
+ * needs only a key-share lock, so delivery does not queue behind them. (Row locks instead of
+ * the advisory lock would deadlock: a deliverer with an older snapshot keeps a lock on a row
+ * another one just delivered, which the target's claim transaction then waits for while
+ * holding the session row the deliverer needs.)
  */
 async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
   return inTx(db, async (tx) => {
-    await tx.$executeRaw`SELECT set_config('lock_timeout', ${`${lockTimeoutMs(opts)}ms`}, true)`;
-    await lockTarget(tx, targetSessionId);
-    // Whether each id already entered the target (inbox or history) is read in the same query.
+    // lock_timeout bounds this transaction's waits: the target's lock and its session row.
+    await tx.$executeRaw`SELECT set_config('lock_timeout', ${`${lockTimeoutMs(opts)}ms`}, true), ${targetLock(targetSessionId)}`;
+    // A statement of its own: its snapshot, taken after the lock was granted, sees every row
+    // earlier deliveries marked. Whether each id already entered the target (inbox or history)
+    // is read in the same query.
     const rows = QueuedRows.parse(
       await tx.$queryRaw`SELECT m.id, m.team_id AS "teamId", m.sender_session_id AS "senderSessionId",
           m.sender_name AS "senderName", m.content,
@@ -229,35 +243,40 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
         ORDER BY m.seq LIMIT ${MAX_DELIVERY_BATCH}`,
     );
     if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.id);
-    for (const r of rows) {
-      if (r.inInbox || r.inHistory) continue;
-      const source: MessageSource = {
+    const admit = rows.filter((r) => !r.inInbox && !r.inHistory);
+    const text = admit.map((r) => teamMessageText(r.id, r.senderName, r.content));
+    // The Steer adapter: a running target takes them at its next step boundary, an idle one
+    // starts a turn, an inactive one is cold-resumed by whichever runtime hears the
+    // notification (or finds the inbox in its recovery sweep).
+    const source = admit.map((r) =>
+      JSON.stringify({
         kind: "team",
         teamId: r.teamId,
         messageId: r.id,
         senderSessionId: r.senderSessionId,
         senderName: r.senderName,
-      };
-      // The Steer adapter: a running target takes it at its next step boundary, an idle one
-      // starts a turn, an inactive one is cold-resumed by whichever runtime hears the
-      // notification (or finds the inbox in its recovery sweep).
-      await enqueue(tx, targetSessionId, {
-        id: asMessageId(r.id),
-        mode: "steer",
-        text: teamMessageText(r.id, r.senderName, r.content),
-        source,
-      });
-    }
-    // statement_timestamp(), not now(): the stamps order queued → delivered → consumed even
-    // when the transactions overlap; one stamp for the whole batch keeps seq order.
-    await tx.$executeRaw`UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp()
-      WHERE id = ANY(${ids}::text[]) AND state = 'queued'`;
+      } satisfies MessageSource),
+    );
+    const ids = rows.map((r) => r.id);
     const consumed = rows.filter((r) => r.inHistory).map((r) => r.id);
-    if (consumed.length > 0) {
-      await tx.$executeRaw`UPDATE team_messages SET consumed_at = statement_timestamp()
-        WHERE id = ANY(${consumed}::text[]) AND consumed_at IS NULL`;
-    }
+    // statement_timestamp(), not now(): the stamps order queued → delivered → consumed even
+    // when the transactions overlap; one stamp for the whole batch keeps seq order. Inbox
+    // positions are drawn in `ord` (seq) order.
+    await tx.$executeRaw`WITH admitted AS (
+        INSERT INTO inbox_items (session_id, id, mode, text, source)
+        SELECT ${targetSessionId}, a.id, 'steer', a.text, a.source::jsonb
+        FROM unnest(${admit.map((r) => r.id)}::text[], ${text}::text[], ${source}::text[]) WITH ORDINALITY AS a(id, text, source, ord)
+        ORDER BY a.ord
+        RETURNING 1
+      ), unparked AS (
+        UPDATE sessions SET parked = false, updated_at = now()
+        WHERE id = ${targetSessionId} AND parked AND ${admit.length} > 0
+        RETURNING 1
+      )
+      UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
+        consumed_at = CASE WHEN id = ANY(${consumed}::text[]) THEN coalesce(consumed_at, statement_timestamp()) ELSE consumed_at END
+      WHERE id = ANY(${ids}::text[]) AND state = 'queued'`;
+    if (admit.length > 0) await notifyActivity(tx, targetSessionId, "inbox");
     for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "state");
     return ids;
   });
@@ -294,12 +313,15 @@ export async function sendMessage(db: Db, input: SendMessageInput, opts: SendOpt
   const { messageId } = await queueMessage(db, input, opts);
   try {
     await opts.afterQueued?.(messageId);
-    const delivered = await deliverTarget(db, input.target.sessionId, opts);
-    if (delivered.includes(messageId)) return { messageId, status: "accepted" };
+    // Its transactions took the target's lock after the queued row committed, so they found the
+    // row either still queued (and delivered it) or delivered by an earlier holder of the lock
+    // (another sender's delivery, or recovery's). Either way the target's inbox holds it now.
+    await deliverTarget(db, input.target.sessionId, opts);
+    return { messageId, status: "accepted" };
   } catch (e) {
     log(`delivery of ${messageId} to ${input.target.name} (${input.target.sessionId}) failed, left queued: ${errorText(e)}`);
   }
-  // Another sender's (or recovery's) delivery may have taken this row along.
+  // A concurrent delivery may still have taken this row along.
   try {
     const row = await db.teamMessage.findUnique({ where: { id: messageId }, select: { state: true } });
     if (row?.state === "delivered") return { messageId, status: "accepted" };
