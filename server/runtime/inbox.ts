@@ -52,6 +52,33 @@ export async function enqueue(db: Tx, sessionId: SessionId, input: EnqueueInput)
   return InboxItemSchema.parse(row);
 }
 
+/** One Steer item of a batch: its id is the caller's (team mail keeps its message id). */
+export interface SteerItem {
+  id: string;
+  text: string;
+  source: MessageSource;
+}
+
+/**
+ * The Steer adapter for a batch (team mail delivery), in one statement: the items in order,
+ * the target un-parked if it was parked. Only a parked target's session row is written: a
+ * running target's own transactions hold that row nearly all the time, and the items' foreign
+ * key needs only a key-share lock, so a delivery does not wait behind them.
+ */
+export async function enqueueSteers(tx: Tx, sessionId: SessionId, items: SteerItem[]): Promise<void> {
+  if (items.length === 0) return;
+  await tx.$executeRaw`WITH admitted AS (
+      INSERT INTO inbox_items (session_id, id, mode, text, source)
+      SELECT ${sessionId}, a.id, 'steer', a.text, a.source::jsonb
+      FROM unnest(${items.map((i) => i.id)}::text[], ${items.map((i) => i.text)}::text[], ${items.map((i) => JSON.stringify(i.source))}::text[])
+        WITH ORDINALITY AS a(id, text, source, ord)
+      ORDER BY a.ord
+      RETURNING 1
+    )
+    UPDATE sessions SET parked = false, updated_at = now() WHERE id = ${sessionId} AND parked`;
+  await notifyActivity(tx, sessionId, "inbox");
+}
+
 export async function listInbox(db: DbOrTx, sessionId: SessionId): Promise<InboxItemView[]> {
   const rows = await db.inboxItem.findMany({ where: { sessionId }, orderBy: { position: "asc" }, select });
   return rows.map((r) => InboxItemSchema.parse(r));

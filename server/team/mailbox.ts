@@ -6,8 +6,7 @@ import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId 
 import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
-import type { MessageSource } from "../runtime/events";
-import type { ClaimedItem } from "../runtime/inbox";
+import { enqueueSteers, type ClaimedItem } from "../runtime/inbox";
 import type { MemberRef } from "./membership";
 
 // The team mailbox (SPEC.md §7, the mailbox decision). A send is two transactions:
@@ -244,39 +243,25 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
     );
     if (rows.length === 0) return [];
     const admit = rows.filter((r) => !r.inInbox && !r.inHistory);
-    const text = admit.map((r) => teamMessageText(r.id, r.senderName, r.content));
     // The Steer adapter: a running target takes them at its next step boundary, an idle one
     // starts a turn, an inactive one is cold-resumed by whichever runtime hears the
     // notification (or finds the inbox in its recovery sweep).
-    const source = admit.map((r) =>
-      JSON.stringify({
-        kind: "team",
-        teamId: r.teamId,
-        messageId: r.id,
-        senderSessionId: r.senderSessionId,
-        senderName: r.senderName,
-      } satisfies MessageSource),
+    await enqueueSteers(
+      tx,
+      targetSessionId,
+      admit.map((r) => ({
+        id: r.id,
+        text: teamMessageText(r.id, r.senderName, r.content),
+        source: { kind: "team", teamId: r.teamId, messageId: r.id, senderSessionId: r.senderSessionId, senderName: r.senderName },
+      })),
     );
     const ids = rows.map((r) => r.id);
     const consumed = rows.filter((r) => r.inHistory).map((r) => r.id);
     // statement_timestamp(), not now(): the stamps order queued → delivered → consumed even
-    // when the transactions overlap; one stamp for the whole batch keeps seq order. Inbox
-    // positions are drawn in `ord` (seq) order.
-    await tx.$executeRaw`WITH admitted AS (
-        INSERT INTO inbox_items (session_id, id, mode, text, source)
-        SELECT ${targetSessionId}, a.id, 'steer', a.text, a.source::jsonb
-        FROM unnest(${admit.map((r) => r.id)}::text[], ${text}::text[], ${source}::text[]) WITH ORDINALITY AS a(id, text, source, ord)
-        ORDER BY a.ord
-        RETURNING 1
-      ), unparked AS (
-        UPDATE sessions SET parked = false, updated_at = now()
-        WHERE id = ${targetSessionId} AND parked AND ${admit.length} > 0
-        RETURNING 1
-      )
-      UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
+    // when the transactions overlap; one stamp for the whole batch keeps seq order.
+    await tx.$executeRaw`UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
         consumed_at = CASE WHEN id = ANY(${consumed}::text[]) THEN coalesce(consumed_at, statement_timestamp()) ELSE consumed_at END
       WHERE id = ANY(${ids}::text[]) AND state = 'queued'`;
-    if (admit.length > 0) await notifyActivity(tx, targetSessionId, "inbox");
     for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "state");
     return ids;
   });
