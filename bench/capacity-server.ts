@@ -13,7 +13,9 @@
 //   ← { type: "ready", url }, { type: "log", line }, { type: "failed", error }
 //
 // The process stops the same way when its parent goes away (the IPC channel closes).
+import { writeFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import pg from "pg";
 import { z } from "zod";
 import { parseEnv } from "../server/env";
 import { startAppServer, type AppServer } from "../server/main";
@@ -33,8 +35,26 @@ function send(message: ChildMessage): Promise<void> {
   });
 }
 
+/**
+ * BENCH_CAPACITY_QUERY_LOG=<file>: counts the statements the app server sends, by their first
+ * 100 characters, and writes them to the file when it exits (where the commits go).
+ */
+function countQueries(file: string): void {
+  const counts = new Map<string, number>();
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0];
+    const text = typeof first === "string" ? first : typeof first === "object" && first && "text" in first ? String(first.text) : "?";
+    const key = text.replace(/\s+/g, " ").trim().slice(0, 100);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  process.on("exit", () => writeFileSync(file, JSON.stringify([...counts].sort((a, b) => b[1] - a[1]), null, 1)));
+}
+
 async function main(): Promise<void> {
   const knobs = Knobs.parse(process.env);
+  if (process.env.BENCH_CAPACITY_QUERY_LOG) countQueries(process.env.BENCH_CAPACITY_QUERY_LOG);
   const env = parseEnv({
     PORT: "0",
     HOST: "127.0.0.1",

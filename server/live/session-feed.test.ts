@@ -88,10 +88,14 @@ describe("the shared session feed", () => {
       const notified = nextActivity(hub, id, (a) => a.kind === "event" && a.events === undefined);
       const first = await append(db, id, [delta(1), delta(2)]);
       const changed = tail.changed();
+      // The database's notification may overtake the publish: it waits a moment for it.
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 2 });
       hub.emit({ sessionId: id, kind: "event", lastSeq: 2, events: first });
       await changed;
       expect(tail.eventsAfter(0, 500)).toEqual(first);
       expect(await notified).toMatchObject({ lastSeq: 2 });
+      // Past the publish grace (30 ms): still no read.
+      await new Promise((resolve) => setTimeout(resolve, 100));
       expect(tail.reads.events).toBe(before);
 
       // Event 3 committed by someone else, event 4 published: the gap is read from rows.

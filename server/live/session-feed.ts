@@ -30,6 +30,8 @@ export const FEED_BATCH = 500;
 const TAIL_EVENTS = 1_000;
 /** The safety net: a watched session's rows are re-read this often even without a hint. */
 export const FEED_REREAD_MS = 15_000;
+/** How long a notified append may wait for this process's own publish of it before a read. */
+const PUBLISH_GRACE_MS = 30;
 /** Events that change the state a room shows (running, the inbox a claim emptied). */
 const STATE_CHANGING = new Set(["turn_start", "turn_end", "user_message"]);
 
@@ -49,6 +51,9 @@ export class SessionTail {
   private nextChange!: Promise<void>;
   private readonly off: () => void;
   private readonly timer: NodeJS.Timeout;
+  /** The newest seq a notification named; read after PUBLISH_GRACE_MS unless published by then. */
+  private wanted = 0;
+  private graceTimer: NodeJS.Timeout | null = null;
   /** Feeds holding this tail (SessionFeeds drops it at zero). */
   holders = 0;
   /** Reads made so far (diagnostics: tests and benchmarks see that one read serves every feed). */
@@ -95,6 +100,7 @@ export class SessionTail {
     this.closed = true;
     this.off();
     clearInterval(this.timer);
+    if (this.graceTimer) clearTimeout(this.graceTimer);
     this.wake();
   }
 
@@ -110,11 +116,20 @@ export class SessionTail {
 
   private onActivity(a: Activity): void {
     if (a.sessionId === "*") return this.schedule({ events: true, state: true });
+    // A step's spend is not in the session's state (the team feed shows it).
+    if (a.kind === "spend") return;
     if (a.kind !== "event") return this.schedule({ events: false, state: true });
     if (!this.loaded) return this.schedule({ events: true, state: false });
     if (a.events?.[0]?.seq === this.head + 1) return this.take(a.events);
-    if (a.lastSeq !== undefined && a.lastSeq <= this.head) return;
-    this.schedule({ events: true, state: false });
+    if (a.lastSeq === undefined) return this.schedule({ events: true, state: false });
+    if (a.lastSeq <= this.head) return;
+    // The database's notification often overtakes this process's own publish of the same
+    // append: give the publish a moment before reading what it would bring anyway.
+    this.wanted = Math.max(this.wanted, a.lastSeq);
+    this.graceTimer ??= setTimeout(() => {
+      this.graceTimer = null;
+      if (this.head < this.wanted) this.schedule({ events: true, state: false });
+    }, PUBLISH_GRACE_MS);
   }
 
   private take(events: SessionEvent[]): void {

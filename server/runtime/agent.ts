@@ -19,7 +19,7 @@ import type { EventPayload, PayloadOf, SessionEvent } from "./events";
 import { retainedContextSnapshot, toModelMessages, visibleEvents } from "./history";
 import { claimInbox, type ClaimedItem } from "./inbox";
 import { releaseLease } from "./lease";
-import { appendEvents, assertLeaseHeld, readEventsAfter, type Lease } from "./session-log";
+import { appendEvents, assertLeaseHeld, readEventsAfter, type Lease, type SpendDelta } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
 import { closeCrashedTurn, endTurn, toolResultEvent, tryCompleteTurn, type TurnCloseScope, type TurnEnding } from "./turn-close";
@@ -173,16 +173,16 @@ export class AgentDriver {
   }
 
   /** Appends under the lease and keeps the in-memory copy of the log exact. */
-  private async append(payloads: EventPayload[], extra?: (tx: Tx) => Promise<void>): Promise<SessionEvent[]> {
+  private async append(payloads: EventPayload[], extra?: (tx: Tx) => Promise<void>, spend?: SpendDelta): Promise<SessionEvent[]> {
     if (payloads.length === 0 && !extra) return [];
     // Alone, an append is one statement: no interactive transaction (its round trips) needed.
     const added = extra
       ? await inTx(this.svc.db, async (tx) => {
-          const evs = await appendEvents(tx, this.sessionId, payloads, this.lease);
+          const evs = await appendEvents(tx, this.sessionId, payloads, this.lease, spend);
           await extra(tx);
           return evs;
         })
-      : await appendEvents(this.svc.db, this.sessionId, payloads, this.lease);
+      : await appendEvents(this.svc.db, this.sessionId, payloads, this.lease, spend);
     this.committed(added);
     return added;
   }
@@ -388,7 +388,7 @@ export class AgentDriver {
     const [marker, summary] = await summarise(model, plan, signal);
     const usage = marker.usage ?? { inputTokens: 0, outputTokens: 0 };
     const cost = costNanos(price, usage);
-    await this.append([{ ...marker, costNanos: cost }, summary], (tx) => addSpend(tx, this.sessionId, usage, cost));
+    await this.append([{ ...marker, costNanos: cost }, summary], undefined, spendOf(usage, cost));
     this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`);
     return true;
   }
@@ -438,7 +438,7 @@ export class AgentDriver {
       if (!reported && (text !== "" || toolCalls.length > 0)) usage = { ...estimateUsage(request, { text, toolCalls }), estimated: true };
       const m = message({ interrupted });
       const end: EventPayload[] = endsStep ? [{ kind: "step_end", turnId, step }] : [];
-      return this.append([m, ...end], (tx) => addSpend(tx, this.sessionId, usage, m.costNanos ?? 0));
+      return this.append([m, ...end], undefined, spendOf(usage, m.costNanos ?? 0));
     };
     try {
       for await (const chunk of model.stream(request, signal)) {
@@ -465,17 +465,7 @@ export class AgentDriver {
   }
 }
 
-/**
- * Adds one step's usage and cost to the session's spend (what budgets and the roster read).
- * `state` tells the team feed, which shows the spend live, to re-read the roster.
- */
-async function addSpend(tx: Tx, sessionId: SessionId, usage: Usage, cost: number): Promise<void> {
-  if (usage.inputTokens === 0 && usage.outputTokens === 0 && cost === 0) return;
-  await tx.$executeRaw`UPDATE sessions SET
-      spent_input_tokens = spent_input_tokens + ${usage.inputTokens},
-      spent_output_tokens = spent_output_tokens + ${usage.outputTokens},
-      spent_cached_tokens = spent_cached_tokens + ${usage.cachedInputTokens ?? 0},
-      spent_cost_nanos = spent_cost_nanos + ${cost}
-    WHERE id = ${sessionId}`;
-  await notifyActivity(tx, sessionId, "spend");
+/** What a step (or a compaction summary) adds to the session's spend counters. */
+function spendOf(usage: Usage, costNanos: number): SpendDelta {
+  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: usage.cachedInputTokens ?? 0, costNanos };
 }

@@ -13,20 +13,34 @@ export interface Lease {
 
 const SeqRows = z.array(z.object({ last_seq: z.number().int() }));
 
+/** A step's usage and cost, added to the session's spend counters (what budgets and the roster read). */
+export interface SpendDelta {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  costNanos: number;
+}
+const NO_SPEND: SpendDelta = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costNanos: 0 };
+
 /**
  * Appends events with gap-free seq numbers, in one statement (one round trip; on its own, one
  * commit; inside a transaction, part of it). The UPDATE on the session row both allocates the
  * seq range (the row lock serialises concurrent appenders) and fences: with a lease, it only
  * matches while the lease token is still ours, so a process that lost its lease writes nothing.
- * The insert and the `event` notification (naming the newest seq) hang on that UPDATE's row.
+ * The insert and the `event` notification (naming the newest seq) hang on that UPDATE's row;
+ * `spend` (a step's usage and cost) is added to the session's counters by the same UPDATE and
+ * notified as `spend` (the room's figures move; nothing a waiting agent acts on).
  */
 export async function appendEvents(
   db: DbOrTx,
   sessionId: SessionId,
   payloads: EventPayload[],
   lease: Lease | null,
+  spend?: SpendDelta,
 ): Promise<SessionEvent[]> {
   if (payloads.length === 0) return [];
+  const add = spend ?? NO_SPEND;
+  const spent = add.inputTokens !== 0 || add.outputTokens !== 0 || add.costNanos !== 0;
   const n = payloads.length;
   const createdAt = new Date();
   const rows = JSON.stringify(
@@ -35,7 +49,11 @@ export async function appendEvents(
   const fenced = lease !== null;
   const result = await db.$queryRaw`
     WITH s AS (
-      UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now()
+      UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now(),
+        spent_input_tokens = spent_input_tokens + ${add.inputTokens},
+        spent_output_tokens = spent_output_tokens + ${add.outputTokens},
+        spent_cached_tokens = spent_cached_tokens + ${add.cachedInputTokens},
+        spent_cost_nanos = spent_cost_nanos + ${add.costNanos}
       WHERE id = ${sessionId}
         AND (NOT ${fenced} OR (lease_owner = ${lease?.owner ?? null} AND lease_token = ${lease?.token ?? null}))
       RETURNING last_seq
@@ -45,7 +63,8 @@ export async function appendEvents(
       FROM s, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS r(v, i)
     )
     SELECT last_seq FROM s,
-      LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', s.last_seq)::text)) AS n`;
+      LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', s.last_seq)::text)) AS n
+      LEFT JOIN LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'spend')::text) WHERE ${spent}) AS m ON true`;
   const row = SeqRows.parse(result)[0];
   if (!row) {
     if (lease) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
