@@ -38,7 +38,7 @@ const EnvSchema = z.object({
   COMPACTION_BUDGET_TOKENS: z.coerce.number().int().positive().default(24_000),
   MAX_STEPS_PER_TURN: z.coerce.number().int().positive().default(256),
   /** Streamed text reaches the log (and other processes' viewers) at most this often per agent. */
-  STREAM_FLUSH_MS: z.coerce.number().int().min(10).max(5_000).default(300),
+  STREAM_FLUSH_MS: z.coerce.number().int().min(10).max(5_000).default(400),
   /** Agent Teams limits (limits.ts; docs/SPEC.md §4, §7, §8). */
   TEAM_MAX_MEMBERS: z.coerce.number().int().min(1).max(64).default(DEFAULT_TEAM_LIMITS.maxMembers),
   TEAM_MAX_TASKS: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxTasks),

@@ -32,8 +32,15 @@ const TAIL_EVENTS = 1_000;
 export const FEED_REREAD_MS = 15_000;
 /** How long a notified append may wait for this process's own publish of it before a read. */
 const PUBLISH_GRACE_MS = 30;
-/** Events that change the state a room shows (running, the inbox a claim emptied). */
-const STATE_CHANGING = new Set(["turn_start", "turn_end", "user_message"]);
+/**
+ * Events that change the state a room shows without a `state` or `inbox` notification of their
+ * own: a turn's end (running) and a claimed message (the inbox it left). A turn's start
+ * notifies `state` itself; runtime context and summaries come from no inbox.
+ */
+function changesState(e: SessionEvent): boolean {
+  if (e.payload.kind === "turn_end") return true;
+  return e.payload.kind === "user_message" && (e.payload.source.kind === "human" || e.payload.source.kind === "team" || e.payload.source.kind === "system");
+}
 
 /**
  * One watched session: its newest events (ascending, gap-free, ending at `head`) and its
@@ -136,7 +143,7 @@ export class SessionTail {
     this.events.push(...events);
     if (this.events.length > TAIL_EVENTS) this.events.splice(0, this.events.length - TAIL_EVENTS);
     this.head = events.at(-1)!.seq;
-    if (events.some((e) => STATE_CHANGING.has(e.payload.kind))) this.schedule({ events: false, state: true });
+    if (events.some(changesState)) this.schedule({ events: false, state: true });
     this.changedNow();
   }
 

@@ -22,7 +22,7 @@ import type { ListDelta, TeamFeedMessage, TeamPatch } from "./team-delta";
 // each section keeps the tail's seq of its last change, so a feed sends only what changed
 // since what it sent (team-delta.ts), and a reconnect that names an id of this tail resumes
 // with just the changes since. Notifications stay hints: presence and the roster (a crashed
-// process's leases lapse without one) are re-read every few seconds, everything every
+// process's leases lapse without one) are re-read every 10 s, everything every
 // TEAM_FEED_REREAD_MS, and a LISTEN reconnect re-reads it all.
 
 export interface TeamState {
@@ -58,7 +58,7 @@ export const TeamStateSchema = z.object({
 export type TeamMessage = TeamFeedMessage<TeamState>;
 
 /** Presence past its TTL and a crashed process's agents show within this. */
-const QUICK_REREAD_MS = 5_000;
+const QUICK_REREAD_MS = 10_000;
 /** Everything is re-read this often even without a hint. */
 export const TEAM_FEED_REREAD_MS = 30_000;
 /** A tail outlives its last feed this long, so a reconnect resumes with only the changes. */
