@@ -12,11 +12,13 @@ export const ACTIVITY_CHANNEL = "agent_activity";
 
 /**
  * inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended;
- * state: status changed; people: a team's people, roles, invites or presence changed (sent on
- * the team id); workspace: a team's files changed (sent on the team id); spend: a step's usage
- * was added to the session's spend (the room's figures move; nothing a waiting agent acts on).
+ * state: the session's status changed; team: a team's board, mailbox, roster or budget changed
+ * (sent on the team id, which is also its Lead's session id: the Lead's own state is unchanged);
+ * people: a team's people, roles, invites or presence changed (sent on the team id);
+ * workspace: a team's files changed (sent on the team id); spend: a step's usage was added to
+ * the session's spend (the room's figures move; nothing a waiting agent acts on).
  */
-const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "people", "workspace", "spend"]);
+const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "people", "workspace", "spend"]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
 const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema, q: z.number().int().optional() });

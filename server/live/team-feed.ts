@@ -18,7 +18,7 @@ import type { ListDelta, TeamFeedMessage, TeamPatch } from "./team-delta";
 
 // The shared reader behind every live feed of one team in this process. Each change re-reads
 // only the sections its notification can have changed (a step's spend: the roster; a board
-// change: board, mailbox, roster; people: people, presence), once for all of the team's feeds;
+// or mailbox change: board, mailbox, roster, budget; people: people, presence), once for all of the team's feeds;
 // each section keeps the tail's seq of its last change, so a feed sends only what changed
 // since what it sent (team-delta.ts), and a reconnect that names an id of this tail resumes
 // with just the changes since. Notifications stay hints: presence and the roster (a crashed
@@ -69,7 +69,8 @@ const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "pres
 
 /** What a notification on the team id can have changed (the Lead's session is the team id). */
 const ON_TEAM: Record<ActivityKind, Section[]> = {
-  state: ["roster", "tasks", "messages", "budget", "actions"],
+  team: ["roster", "tasks", "messages", "budget", "actions"],
+  state: ["roster"],
   spend: ["roster"],
   inbox: ["actions"],
   abort: ["actions"],
@@ -79,6 +80,7 @@ const ON_TEAM: Record<ActivityKind, Section[]> = {
 };
 /** … and one on a teammate's session. */
 const ON_MEMBER: Record<ActivityKind, Section[]> = {
+  team: [],
   state: ["roster"],
   spend: ["roster"],
   inbox: ["actions"],

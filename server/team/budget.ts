@@ -89,7 +89,7 @@ export async function stopIfBudgetReached(tx: DbOrTx, sessionId: SessionId): Pro
           OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${found.spent.costNanos}))
       RETURNING id`;
   if (marked.length === 0) return false;
-  if (found.row.budget_stopped_at === null) await notifyActivity(tx, teamId, "state");
+  if (found.row.budget_stopped_at === null) await notifyActivity(tx, teamId, "team");
   return true;
 }
 
@@ -114,7 +114,7 @@ export async function setBudget(db: Db, by: HumanActor, limit: BudgetLimit): Pro
       );
       for (const s of waiting) await notifyActivity(tx, s.id, "inbox");
     }
-    await notifyActivity(tx, by.teamId, "state");
+    await notifyActivity(tx, by.teamId, "team");
     return { limit, spent: before.spent, reached, stoppedAt: reached ? before.stoppedAt : null };
   });
 }

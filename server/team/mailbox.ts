@@ -190,7 +190,7 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
         { target: target.name, pending: row.pending, maxPending: limits.maxPending },
       );
     }
-    await notifyActivity(tx, input.teamId, "state");
+    await notifyActivity(tx, input.teamId, "team");
     return { messageId, seq: row.seq, createdAt: row.createdAt };
   });
 }
@@ -262,7 +262,7 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
     await tx.$executeRaw`UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
         consumed_at = CASE WHEN id = ANY(${consumed}::text[]) THEN coalesce(consumed_at, statement_timestamp()) ELSE consumed_at END
       WHERE id = ANY(${ids}::text[]) AND state = 'queued'`;
-    for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "state");
+    for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "team");
     return ids;
   });
 }
@@ -403,7 +403,7 @@ export async function markConsumed(tx: Tx, sessionId: SessionId, items: ClaimedI
       WHERE id = ANY(${ids}::text[]) AND target_session_id = ${sessionId} AND consumed_at IS NULL
       RETURNING team_id AS "teamId"`,
   );
-  for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "state");
+  for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "team");
 }
 
 // ------------------------------------------------------------------ reading

@@ -201,7 +201,7 @@ export async function reserveTeammate(
       },
     });
     if (by) await recordAction(tx, by, "teammate_added", { detail: { name: input.name } });
-    await notifyActivity(tx, teamId, "state");
+    await notifyActivity(tx, teamId, "team");
   });
   return input.name;
 }
@@ -338,7 +338,7 @@ async function settleMember(db: DbOrTx, teamId: string, name: string, phase: "ac
   const row = rows[0];
   if (!row) throw new AppError("TEAM_PROVISIONING_CONFLICT", `Teammate "${name}" is no longer provisioning`);
   if (phase === "failed") await db.$executeRaw`UPDATE sessions SET status = 'failed' WHERE id = ${row.session_id}`;
-  await notifyActivity(db, teamId, "state");
+  await notifyActivity(db, teamId, "team");
 }
 
 /**

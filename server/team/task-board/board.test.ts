@@ -718,8 +718,8 @@ describe("live activity", () => {
       await notifyActivity(db, t.teamId, "event");
       await expect.poll(() => seen.length, { timeout: 5_000, interval: 20 }).toBeGreaterThanOrEqual(3);
       expect(seen).toEqual([
-        { sessionId: t.teamId, kind: "state" },
-        { sessionId: t.teamId, kind: "state" },
+        { sessionId: t.teamId, kind: "team" },
+        { sessionId: t.teamId, kind: "team" },
         { sessionId: t.teamId, kind: "event" },
       ]);
     } finally {
