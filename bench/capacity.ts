@@ -4,7 +4,7 @@
 //   npm run bench:capacity        (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/postgres)
 //
 // Prints ONE JSON object on stdout; progress goes to stderr. Knobs: BENCH_CAPACITY_NS (agent
-// counts, multiples of 4, default "8,32,128,256"), BENCH_CAPACITY_SECONDS (measured window per
+// counts, multiples of 4, default "8,32,128,200,256"), BENCH_CAPACITY_SECONDS (measured window per
 // N, default 20), BENCH_CAPACITY_WARMUP_SECONDS (the longest warm-up, default 60),
 // BENCH_CAPACITY_CHUNK_MS (the keyless model's pause per chunk, default 25: 40 chunks/s),
 // BENCH_COMMIT_MS (default 2000), BENCH_CAPACITY_CPU_PROF (a folder: the app server writes a V8
@@ -80,7 +80,7 @@ import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, w
 const Knobs = z.object({
   BENCH_CAPACITY_NS: z
     .string()
-    .default("8,32,128,256")
+    .default("8,32,128,200,256")
     .transform((s) => s.split(",").map((n) => Number(n.trim())))
     .pipe(z.array(z.number().int().min(4).multipleOf(4, "agent counts are multiples of 4 (a Lead and 3 teammates a team)")).min(1)),
   BENCH_CAPACITY_SECONDS: z.coerce.number().positive().default(20),

@@ -8,6 +8,11 @@ const intMs = (def: number) => z.coerce.number().int().nonnegative().default(def
 
 const EnvSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * Database connections of one app server process (runtime, feeds and requests share them):
+   * with hundreds of streaming agents, steps wait for a connection long before Postgres is busy.
+   */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("localhost"),
   /**

@@ -50,7 +50,7 @@ function requestBodyLimit(env: Env): number {
 
 export async function startAppServer(opts: AppServerOptions): Promise<AppServer> {
   const log = opts.log ?? ((line: string) => console.log(line));
-  const db = createDb(opts.databaseUrl);
+  const db = createDb(opts.databaseUrl, opts.env.DATABASE_POOL_SIZE);
   const hub = new ActivityHub(opts.databaseUrl);
   await hub.start();
   const runtime = new Runtime({

@@ -59,6 +59,8 @@ export type TeamMessage = TeamFeedMessage<TeamState>;
 
 /** Presence past its TTL and a crashed process's agents show within this. */
 const QUICK_REREAD_MS = 10_000;
+/** Spend shown in the room lags a step by at most this (one roster read for all steps in it). */
+const SPEND_COALESCE_MS = 1_000;
 /** Everything is re-read this often even without a hint. */
 export const TEAM_FEED_REREAD_MS = 30_000;
 /** A tail outlives its last feed this long, so a reconnect resumes with only the changes. */
@@ -192,6 +194,7 @@ export class TeamTail {
   private readonly offMembers = new Map<string, () => void>();
   private readonly timers: NodeJS.Timeout[];
   private closed = false;
+  private spendTimer: NodeJS.Timeout | null = null;
   holders = 0;
   lingering: NodeJS.Timeout | null = null;
   /** Section reads made so far (diagnostics: one read serves every feed of the team). */
@@ -284,6 +287,7 @@ export class TeamTail {
     this.offMembers.clear();
     for (const t of this.timers) clearInterval(t);
     if (this.lingering) clearTimeout(this.lingering);
+    if (this.spendTimer) clearTimeout(this.spendTimer);
     this.wake();
   }
 
@@ -292,7 +296,16 @@ export class TeamTail {
   }
 
   private onActivity(a: Activity, map: Record<ActivityKind, Section[]>): void {
-    this.schedule(a.sessionId === "*" ? ALL : map[a.kind]);
+    if (a.sessionId === "*") return this.schedule(ALL);
+    // Spend moves at every step of every member: one roster read per SPEND_COALESCE_MS shows it.
+    if (a.kind === "spend") {
+      this.spendTimer ??= setTimeout(() => {
+        this.spendTimer = null;
+        this.schedule(["roster"]);
+      }, SPEND_COALESCE_MS);
+      return;
+    }
+    this.schedule(map[a.kind]);
   }
 
   private schedule(sections: Section[]): void {
