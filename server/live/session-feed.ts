@@ -1,10 +1,11 @@
 import type { Db, DbOrTx } from "../db/client";
-import type { SessionId } from "../ids";
+import { asSessionId, type SessionId } from "../ids";
 import type { SessionEvent } from "../runtime/events";
 import { listInbox, type InboxItemView } from "../runtime/inbox";
 import { readEventsAfter, readEventsBefore } from "../runtime/session-log";
 import { getSession, type SessionView } from "../runtime/sessions";
 import type { Activity, ActivityHub } from "./activity";
+import { perProcess, SharedReaders, type SharedReader } from "./shared-readers";
 
 // The shared reader behind every live feed of one session in this process. However many
 // people watch a session, its new events are read once per change (and not at all when this
@@ -46,7 +47,7 @@ function changesState(e: SessionEvent): boolean {
  * One watched session: its newest events (ascending, gap-free, ending at `head`) and its
  * state, kept current while at least one feed holds it.
  */
-export class SessionTail {
+export class SessionTail implements SharedReader {
   private events: SessionEvent[] = [];
   /** The newest seq read or published; every event up to it is accounted for. */
   private head = 0;
@@ -61,8 +62,6 @@ export class SessionTail {
   /** The newest seq a notification named; read after PUBLISH_GRACE_MS unless published by then. */
   private wanted = 0;
   private graceTimer: NodeJS.Timeout | null = null;
-  /** Feeds holding this tail (SessionFeeds drops it at zero). */
-  holders = 0;
   /** Reads made so far (diagnostics: tests and benchmarks see that one read serves every feed). */
   readonly reads = { events: 0, state: 0 };
   private closed = false;
@@ -80,6 +79,10 @@ export class SessionTail {
     this.timer.unref();
     this.draining = this.drain();
     this.ready = this.draining;
+  }
+
+  get key(): string {
+    return this.sessionId;
   }
 
   /** Settles on the next change of events or state. */
@@ -205,54 +208,11 @@ export class SessionTail {
 }
 
 /** This process's tails, one per watched session, shared by all of its feeds. */
-export class SessionFeeds {
-  private readonly tails = new Map<string, SessionTail>();
-
-  constructor(
-    private readonly db: Db,
-    private readonly hub: ActivityHub,
-  ) {}
-
-  /** Holds the session's tail (made on first use); `release` it when the feed ends. */
-  acquire(sessionId: SessionId): SessionTail {
-    let tail = this.tails.get(sessionId);
-    if (!tail) {
-      tail = new SessionTail(this.db, this.hub, sessionId);
-      this.tails.set(sessionId, tail);
-    }
-    tail.holders += 1;
-    return tail;
-  }
-
-  release(tail: SessionTail): void {
-    tail.holders -= 1;
-    if (tail.holders > 0) return;
-    tail.close();
-    if (this.tails.get(tail.sessionId) === tail) this.tails.delete(tail.sessionId);
-  }
-
-  /** Stops every tail (the process is closing). */
-  closeAll(): void {
-    for (const tail of this.tails.values()) tail.close();
-    this.tails.clear();
-  }
-
-  /** Watched sessions (diagnostics; tests check tails are shared and dropped). */
-  watched(): string[] {
-    return [...this.tails.keys()];
+export class SessionFeeds extends SharedReaders<SessionTail> {
+  constructor(db: Db, hub: ActivityHub) {
+    super((id) => new SessionTail(db, hub, asSessionId(id)));
   }
 }
-
-const perHub = new WeakMap<ActivityHub, SessionFeeds>();
 
 /** The session feeds of the process that owns `hub` (one hub per process). */
-export function sessionFeedsOf(db: Db, hub: ActivityHub): SessionFeeds {
-  let feeds = perHub.get(hub);
-  if (!feeds) {
-    const made = new SessionFeeds(db, hub);
-    hub.onClose(() => made.closeAll());
-    perHub.set(hub, made);
-    feeds = made;
-  }
-  return feeds;
-}
+export const sessionFeedsOf = perProcess((db, hub) => new SessionFeeds(db, hub));

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Db } from "../db/client";
-import type { SessionId } from "../ids";
+import { asSessionId, type SessionId } from "../ids";
 import { LIMITS } from "../limits";
 import { SpendSchema, type Spend } from "../models/catalog";
 import { recentActions, PersonActionViewSchema, type PersonActionView } from "../people/actions";
@@ -14,6 +14,7 @@ import { listMembers, MemberViewSchema, teamSpend, type MemberView } from "../te
 import { listTasks, TaskViewSchema, type TaskView } from "../team/task-board";
 import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../workspace";
 import type { Activity, ActivityHub, ActivityKind } from "./activity";
+import { perProcess, SharedReaders, type SharedReader } from "./shared-readers";
 import type { ListDelta, TeamFeedMessage, TeamPatch } from "./team-delta";
 
 // The shared reader behind every live feed of one team in this process. Each change re-reads
@@ -172,7 +173,7 @@ export interface FeedCursor {
   role: TeamRole | null;
 }
 
-export class TeamTail {
+export class TeamTail implements SharedReader {
   /** Names this tail in feed ids: an id of another tail (process, restart) gets the whole state. */
   private readonly epoch = randomBytes(6).toString("base64url");
   private seq = 0;
@@ -195,8 +196,6 @@ export class TeamTail {
   private readonly timers: NodeJS.Timeout[];
   private closed = false;
   private spendTimer: NodeJS.Timeout | null = null;
-  holders = 0;
-  lingering: NodeJS.Timeout | null = null;
   /** Section reads made so far (diagnostics: one read serves every feed of the team). */
   reads = 0;
   readonly ready: Promise<void>;
@@ -215,6 +214,10 @@ export class TeamTail {
     for (const t of this.timers) t.unref();
     this.draining = this.drain();
     this.ready = this.draining;
+  }
+
+  get key(): string {
+    return this.teamId;
   }
 
   /** Settles on the next change of any section. */
@@ -286,7 +289,6 @@ export class TeamTail {
     for (const off of this.offMembers.values()) off();
     this.offMembers.clear();
     for (const t of this.timers) clearInterval(t);
-    if (this.lingering) clearTimeout(this.lingering);
     if (this.spendTimer) clearTimeout(this.spendTimer);
     this.wake();
   }
@@ -385,61 +387,12 @@ export class TeamTail {
 }
 
 /** This process's team tails, one per watched team, shared by all of its feeds. */
-export class TeamFeeds {
-  private readonly tails = new Map<string, TeamTail>();
-
-  constructor(
-    private readonly db: Db,
-    private readonly hub: ActivityHub,
-  ) {}
-
-  acquire(teamId: SessionId): TeamTail {
-    let tail = this.tails.get(teamId);
-    if (!tail) {
-      tail = new TeamTail(this.db, this.hub, teamId);
-      this.tails.set(teamId, tail);
-    }
-    if (tail.lingering) clearTimeout(tail.lingering);
-    tail.lingering = null;
-    tail.holders += 1;
-    return tail;
-  }
-
-  /** The tail stays a while after its last feed, so a reconnect resumes with only the changes. */
-  release(tail: TeamTail, lingerMs = LINGER_MS): void {
-    tail.holders -= 1;
-    if (tail.holders > 0) return;
-    const drop = () => {
-      tail.close();
-      if (this.tails.get(tail.teamId) === tail) this.tails.delete(tail.teamId);
-    };
-    if (lingerMs <= 0) return drop();
-    tail.lingering = setTimeout(drop, lingerMs);
-    tail.lingering.unref();
-  }
-
-  /** Stops every tail (the process is closing). */
-  closeAll(): void {
-    for (const tail of this.tails.values()) tail.close();
-    this.tails.clear();
-  }
-
-  /** Watched teams (diagnostics). */
-  watched(): string[] {
-    return [...this.tails.keys()];
+export class TeamFeeds extends SharedReaders<TeamTail> {
+  constructor(db: Db, hub: ActivityHub) {
+    // A tail outlives its last feed a while, so a reconnect resumes with only the changes.
+    super((id) => new TeamTail(db, hub, asSessionId(id)), LINGER_MS);
   }
 }
-
-const perHub = new WeakMap<ActivityHub, TeamFeeds>();
 
 /** The team feeds of the process that owns `hub` (one hub per process). */
-export function teamFeedsOf(db: Db, hub: ActivityHub): TeamFeeds {
-  let feeds = perHub.get(hub);
-  if (!feeds) {
-    const made = new TeamFeeds(db, hub);
-    hub.onClose(() => made.closeAll());
-    perHub.set(hub, made);
-    feeds = made;
-  }
-  return feeds;
-}
+export const teamFeedsOf = perProcess((db, hub) => new TeamFeeds(db, hub));
