@@ -3,7 +3,7 @@ import { inTx, type Db } from "../db/client";
 import type { SessionId } from "../ids";
 import { enqueue } from "../runtime/inbox";
 import type { EventPayload, SessionEvent } from "../runtime/events";
-import { appendEvents } from "../runtime/session-log";
+import { appendEvents, readEventsAfter } from "../runtime/session-log";
 import { databaseTest } from "../testing/fixtures";
 import { newTestSession, waitFor } from "../testing/runtime-harness";
 import { ActivityHub, type Activity } from "./activity";
@@ -108,6 +108,16 @@ describe("the shared session feed", () => {
     } finally {
       feeds.release(tail);
     }
+  });
+
+  it("gets appended events as a later read returns them, object keys in the stored order", async ({ db }) => {
+    const id = await newTestSession(db);
+    const call = { toolCallId: "c1", toolName: "spawn_teammate", input: { name: "r", description: "d", context: "fresh", prompt: "p" } };
+    const payload: EventPayload = { kind: "assistant_message", messageId: "m1", turnId: "t1", step: 0, model: "x", text: "", toolCalls: [call], usage: { inputTokens: 1, outputTokens: 2 }, interrupted: false };
+    const appended = await append(db, id, [payload]);
+    const [read] = await readEventsAfter(db, id, 0);
+    // What the driver keeps and publishes is byte for byte what a reload or a resume reads.
+    expect(JSON.stringify(appended[0]!.payload)).toBe(JSON.stringify(read!.payload));
   });
 
   it("re-reads the state on a state change, once for all of its feeds", async ({ db, hub }) => {

@@ -11,7 +11,7 @@ export interface Lease {
   token: number;
 }
 
-const SeqRows = z.array(z.object({ last_seq: z.number().int() }));
+const StoredRows = z.array(z.object({ seq: z.number().int(), payload: EventPayloadSchema }));
 
 /** A step's usage and cost, added to the session's spend counters (what budgets and the roster read). */
 export interface SpendDelta {
@@ -61,17 +61,21 @@ export async function appendEvents(
       INSERT INTO session_events (session_id, seq, kind, turn_id, message_id, payload, created_at)
       SELECT ${sessionId}, s.last_seq - ${n} + r.i::int, r.v->>'kind', r.v->>'turnId', r.v->>'messageId', r.v->'payload', ${createdAt}::timestamptz
       FROM s, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS r(v, i)
+      RETURNING seq, payload
     )
-    SELECT last_seq FROM s,
-      LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', s.last_seq)::text)) AS n
-      LEFT JOIN LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'spend')::text) WHERE ${spent}) AS m ON true`;
-  const row = SeqRows.parse(result)[0];
-  if (!row) {
+    SELECT ins.seq, ins.payload FROM ins,
+      LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', (SELECT last_seq FROM s))::text)) AS n
+      LEFT JOIN LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'spend')::text) WHERE ${spent}) AS m ON true
+    ORDER BY ins.seq`;
+  // Postgres delivers identical notifications of one transaction once: one per row is one.
+  // The events come back as stored: a payload read from the log later is the same to the letter
+  // (jsonb orders object keys its own way), for the live feeds and the driver's own history.
+  const stored = StoredRows.parse(result);
+  if (stored.length !== n) {
     if (lease) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
     throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
   }
-  const first = row.last_seq - n + 1;
-  return payloads.map((payload, i) => ({ seq: first + i, createdAt, payload }));
+  return stored.map((r) => ({ seq: r.seq, createdAt, payload: r.payload }));
 }
 
 /**
