@@ -99,9 +99,13 @@ async function newTeam(db: Db, senders: number, label: string, targets = 1): Pro
   return { teamId, senders: list, target: targetList[0]!, targets: targetList };
 }
 
-// ------------------------------------------------------------------ end to end
+// ------------------------------------------------------------------ the consuming side
 
-async function endToEnd(url: string, config: RuntimeConfig, senders: number, messages: number) {
+/**
+ * The product's DB pool and a Runtime (not started) that drives the targets with the keyless
+ * model at zero delay and records consumption, as a team's agents do.
+ */
+async function consumerHost(url: string, config: RuntimeConfig) {
   const db = createDb(url, DB_POOL);
   const hub = new ActivityHub(url);
   await hub.start();
@@ -118,6 +122,13 @@ async function endToEnd(url: string, config: RuntimeConfig, senders: number, mes
       progress(`runtime: ${l}`);
     },
   });
+  return { db, hub, runtime, logs };
+}
+
+// ------------------------------------------------------------------ end to end
+
+async function endToEnd(url: string, config: RuntimeConfig, senders: number, messages: number) {
+  const { db, hub, runtime, logs } = await consumerHost(url, config);
   await runtime.start();
   const senderDb = createDb(url, DB_POOL);
   try {
@@ -199,22 +210,7 @@ const cpuCores = (since: NodeJS.CpuUsage, t0: number) => {
 // ------------------------------------------------------------------ 8 senders to 8 targets
 
 async function fanOut(url: string, config: RuntimeConfig, messages: number, consume = true) {
-  const db = createDb(url, DB_POOL);
-  const hub = new ActivityHub(url);
-  await hub.start();
-  const model = new ScriptedModel({ delayMs: 0 });
-  const logs: string[] = [];
-  const runtime = new Runtime({
-    db,
-    hub,
-    config: { ...config, maxStepsPerTurn: 1_000_000 },
-    resolveModel: () => model,
-    onClaimed: markConsumed,
-    log: (l) => {
-      logs.push(l);
-      progress(`runtime: ${l}`);
-    },
-  });
+  const { db, hub, runtime, logs } = await consumerHost(url, config);
   if (consume) await runtime.start();
   const senderDb = createDb(url, DB_POOL);
   try {

@@ -5,7 +5,7 @@ import { listInbox, type InboxItemView } from "../runtime/inbox";
 import { readEventsAfter, readEventsBefore } from "../runtime/session-log";
 import { getSession, type SessionView } from "../runtime/sessions";
 import type { Activity, ActivityHub } from "./activity";
-import { perProcess, SharedReaders, type SharedReader } from "./shared-readers";
+import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./shared-readers";
 
 // The shared reader behind every live feed of one session in this process. However many
 // people watch a session, its new events are read once per change (and not at all when this
@@ -55,8 +55,7 @@ export class SessionTail implements SharedReader {
   private current: { state: SessionState; key: string } | null = null;
   private dirty = { events: true, state: true };
   private draining: Promise<void> | null = null;
-  private wake!: () => void;
-  private nextChange!: Promise<void>;
+  private readonly change = new ChangeSignal();
   private readonly off: () => void;
   private readonly timer: NodeJS.Timeout;
   /** The newest seq a notification named; read after PUBLISH_GRACE_MS unless published by then. */
@@ -72,7 +71,6 @@ export class SessionTail implements SharedReader {
     hub: ActivityHub,
     readonly sessionId: SessionId,
   ) {
-    this.renewChange();
     // Listen before the first read: nothing committed in between is missed.
     this.off = hub.on(sessionId, (a) => this.onActivity(a));
     this.timer = setInterval(() => this.schedule({ events: true, state: true }), FEED_REREAD_MS);
@@ -87,7 +85,7 @@ export class SessionTail implements SharedReader {
 
   /** Settles on the next change of events or state. */
   changed(): Promise<void> {
-    return this.nextChange;
+    return this.change.next();
   }
 
   /** The state as last read (after `ready`). */
@@ -111,17 +109,7 @@ export class SessionTail implements SharedReader {
     this.off();
     clearInterval(this.timer);
     if (this.graceTimer) clearTimeout(this.graceTimer);
-    this.wake();
-  }
-
-  private renewChange(): void {
-    this.nextChange = new Promise((resolve) => (this.wake = resolve));
-  }
-
-  private changedNow(): void {
-    const wake = this.wake;
-    this.renewChange();
-    wake();
+    this.change.fire();
   }
 
   private onActivity(a: Activity): void {
@@ -147,7 +135,7 @@ export class SessionTail implements SharedReader {
     if (this.events.length > TAIL_EVENTS) this.events.splice(0, this.events.length - TAIL_EVENTS);
     this.head = events.at(-1)!.seq;
     if (events.some(changesState)) this.schedule({ events: false, state: true });
-    this.changedNow();
+    this.change.fire();
   }
 
   private schedule(what: { events: boolean; state: boolean }): void {
@@ -172,7 +160,7 @@ export class SessionTail implements SharedReader {
             const key = JSON.stringify(state);
             if (key !== this.current?.key) {
               this.current = { state, key };
-              this.changedNow();
+              this.change.fire();
             }
           }
         } catch {

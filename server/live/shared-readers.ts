@@ -5,6 +5,30 @@ import type { ActivityHub } from "./activity";
 // reader per watched key per process, made on first use, held by every feed of that key, and
 // stopped when the last feed lets go (after `lingerMs`) or the process's hub closes.
 
+/** "Something changed": `next()` settles on the next `fire()` (a fresh promise after each). */
+export class ChangeSignal {
+  private wake!: () => void;
+  private pending!: Promise<void>;
+
+  constructor() {
+    this.renew();
+  }
+
+  next(): Promise<void> {
+    return this.pending;
+  }
+
+  fire(): void {
+    const wake = this.wake;
+    this.renew();
+    wake();
+  }
+
+  private renew(): void {
+    this.pending = new Promise((resolve) => (this.wake = resolve));
+  }
+}
+
 export interface SharedReader {
   /** What it reads for (a session id, a team id). */
   readonly key: string;

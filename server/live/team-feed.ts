@@ -14,7 +14,7 @@ import { listMembers, MemberViewSchema, teamSpend, type MemberView } from "../te
 import { listTasks, TaskViewSchema, type TaskView } from "../team/task-board";
 import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../workspace";
 import type { Activity, ActivityHub, ActivityKind } from "./activity";
-import { perProcess, SharedReaders, type SharedReader } from "./shared-readers";
+import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./shared-readers";
 import type { ListDelta, TeamFeedMessage, TeamPatch } from "./team-delta";
 
 // The shared reader behind every live feed of one team in this process. Each change re-reads
@@ -189,8 +189,7 @@ export class TeamTail implements SharedReader {
   private readonly workspace = new Value<WorkspaceSummary>();
   private dirty = new Set<Section>(ALL);
   private draining: Promise<void> | null;
-  private wake!: () => void;
-  private nextChange!: Promise<void>;
+  private readonly change = new ChangeSignal();
   private readonly offTeam: () => void;
   private readonly offMembers = new Map<string, () => void>();
   private readonly timers: NodeJS.Timeout[];
@@ -205,7 +204,6 @@ export class TeamTail implements SharedReader {
     private readonly hub: ActivityHub,
     readonly teamId: SessionId,
   ) {
-    this.renewChange();
     this.offTeam = hub.on(teamId, (a) => this.onActivity(a, ON_TEAM));
     this.timers = [
       setInterval(() => this.schedule(["roster", "presence"]), QUICK_REREAD_MS),
@@ -222,7 +220,7 @@ export class TeamTail implements SharedReader {
 
   /** Settles on the next change of any section. */
   changed(): Promise<void> {
-    return this.nextChange;
+    return this.change.next();
   }
 
   /** The seq of the last change to the people (a feed re-checks its access when it moves). */
@@ -290,11 +288,7 @@ export class TeamTail implements SharedReader {
     this.offMembers.clear();
     for (const t of this.timers) clearInterval(t);
     if (this.spendTimer) clearTimeout(this.spendTimer);
-    this.wake();
-  }
-
-  private renewChange(): void {
-    this.nextChange = new Promise((resolve) => (this.wake = resolve));
+    this.change.fire();
   }
 
   private onActivity(a: Activity, map: Record<ActivityKind, Section[]>): void {
@@ -367,9 +361,7 @@ export class TeamTail implements SharedReader {
     if (workspace) changed = this.workspace.set(workspace, seq) || changed;
     if (!changed) return;
     this.seq = seq;
-    const wake = this.wake;
-    this.renewChange();
-    wake();
+    this.change.fire();
   }
 
   /** Listens to every teammate's session (their status and spend are in the roster). */

@@ -215,13 +215,11 @@ const QueuedRows = z.array(
  * whose id already is in the target's inbox or history (a crash window of an earlier delivery
  * path, or a hand-made redelivery) is only marked. Returns the ids marked delivered.
  *
- * Three statements whatever the batch size: the target's lock (as queueMessage takes it, so
+ * A few statements whatever the batch size: the target's lock (as queueMessage takes it, so
  * deliveries of one target are serialised and see every queued row that committed before),
- * the queued rows in seq order, and one statement that admits the batch as `enqueue`
- * (runtime/inbox.ts) admits one item (un-park the target, insert the item, notify `inbox`) and
- * marks the rows. Unlike `enqueue` it writes the target's session row only to un-park it: a
- * running target's own transactions hold that row all the time, and the items' foreign key
- * needs only a key-share lock, so delivery does not queue behind them. (Row locks instead of
+ * the queued rows in seq order, the batch admitted by the Steer adapter (`enqueueSteers`,
+ * runtime/inbox.ts, which writes the target's session row only to un-park it), and the rows
+ * marked delivered. (Row locks instead of
  * the advisory lock would deadlock: a deliverer with an older snapshot keeps a lock on a row
  * another one just delivered, which the target's claim transaction then waits for while
  * holding the session row the deliverer needs.)

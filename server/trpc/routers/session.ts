@@ -159,7 +159,8 @@ export const sessionRouter = router({
 });
 
 async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, lastEventSeq: number, signal: AbortSignal | undefined) {
-  const tail = sessionFeedsOf(ctx.db, ctx.hub).acquire(id);
+  const feeds = sessionFeedsOf(ctx.db, ctx.hub);
+  const tail = feeds.acquire(id);
   try {
     let after = lastEventSeq;
     let lastState = "";
@@ -197,6 +198,6 @@ async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, l
       }
     }
   } finally {
-    sessionFeedsOf(ctx.db, ctx.hub).release(tail);
+    feeds.release(tail);
   }
 }
