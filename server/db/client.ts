@@ -1,14 +1,35 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/client";
+import { PgSql, sqlTx, type SqlTx } from "./sql";
 
-export type Db = PrismaClient;
+/**
+ * The process's database: Prisma's client, plus `sql` (raw statements straight on the same pg
+ * pool, for the hot paths: db/sql.ts) and `sqlTx` (a transaction of such statements).
+ */
+export type Db = PrismaClient & {
+  readonly sql: PgSql;
+  sqlTx<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
+};
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
-export type Tx = Omit<Db, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
+export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 export type DbOrTx = Db | Tx;
 
-/** One Prisma client per process (the driver adapter owns a pg pool). */
+/** One client per process; Prisma's adapter and `sql` share one pg pool of `poolSize` connections. */
 export function createDb(databaseUrl: string, poolSize = 10): Db {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: poolSize }) });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  // An idle connection that dies (a restarted or dropped database) leaves the pool; the next
+  // statement opens a new one. Unhandled, pg would make it the process's uncaught error.
+  pool.on("error", () => undefined);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const disconnect = prisma.$disconnect.bind(prisma);
+  let ended: Promise<void> | null = null;
+  return Object.assign(prisma, {
+    sql: new PgSql(pool),
+    sqlTx: <T>(fn: (tx: SqlTx) => Promise<T>) => sqlTx(pool, fn),
+    // The pool is ours, not the adapter's: it ends with the client, once.
+    $disconnect: () => (ended ??= disconnect().then(() => pool.end())),
+  });
 }
 
 /**

@@ -2,7 +2,8 @@ import { EventEmitter } from "node:events";
 import pg from "pg";
 import { z } from "zod";
 import { abortableWait } from "../abortable";
-import type { DbOrTx } from "../db/client";
+import { Prisma } from "../db/generated/client";
+import type { SqlRunner } from "../db/sql";
 import type { SessionEvent } from "../runtime/events";
 
 // Postgres LISTEN/NOTIFY fan-out. A notification is only a hint that a session changed:
@@ -31,10 +32,19 @@ export type Activity = {
   events?: SessionEvent[];
 };
 
+/** A notification's payload, as the hub reads it back. */
+export function activityPayload(sessionId: string, kind: ActivityKind, lastSeq?: number): string {
+  return JSON.stringify({ s: sessionId, k: kind, ...(lastSeq === undefined ? {} : { q: lastSeq }) });
+}
+
+/** The notification as an SQL expression, so it can ride in a statement that has other work. */
+export function notifySql(sessionId: string, kind: ActivityKind): Prisma.Sql {
+  return Prisma.sql`pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind)})`;
+}
+
 /** Sent on commit of the surrounding transaction (Postgres semantics), never before. */
-export async function notifyActivity(db: DbOrTx, sessionId: string, kind: ActivityKind, lastSeq?: number): Promise<void> {
-  const payload = JSON.stringify({ s: sessionId, k: kind, ...(lastSeq === undefined ? {} : { q: lastSeq }) });
-  await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${payload})`;
+export async function notifyActivity(db: SqlRunner, sessionId: string, kind: ActivityKind, lastSeq?: number): Promise<void> {
+  await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind, lastSeq)})`;
 }
 
 /**

@@ -178,7 +178,7 @@ export class SessionTail implements SharedReader {
     this.reads.events += 1;
     if (!this.loaded) {
       // The first read takes the newest events only: a long history is paged by its readers.
-      const newest = await readEventsBefore(this.db, this.sessionId, undefined, TAIL_EVENTS);
+      const newest = await readEventsBefore(this.db.sql, this.sessionId, undefined, TAIL_EVENTS);
       this.loaded = true;
       this.events = [];
       this.head = (newest[0]?.seq ?? 1) - 1;
@@ -186,7 +186,7 @@ export class SessionTail implements SharedReader {
       return;
     }
     for (;;) {
-      const rows = await readEventsAfter(this.db, this.sessionId, this.head, FEED_BATCH);
+      const rows = await readEventsAfter(this.db.sql, this.sessionId, this.head, FEED_BATCH);
       // Published events may have moved the head while the read ran.
       const fresh = rows.filter((e) => e.seq > this.head);
       if (fresh.length > 0) this.take(fresh);

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { abortableWait } from "../abortable";
-import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
-import { isAppError } from "../errors";
+import type { Db } from "../db/client";
+import type { SqlRunner } from "../db/sql";
+import { AppError, isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity, notifySql } from "../live/activity";
 import { costNanos, FREE, type Price } from "../models/catalog";
 import { estimateUsage } from "../models/estimate";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
@@ -37,12 +38,12 @@ export interface AgentServices {
   toolsFor(sessionId: SessionId): { tools: ToolDefinition[]; options?: ToolsetOptions };
   contextFor(sessionId: SessionId): ContextRegistry;
   /** Runs inside the claim transaction (teams record when mail was consumed). */
-  onClaimed?: (tx: Tx, sessionId: SessionId, items: ClaimedItem[]) => Promise<void>;
+  onClaimed?: (tx: SqlRunner, sessionId: SessionId, items: ClaimedItem[]) => Promise<void>;
   /**
    * Inside the transaction that starts a turn or a step: is the spending limit reached (teams:
    * the team budget)? Then no turn starts, and a running turn ends with reason `budget`.
    */
-  budgetReached?: (db: DbOrTx, sessionId: SessionId) => Promise<boolean>;
+  budgetReached?: (db: SqlRunner, sessionId: SessionId) => Promise<boolean>;
   /** After each committed append: this process's live feeds take the events without a read. */
   published?: (sessionId: SessionId, events: SessionEvent[]) => void;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
@@ -54,9 +55,11 @@ type AbortKind = "stop" | "interrupt" | "shutdown" | "lease_lost";
 
 const SessionSettings = z.object({
   model: ModelChoiceSchema,
-  optionalContext: z.boolean(),
+  optional_context: z.boolean(),
   parked: z.boolean(),
-  activeTurnId: z.string().nullable(),
+  active_turn_id: z.string().nullable(),
+  /** Whether the inbox holds anything (what the loop needs of it). */
+  pending: z.boolean(),
 });
 
 export class AgentDriver {
@@ -92,12 +95,10 @@ export class AgentDriver {
 
   /** A stop or interrupt was requested in the database; abort the turn if it is ours. */
   async checkAbortRequest(): Promise<void> {
-    const row = await this.svc.db.session.findUnique({
-      where: { id: this.sessionId },
-      select: { abortRequest: true, activeTurnId: true },
-    });
-    const kind = row?.abortRequest;
-    if ((kind === "stop" || kind === "interrupt") && row?.activeTurnId) this.abortTurn(kind);
+    const rows = await this.svc.db.sql.$queryRaw`SELECT abort_request AS kind FROM sessions
+      WHERE id = ${this.sessionId} AND active_turn_id IS NOT NULL`;
+    const kind = z.array(z.object({ kind: z.string().nullable() })).parse(rows)[0]?.kind;
+    if (kind === "stop" || kind === "interrupt") this.abortTurn(kind);
   }
 
   private abortTurn(kind: AbortKind): void {
@@ -120,16 +121,15 @@ export class AgentDriver {
       this.tools = new Map(tools.map((t) => [t.name, t]));
       this.toolSpecs = tools.map(toolSpec);
       this.toolOptions = options;
-      this.events = await readEventsAfter(this.svc.db, this.sessionId, 0);
+      this.events = await readEventsAfter(this.svc.db.sql, this.sessionId, 0);
       const settings = await this.settings();
-      if (settings.activeTurnId) await closeCrashedTurn(this.closeScope(), asTurnId(settings.activeTurnId));
+      if (settings.active_turn_id) await closeCrashedTurn(this.closeScope(), asTurnId(settings.active_turn_id));
 
       while (!this.closing) {
         this.wokenSince = new Promise((resolve) => (this.wakeUp = resolve));
         const s = await this.settings();
-        const pending = s.parked ? 0 : await this.svc.db.inboxItem.count({ where: { sessionId: this.sessionId } });
         // Over budget, pending input waits (for the raise's wake) instead of starting a turn.
-        if (pending > 0 && !(await this.overBudget(this.svc.db))) {
+        if (!s.parked && s.pending && !(await this.overBudget(this.svc.db.sql))) {
           await this.runTurn();
           continue;
         }
@@ -138,13 +138,13 @@ export class AgentDriver {
         if (this.closing || woke) continue;
         // Idle long enough: evict. The runtime re-checks the inbox after we exit, so input
         // that races with the release still finds a driver.
-        await releaseLease(this.svc.db, this.sessionId, this.lease);
-        await notifyActivity(this.svc.db, this.sessionId, "state");
+        await releaseLease(this.svc.db.sql, this.sessionId, this.lease);
+        await notifyActivity(this.svc.db.sql, this.sessionId, "state");
         return;
       }
       if (this.closing === "shutdown") {
-        await releaseLease(this.svc.db, this.sessionId, this.lease);
-        await notifyActivity(this.svc.db, this.sessionId, "state");
+        await releaseLease(this.svc.db.sql, this.sessionId, this.lease);
+        await notifyActivity(this.svc.db.sql, this.sessionId, "state");
       } else if (this.closing === "lease_lost") this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
     } catch (e) {
       if (isAppError(e, "LEASE_LOST") || this.closing === "lease_lost") {
@@ -153,36 +153,41 @@ export class AgentDriver {
       }
       this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       // Let the recovery sweep adopt it: the next driver closes the open turn as interrupted.
-      await releaseLease(this.svc.db, this.sessionId, this.lease).catch(() => undefined);
+      await releaseLease(this.svc.db.sql, this.sessionId, this.lease).catch(() => undefined);
     }
   }
 
   private async settings() {
-    const row = await this.svc.db.session.findUniqueOrThrow({
-      where: { id: this.sessionId },
-      select: { model: true, optionalContext: true, parked: true, activeTurnId: true },
-    });
-    return SessionSettings.parse(row);
+    const rows = await this.svc.db.sql.$queryRaw`SELECT s.model, s.optional_context, s.parked, s.active_turn_id,
+        EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id) AS pending
+      FROM sessions s WHERE s.id = ${this.sessionId}`;
+    const row = z.array(SessionSettings).parse(rows)[0];
+    if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${this.sessionId} not found`);
+    return row;
   }
 
   private async setStatus(status: "running" | "idle"): Promise<void> {
-    const n = await this.svc.db.$executeRaw`UPDATE sessions SET status = ${status}
-      WHERE id = ${this.sessionId} AND lease_owner = ${this.lease.owner} AND lease_token = ${this.lease.token}
-        AND status <> ${status}`;
-    if (n > 0) await notifyActivity(this.svc.db, this.sessionId, "state");
+    // The status and its notification in one statement: an unchanged status notifies nothing.
+    await this.svc.db.sql.$queryRaw`WITH s AS (
+        UPDATE sessions SET status = ${status}
+        WHERE id = ${this.sessionId} AND lease_owner = ${this.lease.owner} AND lease_token = ${this.lease.token}
+          AND status <> ${status}
+        RETURNING id
+      )
+      SELECT ${notifySql(this.sessionId, "state")} FROM s`;
   }
 
   /** Appends under the lease and keeps the in-memory copy of the log exact. */
-  private async append(payloads: EventPayload[], extra?: (tx: Tx) => Promise<void>, spend?: SpendDelta): Promise<SessionEvent[]> {
+  private async append(payloads: EventPayload[], extra?: (tx: SqlRunner) => Promise<void>, spend?: SpendDelta): Promise<SessionEvent[]> {
     if (payloads.length === 0 && !extra) return [];
-    // Alone, an append is one statement: no interactive transaction (its round trips) needed.
+    // Alone, an append is one statement: no transaction (its round trips) needed.
     const added = extra
-      ? await inTx(this.svc.db, async (tx) => {
+      ? await this.svc.db.sqlTx(async (tx) => {
           const evs = await appendEvents(tx, this.sessionId, payloads, this.lease, spend);
           await extra(tx);
           return evs;
         })
-      : await appendEvents(this.svc.db, this.sessionId, payloads, this.lease, spend);
+      : await appendEvents(this.svc.db.sql, this.sessionId, payloads, this.lease, spend);
     this.committed(added);
     return added;
   }
@@ -246,10 +251,10 @@ export class AgentDriver {
     this.turnAbort = abort;
     this.abortKind = null;
     const settings = await this.settings();
-    const context = { includeOptional: settings.optionalContext };
+    const context = { includeOptional: settings.optional_context };
     // Turn start, the first claim, step 0 and its runtime context commit together: either the
     // turn owns its input or it never started.
-    const started = await inTx(this.svc.db, async (tx) => {
+    const started = await this.svc.db.sqlTx(async (tx) => {
       if (await this.overBudget(tx)) return null;
       const items = await claimInbox(tx, this.sessionId, { firstStep: true });
       if (items.length === 0) return null;
@@ -265,10 +270,8 @@ export class AgentDriver {
         ],
         this.lease,
       );
-      await tx.session.update({
-        where: { id: this.sessionId },
-        data: { activeTurnId: turnId, abortRequest: null, status: "running" },
-      });
+      await tx.$executeRaw`UPDATE sessions SET active_turn_id = ${turnId}, abort_request = NULL, status = 'running'
+        WHERE id = ${this.sessionId}`;
       await notifyActivity(tx, this.sessionId, "state");
       return evs;
     });
@@ -322,7 +325,7 @@ export class AgentDriver {
         // An interrupt parked the inbox when it was requested (sessions.ts requestAbort); the
         // end of the cut turn does not park again, so input that came after the request runs.
         // A shutdown that overtook a stored stop or interrupt ends the turn as that asked.
-        const cutByShutdown = kind === "shutdown" && !(await storedAbortRequest(this.svc.db, this.sessionId));
+        const cutByShutdown = kind === "shutdown" && !(await storedAbortRequest(this.svc.db.sql, this.sessionId));
         await this.endTurn(turnId, { reason: cutByShutdown ? "interrupted" : "aborted" });
       } else {
         // Provider errors arrive readable and redacted (models/resilience.ts, ai-sdk.ts); key
@@ -348,7 +351,7 @@ export class AgentDriver {
     stepEnd: EventPayload[],
     context: { includeOptional: boolean },
   ): Promise<"stop" | "interrupt" | "budget" | null> {
-    const outcome = await inTx(this.svc.db, async (tx) => {
+    const outcome = await this.svc.db.sqlTx(async (tx) => {
       const requested: "stop" | "interrupt" | "budget" | null =
         (await storedAbortRequest(tx, this.sessionId)) ?? ((await this.overBudget(tx)) ? "budget" : null);
       if (requested) return { requested, events: await appendEvents(tx, this.sessionId, stepEnd, this.lease) };
@@ -362,7 +365,7 @@ export class AgentDriver {
     return outcome.requested;
   }
 
-  private async overBudget(db: DbOrTx): Promise<boolean> {
+  private async overBudget(db: SqlRunner): Promise<boolean> {
     return (await this.svc.budgetReached?.(db, this.sessionId)) ?? false;
   }
 
@@ -370,7 +373,7 @@ export class AgentDriver {
    * The runtime-context snapshot to append, if it changed or is no longer visible; rendered
    * inside `db`, the transaction that starts the step.
    */
-  private async contextPayloads(db: DbOrTx, opts: { includeOptional: boolean }): Promise<EventPayload[]> {
+  private async contextPayloads(db: SqlRunner, opts: { includeOptional: boolean }): Promise<EventPayload[]> {
     const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date(), db }, opts);
     const text = snapshotToAppend(current, retainedContextSnapshot(visibleEvents(this.events)));
     if (text === null) return [];
@@ -378,7 +381,7 @@ export class AgentDriver {
   }
 
   private async admitRuntimeContext(opts: { includeOptional: boolean }): Promise<void> {
-    await this.append(await this.contextPayloads(this.svc.db, opts));
+    await this.append(await this.contextPayloads(this.svc.db.sql, opts));
   }
 
   /** Summarises the completed part of the history when the visible history is over budget. */

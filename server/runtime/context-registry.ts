@@ -1,4 +1,4 @@
-import type { DbOrTx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import type { SessionId } from "../ids";
 
 // Runtime context: named providers, each rendering one text section. Optional sections can
@@ -9,7 +9,7 @@ export interface ContextScope {
   sessionId: SessionId;
   now: Date;
   /** Where providers read: the transaction that starts the step (its reads add no commits). */
-  db?: DbOrTx;
+  db?: SqlRunner;
 }
 
 export interface ContextProvider {

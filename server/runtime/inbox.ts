@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { asJson, inTx, type DbOrTx, type Tx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref } from "../people/person";
 import { AppError } from "../errors";
 import { newMessageId, type MessageId, type SessionId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity, notifySql } from "../live/activity";
 import { MessageSourceSchema, type MessageSource } from "./events";
 import { existingMessageIds } from "./session-log";
 
@@ -36,20 +37,22 @@ export interface EnqueueInput {
   id?: MessageId;
 }
 
-/** Adds input and un-parks the agent (any new input is a waking input). */
-export async function enqueue(db: Tx, sessionId: SessionId, input: EnqueueInput): Promise<InboxItemView> {
+/**
+ * Adds input and un-parks the agent (any new input is a waking input), inside the caller's
+ * transaction: one statement, and the notification.
+ */
+export async function enqueue(db: SqlRunner, sessionId: SessionId, input: EnqueueInput): Promise<InboxItemView> {
   const id = input.id ?? newMessageId();
-  const updated = await db.session.updateMany({
-    where: { id: sessionId },
-    data: { parked: false, updatedAt: new Date() },
-  });
-  if (updated.count === 0) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
-  const row = await db.inboxItem.create({
-    data: { sessionId, id, mode: input.mode, text: input.text, source: asJson(input.source) },
-    select,
-  });
+  const rows = await db.$queryRaw`WITH s AS (
+      UPDATE sessions SET parked = false, updated_at = now() WHERE id = ${sessionId} RETURNING id
+    )
+    INSERT INTO inbox_items (session_id, id, mode, text, source)
+    SELECT s.id, ${id}, ${input.mode}, ${input.text}, ${JSON.stringify(input.source)}::jsonb FROM s
+    RETURNING id, mode, text, source, edited_by AS "editedBy", position, created_at AS "createdAt"`;
+  const row = z.array(InboxItemSchema).parse(rows)[0];
+  if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
   await notifyActivity(db, sessionId, "inbox");
-  return InboxItemSchema.parse(row);
+  return row;
 }
 
 /** One Steer item of a batch: its id is the caller's (team mail keeps its message id). */
@@ -65,18 +68,21 @@ export interface SteerItem {
  * running target's own transactions hold that row nearly all the time, and the items' foreign
  * key needs only a key-share lock, so a delivery does not wait behind them.
  */
-export async function enqueueSteers(tx: Tx, sessionId: SessionId, items: SteerItem[]): Promise<void> {
+export async function enqueueSteers(tx: SqlRunner, sessionId: SessionId, items: SteerItem[]): Promise<void> {
   if (items.length === 0) return;
-  await tx.$executeRaw`WITH admitted AS (
+  // Data-modifying CTEs run whether or not the query reads them; the notification rides along.
+  await tx.$queryRaw`WITH admitted AS (
       INSERT INTO inbox_items (session_id, id, mode, text, source)
       SELECT ${sessionId}, a.id, 'steer', a.text, a.source::jsonb
       FROM unnest(${items.map((i) => i.id)}::text[], ${items.map((i) => i.text)}::text[], ${items.map((i) => JSON.stringify(i.source))}::text[])
         WITH ORDINALITY AS a(id, text, source, ord)
       ORDER BY a.ord
       RETURNING 1
+    ), unparked AS (
+      UPDATE sessions SET parked = false, updated_at = now() WHERE id = ${sessionId} AND parked
+      RETURNING 1
     )
-    UPDATE sessions SET parked = false, updated_at = now() WHERE id = ${sessionId} AND parked`;
-  await notifyActivity(tx, sessionId, "inbox");
+    SELECT ${notifySql(sessionId, "inbox")}`;
 }
 
 export async function listInbox(db: DbOrTx, sessionId: SessionId): Promise<InboxItemView[]> {
@@ -143,7 +149,7 @@ export type ClaimedItem = z.infer<typeof ClaimedRow>;
  * steer items, plus one queued item at the first step of a turn. Items whose id is already in
  * history (a redelivery) are dropped here, so nothing enters twice.
  */
-export async function claimInbox(tx: Tx, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
+export async function claimInbox(tx: SqlRunner, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
   const queueLimit = at.firstStep ? 1 : 0;
   const rows = await tx.$queryRaw`DELETE FROM inbox_items WHERE session_id = ${sessionId} AND id IN (
       SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DbOrTx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { Prisma } from "../db/generated/client";
 import { asSessionId, type SessionId } from "../ids";
 import type { Lease } from "./session-log";
@@ -28,7 +28,7 @@ const FREE = Prisma.sql`(s.lease_owner IS NULL OR s.lease_expires_at < now())`;
  * live process holds it or there is nothing to do. Each acquisition bumps the fencing token.
  */
 export async function acquireLease(
-  db: DbOrTx,
+  db: SqlRunner,
   sessionId: SessionId,
   owner: string,
   ttlMs: number,
@@ -48,7 +48,7 @@ export async function acquireLease(
  * Heartbeat: extends the leases of the given resident agents (only those: a lease whose driver
  * is gone must expire so another process can adopt the agent). Returns the ids still held.
  */
-export async function renewLeases(db: DbOrTx, owner: string, sessionIds: string[], ttlMs: number): Promise<Set<string>> {
+export async function renewLeases(db: SqlRunner, owner: string, sessionIds: string[], ttlMs: number): Promise<Set<string>> {
   if (sessionIds.length === 0) return new Set();
   const rows = IdRows.parse(
     await db.$queryRaw`UPDATE sessions
@@ -60,7 +60,7 @@ export async function renewLeases(db: DbOrTx, owner: string, sessionIds: string[
 }
 
 /** Gives the lease up (eviction, shutdown). The agent becomes inactive. */
-export async function releaseLease(db: DbOrTx, sessionId: SessionId, lease: Lease): Promise<boolean> {
+export async function releaseLease(db: SqlRunner, sessionId: SessionId, lease: Lease): Promise<boolean> {
   const n = await db.$executeRaw`UPDATE sessions
     SET lease_owner = NULL, lease_expires_at = NULL,
         status = CASE WHEN status IN ('running', 'idle') THEN 'inactive' ELSE status END
@@ -72,7 +72,7 @@ export async function releaseLease(db: DbOrTx, sessionId: SessionId, lease: Leas
  * Sessions that need a driver but have none alive: an open turn left by a crash, or runnable
  * input. Oldest activity first, so recovery is fair.
  */
-export async function findOrphanedSessions(db: DbOrTx, limit = 100): Promise<SessionId[]> {
+export async function findOrphanedSessions(db: SqlRunner, limit = 100): Promise<SessionId[]> {
   const rows = IdRows.parse(
     await db.$queryRaw`SELECT s.id FROM sessions s
       WHERE ${FREE} AND ${NEEDS_DRIVER}

@@ -96,7 +96,7 @@ export class Runtime {
     this.acquiring.add(sessionId);
     try {
       if (this.opts.drives && !(await this.opts.drives(sessionId))) return;
-      const lease = await acquireLease(this.opts.db, sessionId, this.ownerId, this.opts.config.leaseTtlMs);
+      const lease = await acquireLease(this.opts.db.sql, sessionId, this.ownerId, this.opts.config.leaseTtlMs);
       if (!lease || this.stopped) return;
       const driver = new AgentDriver(this.services, sessionId, lease);
       this.drivers.set(sessionId, driver);
@@ -122,7 +122,7 @@ export class Runtime {
     if (this.stopped) return;
     try {
       await this.opts.onRecover?.();
-      for (const id of await findOrphanedSessions(this.opts.db)) await this.wake(id);
+      for (const id of await findOrphanedSessions(this.opts.db.sql)) await this.wake(id);
     } catch (e) {
       this.services.log(`recovery sweep failed: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -134,7 +134,7 @@ export class Runtime {
       // Only drivers that existed before the renewal: one that acquired its lease while the
       // UPDATE ran is missing from `held` without having lost anything.
       const drivers = [...this.drivers];
-      const held = await renewLeases(this.opts.db, this.ownerId, drivers.map(([id]) => id), this.opts.config.leaseTtlMs);
+      const held = await renewLeases(this.opts.db.sql, this.ownerId, drivers.map(([id]) => id), this.opts.config.leaseTtlMs);
       for (const [id, driver] of drivers) if (!held.has(id)) void driver.shutdown("lease_lost");
     } catch (e) {
       this.services.log(`heartbeat failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DbOrTx, Tx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
 import { ACTIVITY_CHANNEL } from "../live/activity";
@@ -32,7 +32,7 @@ const NO_SPEND: SpendDelta = { inputTokens: 0, outputTokens: 0, cachedInputToken
  * notified as `spend` (the room's figures move; nothing a waiting agent acts on).
  */
 export async function appendEvents(
-  db: DbOrTx,
+  db: SqlRunner,
   sessionId: SessionId,
   payloads: EventPayload[],
   lease: Lease | null,
@@ -82,7 +82,7 @@ export async function appendEvents(
  * Inside a transaction: holds a share lock on the session row while the lease is still ours
  * (a process taking the lease over waits for this transaction), or throws LEASE_LOST.
  */
-export async function assertLeaseHeld(tx: Tx, sessionId: SessionId, lease: Lease): Promise<void> {
+export async function assertLeaseHeld(tx: SqlRunner, sessionId: SessionId, lease: Lease): Promise<void> {
   const rows = z.array(z.object({ id: z.string() })).parse(
     await tx.$queryRaw`SELECT id FROM sessions
       WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token} FOR SHARE`,
@@ -96,8 +96,8 @@ function messageIdOf(p: EventPayload): string | null {
 
 const EventRow = z.object({ seq: z.number().int(), createdAt: z.date(), payload: EventPayloadSchema });
 
-function parseRows(rows: unknown[]): SessionEvent[] {
-  return rows.map((r) => EventRow.parse(r));
+function parseRows(rows: unknown): SessionEvent[] {
+  return z.array(EventRow).parse(rows);
 }
 
 /** Rows per query when a whole history is read. */
@@ -108,19 +108,15 @@ const READ_PAGE = 5_000;
  * every one — read page by page, never cut short (histories drive resume, forks, compaction).
  */
 export async function readEventsAfter(
-  db: DbOrTx,
+  db: SqlRunner,
   sessionId: SessionId,
   afterSeq = 0,
   limit?: number,
 ): Promise<SessionEvent[]> {
   const page = async (after: number, take: number) =>
     parseRows(
-      await db.sessionEvent.findMany({
-        where: { sessionId, seq: { gt: after } },
-        orderBy: { seq: "asc" },
-        take,
-        select: { seq: true, createdAt: true, payload: true },
-      }),
+      await db.$queryRaw`SELECT seq, created_at AS "createdAt", payload FROM session_events
+        WHERE session_id = ${sessionId} AND seq > ${after} ORDER BY seq LIMIT ${take}`,
     );
   if (limit !== undefined) return page(afterSeq, limit);
   const all: SessionEvent[] = [];
@@ -134,26 +130,22 @@ export async function readEventsAfter(
 
 /** The newest `limit` events with seq < beforeSeq, returned ascending (a transcript page). */
 export async function readEventsBefore(
-  db: DbOrTx,
+  db: SqlRunner,
   sessionId: SessionId,
   beforeSeq: number | undefined,
   limit: number,
 ): Promise<SessionEvent[]> {
-  const rows = await db.sessionEvent.findMany({
-    where: { sessionId, ...(beforeSeq === undefined ? {} : { seq: { lt: beforeSeq } }) },
-    orderBy: { seq: "desc" },
-    take: limit,
-    select: { seq: true, createdAt: true, payload: true },
-  });
+  const rows = await db.$queryRaw`SELECT seq, created_at AS "createdAt", payload FROM session_events
+    WHERE session_id = ${sessionId} AND (${beforeSeq ?? null}::int IS NULL OR seq < ${beforeSeq ?? null}::int)
+    ORDER BY seq DESC LIMIT ${limit}`;
   return parseRows(rows).reverse();
 }
 
 /** Message ids already in the session's history, among `ids`. */
-export async function existingMessageIds(db: DbOrTx, sessionId: SessionId, ids: string[]): Promise<Set<string>> {
+export async function existingMessageIds(db: SqlRunner, sessionId: SessionId, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.sessionEvent.findMany({
-    where: { sessionId, messageId: { in: ids } },
-    select: { messageId: true },
-  });
-  return new Set(rows.flatMap((r) => (r.messageId ? [r.messageId] : [])));
+  const rows = z
+    .array(z.object({ message_id: z.string() }))
+    .parse(await db.$queryRaw`SELECT message_id FROM session_events WHERE session_id = ${sessionId} AND message_id = ANY(${ids}::text[])`);
+  return new Set(rows.map((r) => r.message_id));
 }

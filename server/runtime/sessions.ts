@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Prisma } from "../db/generated/client";
 import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
@@ -186,12 +187,13 @@ export async function requestAbort(
   });
 }
 
-const AbortRequestRow = z.object({ abortRequest: z.enum(["stop", "interrupt"]).nullable() });
+const AbortRequestRows = z.array(z.object({ abort_request: z.enum(["stop", "interrupt"]).nullable() }));
 
 /** The stop or interrupt requested for the session's current turn and not yet carried out. */
-export async function storedAbortRequest(db: DbOrTx, sessionId: SessionId): Promise<"stop" | "interrupt" | null> {
-  const row = await db.session.findUniqueOrThrow({ where: { id: sessionId }, select: { abortRequest: true } });
-  return AbortRequestRow.parse(row).abortRequest;
+export async function storedAbortRequest(db: SqlRunner, sessionId: SessionId): Promise<"stop" | "interrupt" | null> {
+  const row = AbortRequestRows.parse(await db.$queryRaw`SELECT abort_request FROM sessions WHERE id = ${sessionId}`)[0];
+  if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
+  return row.abort_request;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { inTx, type Db, type Tx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { isAppError, toolErrorOutput, type AppErrorCode } from "../errors";
 import type { SessionId, TurnId } from "../ids";
 import { findUnstorableText } from "../input-guard";
@@ -25,13 +26,13 @@ export interface ToolCallScope {
   callKey: string;
   signal: AbortSignal;
   /** Appends this call's tool_result inside `tx` (fenced); absent outside a driver (tests). */
-  record?: (tx: Tx, outcome: ToolOutcome) => Promise<SessionEvent[]>;
+  record?: (tx: SqlRunner, outcome: ToolOutcome) => Promise<SessionEvent[]>;
   /**
    * Inside a multi-transaction tool's first durable transaction: throws LEASE_LOST unless this
    * driver still holds the lease, so a driver that lost it cannot create an effect that the new
    * driver's recovery already judged absent. Absent outside a driver.
    */
-  fence?: (tx: Tx) => Promise<void>;
+  fence?: (tx: SqlRunner) => Promise<void>;
   /** Test seam: runs after a tool's first durable commit, before its result is reported. */
   afterEffect?: (toolName: string, callKey: string) => Promise<void>;
 }

@@ -1,4 +1,6 @@
-import type { Db, Tx } from "../db/client";
+import { z } from "zod";
+import type { Db } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { newMessageId, type SessionId, type TurnId } from "../ids";
 import type { ToolCall } from "../models/types";
 import { BUDGET_RESUME_NOTICE, RESUME_NOTICE } from "./config";
@@ -20,7 +22,7 @@ export interface TurnCloseScope {
   events: readonly SessionEvent[];
   tools: ReadonlyMap<string, ToolDefinition>;
   /** Appends under the lease (keeping `events` exact); `extra` runs in the same transaction. */
-  append(payloads: EventPayload[], extra?: (tx: Tx) => Promise<void>): Promise<unknown>;
+  append(payloads: EventPayload[], extra?: (tx: SqlRunner) => Promise<void>): Promise<unknown>;
   log(line: string): void;
 }
 
@@ -47,8 +49,8 @@ export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOut
 /** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
 class SteerPending extends Error {}
 
-function clearActiveTurn(tx: Tx, sessionId: SessionId) {
-  return tx.session.update({ where: { id: sessionId }, data: { activeTurnId: null, abortRequest: null } });
+function clearActiveTurn(tx: SqlRunner, sessionId: SessionId) {
+  return tx.$executeRaw`UPDATE sessions SET active_turn_id = NULL, abort_request = NULL WHERE id = ${sessionId}`;
 }
 
 /**
@@ -59,8 +61,8 @@ function clearActiveTurn(tx: Tx, sessionId: SessionId) {
 export async function tryCompleteTurn(scope: TurnCloseScope, turnId: TurnId): Promise<boolean> {
   try {
     await scope.append([{ kind: "turn_end", turnId, reason: "completed" }], async (tx) => {
-      const steer = await tx.inboxItem.count({ where: { sessionId: scope.sessionId, mode: "steer" } });
-      if (steer > 0) throw new SteerPending();
+      const steer = await tx.$queryRaw`SELECT 1 FROM inbox_items WHERE session_id = ${scope.sessionId} AND mode = 'steer' LIMIT 1`;
+      if (z.array(z.unknown()).parse(steer).length > 0) throw new SteerPending();
       await clearActiveTurn(tx, scope.sessionId);
     });
     return true;
@@ -100,7 +102,7 @@ export async function closeCrashedTurn(scope: TurnCloseScope, turnId: TurnId): P
       interrupted: true,
     });
   }
-  const requested = await storedAbortRequest(scope.db, scope.sessionId);
+  const requested = await storedAbortRequest(scope.db.sql, scope.sessionId);
   await closeTurn(scope, turnId, requested ? { reason: "aborted" } : { reason: "interrupted" }, payloads);
   scope.log(`agent ${scope.sessionId}: closed turn ${turnId} left open by a crash`);
 }

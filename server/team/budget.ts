@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { inTx, type Db, type DbOrTx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { Prisma } from "../db/generated/client";
 import type { SessionId } from "../ids";
 import { notifyActivity } from "../live/activity";
@@ -43,7 +44,7 @@ export function budgetView(row: LimitRow | undefined, spent: Spend): BudgetView 
   return { limit, spent, reached: isReached(limit, spent), stoppedAt: row?.budget_stopped_at ?? null };
 }
 
-async function budgetRow(db: DbOrTx, teamId: string) {
+async function budgetRow(db: SqlRunner, teamId: string) {
   return z
     .array(LimitRow.extend(SpendRowSchema.shape))
     .parse(
@@ -71,7 +72,7 @@ export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<Li
  * runs, so a raise committed meanwhile wins (the spend only grows, so a stale sum can at most
  * stop one step late).
  */
-export async function stopIfBudgetReached(tx: DbOrTx, sessionId: SessionId): Promise<boolean> {
+export async function stopIfBudgetReached(tx: SqlRunner, sessionId: SessionId): Promise<boolean> {
   // The limits first, in one read: a team without a budget (the usual case) costs no spend sum.
   const limits = z
     .array(LimitRow.extend({ team_id: z.string() }))
@@ -83,12 +84,11 @@ export async function stopIfBudgetReached(tx: DbOrTx, sessionId: SessionId): Pro
   const teamId = limits.team_id;
   const found = await budgetRow(tx, teamId);
   if (!found || !budgetView(found.row, found.spent).reached) return false;
-  const marked = await tx.$queryRaw<unknown[]>`UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
+  const marked = await tx.$executeRaw`UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
       WHERE id = ${teamId}
         AND ((budget_tokens IS NOT NULL AND budget_tokens <= ${spendTokens(found.spent)})
-          OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${found.spent.costNanos}))
-      RETURNING id`;
-  if (marked.length === 0) return false;
+          OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${found.spent.costNanos}))`;
+  if (marked === 0) return false;
   if (found.row.budget_stopped_at === null) await notifyActivity(tx, teamId, "team");
   return true;
 }

@@ -1,4 +1,5 @@
-import type { DbOrTx } from "../db/client";
+import { z } from "zod";
+import type { SqlRunner } from "../db/sql";
 import type { ContextProvider } from "../runtime/context-registry";
 import { membershipOf } from "./membership";
 
@@ -40,14 +41,16 @@ export function parseIdentity(text: string): Pick<Identity, "role" | "name"> | n
   return m ? { role: m[1] as Identity["role"], name: m[2]! } : null;
 }
 
-export function teamIdentityProvider(db: DbOrTx): ContextProvider {
+const TitleRows = z.array(z.object({ title: z.string() }));
+
+export function teamIdentityProvider(db: SqlRunner): ContextProvider {
   return {
     name: TEAM_IDENTITY,
     required: true,
     async render({ sessionId, db: within }) {
       const read = within ?? db;
       const me = await membershipOf(read, sessionId);
-      const team = await read.session.findUnique({ where: { id: me.teamId }, select: { title: true } });
+      const team = TitleRows.parse(await read.$queryRaw`SELECT title FROM sessions WHERE id = ${me.teamId}`)[0];
       return formatIdentity({
         role: me.isLead ? "lead" : "teammate",
         name: me.name,

@@ -1,11 +1,12 @@
 import { z } from "zod";
-import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import type { Db, DbOrTx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { Prisma } from "../db/generated/client";
 import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
 import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
-import { notifyActivity } from "../live/activity";
+import { ACTIVITY_CHANNEL, activityPayload, notifyActivity, notifySql } from "../live/activity";
 import { enqueueSteers, type ClaimedItem } from "../runtime/inbox";
 import type { MemberRef } from "./membership";
 
@@ -59,7 +60,7 @@ export interface SendMessageInput {
   /** The send_message call that sends it: stored with the queued row, unique. */
   toolCallKey?: string;
   /** Runs first in the queued row's transaction (the sending driver's lease fence). */
-  fence?: (tx: Tx) => Promise<void>;
+  fence?: (tx: SqlRunner) => Promise<void>;
 }
 
 /** accepted: the target's inbox durably holds the message; queued: recovery will deliver it. */
@@ -160,7 +161,7 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
   validateSend(input, limits);
   const messageId = newMessageId();
   const { sender, target } = input;
-  return inTx(db, async (tx) => {
+  return db.sqlTx(async (tx) => {
     await tx.$executeRaw`SELECT ${targetLock(target.sessionId)}`;
     // After the target's lock, as every writer takes its locks (the effect's, then the sender's
     // session row), so two members messaging each other cannot deadlock.
@@ -181,7 +182,8 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
           RETURNING seq, created_at
         )
         SELECT pending.n AS pending, inserted.seq, inserted.created_at AS "createdAt"
-        FROM pending LEFT JOIN inserted ON true`,
+        FROM pending LEFT JOIN inserted ON true
+          LEFT JOIN LATERAL (SELECT ${notifySql(input.teamId, "team")} WHERE inserted.seq IS NOT NULL) AS notified ON true`,
     )[0]!;
     if (row.seq === null || row.createdAt === null) {
       throw new AppError(
@@ -190,7 +192,6 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
         { target: target.name, pending: row.pending, maxPending: limits.maxPending },
       );
     }
-    await notifyActivity(tx, input.teamId, "team");
     return { messageId, seq: row.seq, createdAt: row.createdAt };
   });
 }
@@ -225,7 +226,7 @@ const QueuedRows = z.array(
  * holding the session row the deliverer needs.)
  */
 async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
-  return inTx(db, async (tx) => {
+  return db.sqlTx(async (tx) => {
     // lock_timeout bounds this transaction's waits: the target's lock and its session row.
     await tx.$executeRaw`SELECT set_config('lock_timeout', ${`${lockTimeoutMs(opts)}ms`}, true), ${targetLock(targetSessionId)}`;
     // A statement of its own: its snapshot, taken after the lock was granted, sees every row
@@ -257,10 +258,15 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
     const consumed = rows.filter((r) => r.inHistory).map((r) => r.id);
     // statement_timestamp(), not now(): the stamps order queued → delivered → consumed even
     // when the transactions overlap; one stamp for the whole batch keeps seq order.
-    await tx.$executeRaw`UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
-        consumed_at = CASE WHEN id = ANY(${consumed}::text[]) THEN coalesce(consumed_at, statement_timestamp()) ELSE consumed_at END
-      WHERE id = ANY(${ids}::text[]) AND state = 'queued'`;
-    for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "team");
+    // The teams' notifications (one: a target is in one team) ride in the same statement.
+    const teams = [...new Set(rows.map((r) => r.teamId))].map((teamId) => activityPayload(teamId, "team"));
+    await tx.$queryRaw`WITH marked AS (
+        UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
+          consumed_at = CASE WHEN id = ANY(${consumed}::text[]) THEN coalesce(consumed_at, statement_timestamp()) ELSE consumed_at END
+        WHERE id = ANY(${ids}::text[]) AND state = 'queued'
+        RETURNING 1
+      )
+      SELECT pg_notify(${ACTIVITY_CHANNEL}, p) FROM unnest(${teams}::text[]) AS p`;
     return ids;
   });
 }
@@ -393,7 +399,7 @@ const TeamIdRows = z.array(z.object({ teamId: z.string() }));
  * The runtime's onClaimed hook (runs inside the claim transaction): team messages that just
  * entered the target's history are consumed.
  */
-export async function markConsumed(tx: Tx, sessionId: SessionId, items: ClaimedItem[]): Promise<void> {
+export async function markConsumed(tx: SqlRunner, sessionId: SessionId, items: ClaimedItem[]): Promise<void> {
   const ids = items.filter((i) => i.source.kind === "team").map((i) => i.id);
   if (ids.length === 0) return;
   const rows = TeamIdRows.parse(

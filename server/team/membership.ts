@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { DbOrTx, Tx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { asSessionId, type SessionId } from "../ids";
 import { LEAD_NAME } from "./names";
@@ -26,12 +27,14 @@ export function leadOf(teamId: SessionId): Membership {
 }
 
 /** The membership of the agent running in `sessionId`. */
-export async function membershipOf(db: DbOrTx, sessionId: SessionId): Promise<Membership> {
-  const s = await db.session.findUnique({ where: { id: sessionId }, select: { teamId: true, memberName: true } });
+const MembershipRows = z.array(z.object({ team_id: z.string().nullable(), member_name: z.string().nullable() }));
+
+export async function membershipOf(db: SqlRunner, sessionId: SessionId): Promise<Membership> {
+  const s = MembershipRows.parse(await db.$queryRaw`SELECT team_id, member_name FROM sessions WHERE id = ${sessionId}`)[0];
   if (!s) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
-  if (!s.teamId) throw new AppError("TEAM_NOT_MEMBER", `Session ${sessionId} is not in a team`);
-  const teamId = asSessionId(s.teamId);
-  return s.memberName === null ? leadOf(teamId) : { teamId, sessionId, name: s.memberName, isLead: false };
+  if (!s.team_id) throw new AppError("TEAM_NOT_MEMBER", `Session ${sessionId} is not in a team`);
+  const teamId = asSessionId(s.team_id);
+  return s.member_name === null ? leadOf(teamId) : { teamId, sessionId, name: s.member_name, isLead: false };
 }
 
 /**

@@ -80,7 +80,7 @@ export const sessionRouter = router({
     .output(z.object({ events: z.array(SessionEventSchema), hasMore: z.boolean() }))
     .query(async ({ ctx, input }) => {
       await sessionAccess(ctx, input.sessionId, "view");
-      const events = await readEventsBefore(ctx.db, input.sessionId, input.beforeSeq, input.limit);
+      const events = await readEventsBefore(ctx.db.sql, input.sessionId, input.beforeSeq, input.limit);
       return { events, hasMore: (events[0]?.seq ?? 1) > 1 };
     }),
 
@@ -178,7 +178,7 @@ async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, l
           checkedAt = Date.now();
           recheck = false;
         }
-        const events = tail.eventsAfter(after, FEED_BATCH) ?? (await readEventsAfter(ctx.db, id, after, FEED_BATCH));
+        const events = tail.eventsAfter(after, FEED_BATCH) ?? (await readEventsAfter(ctx.db.sql, id, after, FEED_BATCH));
         const last = events.at(-1);
         if (last) {
           after = last.seq;

@@ -1,0 +1,102 @@
+import { describe, expect } from "vitest";
+import { databaseTest } from "../testing/fixtures";
+import { createDb } from "./client";
+import { Prisma } from "./generated/client";
+import { sqlTx } from "./sql";
+
+const it = databaseTest();
+
+describe("db.sql (raw statements on the adapter's pool)", () => {
+  it("reads and binds values as Prisma's $queryRaw does", async ({ db }) => {
+    const at = new Date("2026-12-02T06:15:20.123Z");
+    const query = (run: typeof db.sql | typeof db) =>
+      run.$queryRaw`SELECT ${42}::int AS i, ${"9007199254740993"}::bigint AS big, ${"1.50"}::numeric AS num,
+        ${at}::timestamptz AS at, ${JSON.stringify({ b: [1, "x"], a: null })}::jsonb AS doc,
+        ${["a", "b,c", 'd"e']}::text[] AS arr, ${true}::boolean AS yes, ${null}::text AS nothing, 'é€'::text AS utf8`;
+    const [viaPg] = (await query(db.sql)) as Record<string, unknown>[];
+    const [viaPrisma] = (await query(db)) as Record<string, unknown>[];
+    expect(viaPg).toEqual({
+      i: 42,
+      big: 9007199254740993n,
+      num: "1.50",
+      at,
+      doc: { a: null, b: [1, "x"] },
+      arr: ["a", "b,c", 'd"e'],
+      yes: true,
+      nothing: null,
+      utf8: "é€",
+    });
+    // Prisma reads numeric as a Decimal; everything else is the same value.
+    expect({ ...viaPrisma, num: String(viaPrisma!.num) }).toEqual({ ...viaPg, num: "1.5" });
+  });
+
+  it("takes nested fragments and counts affected rows", async ({ db }) => {
+    await db.sql.$executeRaw`CREATE TABLE sql_test_rows (id int PRIMARY KEY, v text)`;
+    const v = Prisma.sql`${"x"}`;
+    expect(await db.sql.$executeRaw`INSERT INTO sql_test_rows SELECT g, ${v} FROM generate_series(1, ${3}::int) g`).toBe(3);
+    expect(await db.sql.$executeRaw(Prisma.sql`UPDATE sql_test_rows SET v = ${"y"} WHERE id > ${1}`)).toBe(2);
+    expect(await db.sql.$queryRaw`SELECT id, v FROM sql_test_rows ORDER BY id`).toEqual([
+      { id: 1, v: "x" },
+      { id: 2, v: "y" },
+      { id: 3, v: "y" },
+    ]);
+  });
+
+  it("commits a transaction's statements together, rolls them all back when it throws, and joins an open one", async ({ db }) => {
+    await db.sql.$executeRaw`CREATE TABLE sql_test_tx (id int PRIMARY KEY)`;
+    const ids = async () => ((await db.sql.$queryRaw`SELECT id FROM sql_test_tx ORDER BY id`) as { id: number }[]).map((r) => r.id);
+
+    await expect(
+      db.sqlTx(async (tx) => {
+        await tx.$executeRaw`INSERT INTO sql_test_tx VALUES (1)`;
+        // Not visible outside before COMMIT.
+        expect(await ids()).toEqual([]);
+        await sqlTx(tx, (joined) => joined.$executeRaw`INSERT INTO sql_test_tx VALUES (2)`);
+        throw new Error("changed my mind");
+      }),
+    ).rejects.toThrow("changed my mind");
+    expect(await ids()).toEqual([]);
+
+    // A failed statement aborts the transaction: nothing of it commits.
+    await expect(
+      db.sqlTx(async (tx) => {
+        await tx.$executeRaw`INSERT INTO sql_test_tx VALUES (3)`;
+        await tx.$executeRaw`INSERT INTO sql_test_tx VALUES (3)`;
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    expect(await ids()).toEqual([]);
+
+    expect(
+      await db.sqlTx(async (tx) => {
+        await tx.$executeRaw`INSERT INTO sql_test_tx VALUES (4)`;
+        await sqlTx(tx, (joined) => joined.$executeRaw`INSERT INTO sql_test_tx VALUES (5)`);
+        return "done";
+      }),
+    ).toBe("done");
+    expect(await ids()).toEqual([4, 5]);
+  });
+
+  it("hands every connection back: more transactions than the pool has connections, some failing", async ({ tdb }) => {
+    const small = createDb(tdb.url, 2);
+    try {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) =>
+          small.sqlTx(async (tx) => {
+            await tx.$queryRaw`SELECT pg_sleep(0.005)`;
+            if (i % 3 === 0) throw new Error(`no ${i}`);
+            return i;
+          }),
+        ),
+      );
+      expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(13);
+      // Both of the pool's connections are usable (none left in a transaction) and Prisma shares them.
+      const inTx = await Promise.all([small.sql.$queryRaw`SELECT now() <> statement_timestamp() AS open`, small.$queryRaw`SELECT 1 AS one`]);
+      expect(inTx).toEqual([[{ open: false }], [{ one: 1 }]]);
+    } finally {
+      await small.$disconnect();
+    }
+    // Disconnecting ends the shared pool (twice is harmless).
+    await small.$disconnect();
+    await expect(small.sql.$queryRaw`SELECT 1`).rejects.toThrow();
+  });
+});
