@@ -334,7 +334,7 @@ export class TeamTail implements SharedReader {
     const want = (s: Section) => sections.has(s);
     this.reads += sections.size;
     const [members, tasks, messages, limit, people, presence, actions, workspace] = await Promise.all([
-      want("roster") ? listMembers(db, teamId) : null,
+      want("roster") ? listMembers(db.sql, teamId) : null,
       want("tasks") ? allTasks(db, teamId) : null,
       want("messages") ? listMessages(db, teamId, { limit: LIMITS.messageListMax }) : null,
       want("budget") ? teamBudgetLimit(db, teamId) : undefined,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { isTransientDbError } from "../db/errors";
 import { AppError, isAppError } from "../errors";
 import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId, type UserId } from "../ids";
@@ -10,7 +11,7 @@ import { modelKey, NO_SPEND, SpendSchema, sumSpend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
-import { AgentStatusSchema, completedTurnsSeed, deriveStatus, SPEND_COLUMNS, spendOf, SpendRowSchema, STATUS_COLUMNS, teamSpendSums } from "../runtime/sessions";
+import { AgentStatusSchema, completedTurnsSeed, deriveStatus, spendOf, SpendRowSchema, STATUS_COLUMNS, teamSpendSums } from "../runtime/sessions";
 import { Prisma } from "../db/generated/client";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref } from "../people/person";
@@ -40,71 +41,97 @@ export const MemberViewSchema = z.object({
 });
 export type MemberView = z.infer<typeof MemberViewSchema>;
 
-const sessionSelect = { ...STATUS_COLUMNS, ...SPEND_COLUMNS, id: true, title: true, model: true } as const;
-
 /** The team's spend: what its members' sessions spent (a member not yet created spent nothing). */
 export function teamSpend(members: readonly MemberView[]) {
   return sumSpend(members.map((m) => m.spend));
 }
 
-/** Each session's last turn error: the error of its latest turn_end when that turn failed (one query for all). */
-async function lastErrorsBySession(db: DbOrTx, ids: string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  const rows = z.array(z.object({ session_id: z.string(), error: z.string().nullable() })).parse(
-    await db.$queryRaw`SELECT s.id AS session_id, e.payload->>'error' AS error
-      FROM unnest(${ids}::text[]) AS s(id)
-      CROSS JOIN LATERAL (
-        SELECT payload FROM session_events
-        WHERE session_id = s.id AND kind = 'turn_end' ORDER BY seq DESC LIMIT 1
-      ) e
-      WHERE e.payload->>'reason' = 'error'`,
-  );
-  return new Map(rows.map((r) => [r.session_id, r.error ?? "the turn failed"]));
-}
+/** A roster row: the member (all null for the Lead), its session (null until created) and its last turn's error. */
+const RosterRow = SpendRowSchema.extend({
+  is_lead: z.boolean(),
+  name: z.string().nullable(),
+  session_id: z.string(),
+  description: z.string().nullable(),
+  context: z.string().nullable(),
+  phase: z.string().nullable(),
+  diagnostic: z.string().nullable(),
+  member_model: z.unknown(),
+  added_by: z.unknown(),
+  has_session: z.boolean(),
+  title: z.string().nullable(),
+  model: z.unknown(),
+  status: z.string().nullable(),
+  activeTurnId: z.string().nullable(),
+  leaseOwner: z.string().nullable(),
+  leaseExpiresAt: z.date().nullable(),
+  failed_turn: z.boolean(),
+  error: z.string().nullable(),
+});
+type RosterRow = z.infer<typeof RosterRow>;
 
-/** Lead first, then teammates in creation order, each with its live status. */
-export async function listMembers(db: DbOrTx, teamId: SessionId): Promise<MemberView[]> {
-  const lead = await db.session.findUnique({ where: { id: teamId }, select: sessionSelect });
-  if (!lead) throw new AppError("SESSION_NOT_FOUND", `Team ${teamId} not found`);
-  const members = await db.teamMember.findMany({ where: { teamId }, orderBy: { ordinal: "asc" } });
-  const sessions = await db.session.findMany({
-    where: { id: { in: members.map((m) => m.sessionId) } },
-    select: sessionSelect,
-  });
-  const byId = new Map(sessions.map((s) => [s.id, s]));
-  const lastErrors = await lastErrorsBySession(db, [teamId, ...members.map((m) => m.sessionId)]);
+/**
+ * Lead first, then teammates in creation order, each with its live status, its spend and why
+ * its last turn failed (if it did): one statement (the team feed reads it every second).
+ */
+export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<MemberView[]> {
+  const rows = z.array(RosterRow).parse(
+    await db.$queryRaw`WITH roster AS (
+        SELECT true AS is_lead, 0 AS ordinal, NULL::text AS name, ${teamId}::text AS session_id, NULL::text AS description,
+          NULL::text AS context, NULL::text AS phase, NULL::text AS diagnostic, NULL::jsonb AS member_model, NULL::jsonb AS added_by
+        UNION ALL
+        SELECT false, m.ordinal, m.name, m.session_id, m.description, m.context, m.phase, m.diagnostic, m.model, m.added_by
+        FROM team_members m WHERE m.team_id = ${teamId}
+      )
+      SELECT r.is_lead, r.name, r.session_id, r.description, r.context, r.phase, r.diagnostic, r.member_model, r.added_by,
+        s.id IS NOT NULL AS has_session, s.title, s.model, s.status, s.active_turn_id AS "activeTurnId",
+        s.lease_owner AS "leaseOwner", s.lease_expires_at AS "leaseExpiresAt",
+        coalesce(s.spent_input_tokens, 0) AS "spentInputTokens", coalesce(s.spent_output_tokens, 0) AS "spentOutputTokens",
+        coalesce(s.spent_cached_tokens, 0) AS "spentCachedTokens", coalesce(s.spent_cost_nanos, 0) AS "spentCostNanos",
+        coalesce(e.payload->>'reason' = 'error', false) AS failed_turn, e.payload->>'error' AS error
+      FROM roster r
+        LEFT JOIN sessions s ON s.id = r.session_id
+        LEFT JOIN LATERAL (
+          SELECT payload FROM session_events
+          WHERE session_id = r.session_id AND kind = 'turn_end' ORDER BY seq DESC LIMIT 1
+        ) e ON true
+      ORDER BY r.is_lead DESC, r.ordinal`,
+  );
+  const lead = rows[0];
+  if (!lead?.is_lead || !lead.has_session) throw new AppError("SESSION_NOT_FOUND", `Team ${teamId} not found`);
+  const leadModel = ModelChoiceSchema.parse(lead.model);
+  const lastError = (r: RosterRow) => (r.failed_turn ? (r.error ?? "the turn failed") : null);
+  const status = (r: RosterRow) => deriveStatus({ status: r.status ?? "", activeTurnId: r.activeTurnId, leaseOwner: r.leaseOwner, leaseExpiresAt: r.leaseExpiresAt });
   const leadView: MemberView = {
     name: LEAD_NAME,
     role: "lead",
     sessionId: teamId,
-    description: lead.title,
+    description: lead.title ?? "",
     context: null,
     phase: "active",
-    status: deriveStatus(lead),
+    status: status(lead),
     diagnostic: null,
-    model: ModelChoiceSchema.parse(lead.model),
+    model: leadModel,
     spend: spendOf(lead),
     addedBy: null,
-    lastError: lastErrors.get(teamId) ?? null,
+    lastError: lastError(lead),
   };
   return [
     leadView,
-    ...members.map((m) => {
-      const s = byId.get(m.sessionId);
+    ...rows.slice(1).map((m) => {
       const phase = z.enum(["provisioning", "active", "failed"]).parse(m.phase);
       return MemberViewSchema.parse({
         name: m.name,
         role: "teammate",
-        sessionId: m.sessionId,
+        sessionId: m.session_id,
         description: m.description,
         context: m.context,
         phase,
-        status: phase === "active" && s ? deriveStatus(s) : phase,
+        status: phase === "active" && m.has_session ? status(m) : phase,
         diagnostic: m.diagnostic,
-        model: s?.model ?? m.model ?? lead.model,
-        spend: s ? spendOf(s) : NO_SPEND,
-        addedBy: m.addedBy,
-        lastError: lastErrors.get(m.sessionId) ?? null,
+        model: m.has_session ? m.model : (m.member_model ?? leadModel),
+        spend: spendOf(m),
+        addedBy: m.added_by,
+        lastError: lastError(m),
       });
     }),
   ];
@@ -402,7 +429,7 @@ export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: numb
         WHERE s.member_name IS NULL AND s.team_id = s.id
         ORDER BY last_activity_at DESC LIMIT ${opts.limit ?? 100}`,
     );
-  const leads = await db.session.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: sessionSelect });
+  const leads = await db.session.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: { ...STATUS_COLUMNS, id: true, title: true, model: true } });
   const byId = new Map(leads.map((l) => [l.id, l]));
   return rows.flatMap((r) => {
     const lead = byId.get(r.id);
