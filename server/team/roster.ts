@@ -7,7 +7,7 @@ import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId,
 import { boundedText } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyActivity } from "../live/activity";
-import { modelKey, NO_SPEND, SpendSchema, sumSpend } from "../models/catalog";
+import { modelKey, SpendSchema, sumSpend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
 import { appendEvents } from "../runtime/session-log";
