@@ -1,9 +1,9 @@
-import type { Db, DbOrTx } from "../db/client";
+import type { Db } from "../db/client";
 import { asSessionId, type SessionId } from "../ids";
 import type { SessionEvent } from "../runtime/events";
-import { listInbox, type InboxItemView } from "../runtime/inbox";
+import type { InboxItemView } from "../runtime/inbox";
 import { readEventsAfter, readEventsBefore } from "../runtime/session-log";
-import { getSession, type SessionView } from "../runtime/sessions";
+import { getSessionWithInbox, type SessionView } from "../runtime/sessions";
 import type { Activity, ActivityHub } from "./activity";
 import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./shared-readers";
 
@@ -19,11 +19,6 @@ export interface SessionState {
   inbox: InboxItemView[];
 }
 
-/** The session as its room shows it: status, settings and the queued input. */
-export async function readSessionState(db: DbOrTx, id: SessionId): Promise<SessionState> {
-  const [session, inbox] = await Promise.all([getSession(db, id), listInbox(db, id)]);
-  return { session, inbox };
-}
 
 /** The most events one feed message carries (a long history arrives in a few messages). */
 export const FEED_BATCH = 500;
@@ -156,7 +151,7 @@ export class SessionTail implements SharedReader {
           if (this.dirty.state) {
             this.dirty.state = false;
             this.reads.state += 1;
-            const state = await readSessionState(this.db, this.sessionId);
+            const state: SessionState = await getSessionWithInbox(this.db.sql, this.sessionId);
             const key = JSON.stringify(state);
             if (key !== this.current?.key) {
               this.current = { state, key };

@@ -11,7 +11,7 @@ import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref, type Person } from "../people/person";
 import { addOwner, teamsOf } from "../people/team-people";
 import type { EventPayload } from "./events";
-import { enqueue, type InboxItemView } from "./inbox";
+import { enqueue, InboxItemSchema, type InboxItemView } from "./inbox";
 import { copyWorkspaceAsOf } from "../workspace/fork";
 import { appendEvents, readEventsAfter } from "./session-log";
 
@@ -90,12 +90,13 @@ export function spendOf(row: SpendRow): Spend {
   };
 }
 
-type SessionRow = {
-  status: string;
-  activeTurnId: string | null;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-};
+const SessionStatusRow = z.object({
+  status: z.string(),
+  activeTurnId: z.string().nullable(),
+  leaseOwner: z.string().nullable(),
+  leaseExpiresAt: z.date().nullable(),
+});
+type SessionRow = z.infer<typeof SessionStatusRow>;
 
 /** Status as shown everywhere: no live lease means nobody drives it, so it is inactive. */
 export function deriveStatus(row: SessionRow, now = new Date()): AgentStatus {
@@ -135,6 +136,28 @@ export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<Sess
   const row = await db.session.findUnique({ where: { id: sessionId }, select: sessionSelect });
   if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
   return toView(row);
+}
+
+const QueuedInput = z.array(InboxItemSchema.extend({ createdAt: z.coerce.date() }));
+
+/**
+ * The session with its pending input in position order, in one statement: what its room shows,
+ * re-read by the live feed at every turn's end and claim.
+ */
+export async function getSessionWithInbox(db: SqlRunner, sessionId: SessionId): Promise<{ session: SessionView; inbox: InboxItemView[] }> {
+  const rows = z.array(z.record(z.string(), z.unknown())).parse(
+    await db.$queryRaw`SELECT s.id, s.title, s.model, s.status, s.active_turn_id AS "activeTurnId", s.lease_owner AS "leaseOwner",
+        s.lease_expires_at AS "leaseExpiresAt", s.last_seq AS "lastSeq", s.optional_context AS "optionalContext",
+        s.forked_from_id AS "forkedFromId", s.created_by AS "createdBy", s.created_at AS "createdAt", s.updated_at AS "updatedAt",
+        coalesce((SELECT json_agg(json_build_object('id', i.id, 'mode', i.mode, 'text', i.text, 'source', i.source,
+            'editedBy', i.edited_by, 'position', i.position, 'createdAt', i.created_at) ORDER BY i.position)
+          FROM inbox_items i WHERE i.session_id = s.id), '[]'::json) AS inbox
+      FROM sessions s WHERE s.id = ${sessionId}`,
+  );
+  const row = rows[0];
+  if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
+  const { inbox, ...session } = row;
+  return { session: toView(SessionStatusRow.passthrough().parse(session)), inbox: QueuedInput.parse(inbox) };
 }
 
 /** Sessions, newest activity first; given a person, only those of the teams they belong to. */

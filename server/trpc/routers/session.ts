@@ -2,7 +2,7 @@ import { tracked } from "@trpc/server";
 import { z } from "zod";
 import type { SessionId } from "../../ids";
 import { activityWaiter } from "../../live/activity";
-import { FEED_BATCH, FEED_REREAD_MS, readSessionState, sessionFeedsOf } from "../../live/session-feed";
+import { FEED_BATCH, FEED_REREAD_MS, sessionFeedsOf } from "../../live/session-feed";
 import { ModelOptionSchema } from "../../models/catalog";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
 import { assertModelAvailable, availableModels } from "../../models/registry";
@@ -12,6 +12,7 @@ import { readEventsAfter, readEventsBefore } from "../../runtime/session-log";
 import {
   createSession,
   forkSession,
+  getSessionWithInbox,
   listSessions,
   promptSession,
   requestAbort,
@@ -62,7 +63,7 @@ export const sessionRouter = router({
     .output(StateSchema)
     .query(async ({ ctx, input }) => {
       await sessionAccess(ctx, input.sessionId, "view");
-      return readSessionState(ctx.db, input.sessionId);
+      return getSessionWithInbox(ctx.db.sql, input.sessionId);
     }),
 
   /** A new team (its Lead session), owned by whoever creates it. */
