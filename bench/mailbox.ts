@@ -64,7 +64,7 @@ const SENDER_COUNTS = [1, 8];
 const FAN_OUT = 8;
 const PGBOSS_BATCH = Number(process.env.BENCH_PGBOSS_BATCH ?? 8);
 const PGBOSS_IDLE_MS = Number(process.env.BENCH_PGBOSS_IDLE_MS ?? 2);
-/** createDb's default, as server/main.ts uses it. */
+/** createDb's default (the app server's is DATABASE_POOL_SIZE, 20): kept, so figures compare across runs. */
 const DB_POOL = 10;
 
 

@@ -49,7 +49,7 @@ const RETRIES = Number(process.env.BENCH_RETRIES ?? 40);
 const AGENT_COUNTS = [1, 8, 32];
 const BUDGET_MEMBERS = Number(process.env.BENCH_BUDGET_MEMBERS ?? 8);
 const BUDGET_TRIALS = Number(process.env.BENCH_BUDGET_TRIALS ?? 5);
-/** createDb's default, as server/main.ts uses it. */
+/** createDb's default (the app server's is DATABASE_POOL_SIZE, 20): kept, so figures compare across runs. */
 const DB_POOL = 10;
 
 

@@ -65,7 +65,7 @@ const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 2000);
 const LIST_FILES = Number(process.env.BENCH_LIST_FILES ?? 10_000);
 const ZIP_MIB = Number(process.env.BENCH_ZIP_MIB ?? 64);
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 30);
-/** createDb's default, as server/main.ts uses it. */
+/** createDb's default (the app server's is DATABASE_POOL_SIZE, 20): kept, so figures compare across runs. */
 const DB_POOL = 10;
 const LIMITS = workspaceLimits({ maxFiles: Math.max(10_000, LIST_FILES + 100), maxBytes: (ZIP_MIB + 16) * 1024 * 1024 });
 

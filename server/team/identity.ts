@@ -1,7 +1,6 @@
-import { z } from "zod";
 import type { SqlRunner } from "../db/sql";
 import type { ContextProvider } from "../runtime/context-registry";
-import { membershipOf } from "./membership";
+import { membershipAndTeamTitle } from "./membership";
 
 // team:identity (SPEC.md §5, the identity decision): the member's role, name, team and how to
 // address peers, rendered from current membership before every step. Required: optional-context
@@ -41,20 +40,17 @@ export function parseIdentity(text: string): Pick<Identity, "role" | "name"> | n
   return m ? { role: m[1] as Identity["role"], name: m[2]! } : null;
 }
 
-const TitleRows = z.array(z.object({ title: z.string() }));
-
 export function teamIdentityProvider(db: SqlRunner): ContextProvider {
   return {
     name: TEAM_IDENTITY,
     required: true,
     async render({ sessionId, db: within }) {
       const read = within ?? db;
-      const me = await membershipOf(read, sessionId);
-      const team = TitleRows.parse(await read.$queryRaw`SELECT title FROM sessions WHERE id = ${me.teamId}`)[0];
+      const { me, teamTitle } = await membershipAndTeamTitle(read, sessionId);
       return formatIdentity({
         role: me.isLead ? "lead" : "teammate",
         name: me.name,
-        teamTitle: team?.title ?? me.teamId,
+        teamTitle: teamTitle ?? me.teamId,
         teamId: me.teamId,
       });
     },

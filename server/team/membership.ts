@@ -26,15 +26,26 @@ export function leadOf(teamId: SessionId): Membership {
   return { teamId, sessionId: teamId, name: LEAD_NAME, isLead: true };
 }
 
-/** The membership of the agent running in `sessionId`. */
-const MembershipRows = z.array(z.object({ team_id: z.string().nullable(), member_name: z.string().nullable() }));
+const MembershipRows = z.array(
+  z.object({ team_id: z.string().nullable(), member_name: z.string().nullable(), team_title: z.string().nullable() }),
+);
 
-export async function membershipOf(db: SqlRunner, sessionId: SessionId): Promise<Membership> {
-  const s = MembershipRows.parse(await db.$queryRaw`SELECT team_id, member_name FROM sessions WHERE id = ${sessionId}`)[0];
+/** The membership of the agent running in `sessionId`, and its team's title (one read). */
+export async function membershipAndTeamTitle(db: SqlRunner, sessionId: SessionId): Promise<{ me: Membership; teamTitle: string | null }> {
+  const s = MembershipRows.parse(
+    await db.$queryRaw`SELECT s.team_id, s.member_name, t.title AS team_title
+      FROM sessions s LEFT JOIN sessions t ON t.id = s.team_id WHERE s.id = ${sessionId}`,
+  )[0];
   if (!s) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
   if (!s.team_id) throw new AppError("TEAM_NOT_MEMBER", `Session ${sessionId} is not in a team`);
   const teamId = asSessionId(s.team_id);
-  return s.member_name === null ? leadOf(teamId) : { teamId, sessionId, name: s.member_name, isLead: false };
+  const me = s.member_name === null ? leadOf(teamId) : { teamId, sessionId, name: s.member_name, isLead: false };
+  return { me, teamTitle: s.team_title };
+}
+
+/** The membership of the agent running in `sessionId`. */
+export async function membershipOf(db: SqlRunner, sessionId: SessionId): Promise<Membership> {
+  return (await membershipAndTeamTitle(db, sessionId)).me;
 }
 
 /**

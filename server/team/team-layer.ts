@@ -31,7 +31,7 @@ export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" 
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
   // One list for every member: the nine Team tools, then the six Workspace tools.
   const tools = [...createTeamTools({ hub, limits: teamLimits(opts.limits), models: opts.models ?? [] }), ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits))];
-  const identity = teamIdentityProvider(db);
+  const identity = teamIdentityProvider(db.sql);
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,
     toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),

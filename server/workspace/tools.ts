@@ -40,7 +40,7 @@ function compactChange(r: ChangeResult): z.infer<typeof Change> {
 
 /** The agent running the tool, as the change's writer. */
 async function writerOf(ctx: ToolCallScope): Promise<Extract<Writer, { kind: "member" }>> {
-  return { kind: "member", member: await membershipOf(ctx.db, ctx.sessionId) };
+  return { kind: "member", member: await membershipOf(ctx.db.sql, ctx.sessionId) };
 }
 
 export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] {
@@ -54,7 +54,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
         next_cursor: z.string().optional(),
       }),
       async execute(input, ctx) {
-        const me = await membershipOf(ctx.db, ctx.sessionId);
+        const me = await membershipOf(ctx.db.sql, ctx.sessionId);
         const page = await listFiles(ctx.db, me.teamId, input);
         return {
           files: page.files.map((f) => ({ path: f.path, bytes: f.bytes, version: f.version, by: by(f.author) })),
@@ -78,7 +78,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
         content: z.string(),
       }),
       async execute(input, ctx) {
-        const me = await membershipOf(ctx.db, ctx.sessionId);
+        const me = await membershipOf(ctx.db.sql, ctx.sessionId);
         const f = await readFile(ctx.db, me.teamId, { path: input.path, startLine: input.start_line, endLine: input.end_line, maxBytes: LIMITS.workspaceReadBytes });
         return {
           path: f.path,
@@ -136,7 +136,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
         .strict(),
       output: z.object({ matches: z.array(SearchMatchSchema), truncated: z.literal(true).optional() }),
       async execute(input, ctx) {
-        const me = await membershipOf(ctx.db, ctx.sessionId);
+        const me = await membershipOf(ctx.db.sql, ctx.sessionId);
         const r = await searchFiles(ctx.db, me.teamId, { query: input.query, regex: input.regex, ignoreCase: input.ignore_case, prefix: input.prefix, limit: input.limit });
         return { matches: r.matches, ...(r.truncated ? { truncated: true as const } : {}) };
       },

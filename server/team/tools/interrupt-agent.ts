@@ -17,7 +17,7 @@ export const interruptAgentTool = () =>
     input: z.object({ target: z.string().min(1).max(LIMITS.memberNameChars) }).strict(),
     output: z.object({ previousStatus: z.string() }),
     async execute({ target }, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
       if (!me.isLead) throw new AppError("TEAM_LEAD_REQUIRED", "Only the Lead can interrupt teammates");
       if (target === LEAD_NAME) throw new AppError("TEAM_INVALID_TARGET", "interrupt_agent takes a teammate, not the Lead");
       const to = await resolveActiveMember(ctx.db, me.teamId, target, "message");

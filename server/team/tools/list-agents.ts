@@ -11,7 +11,7 @@ export const listAgentsTool = () =>
     input: z.object({}).strict(),
     output: z.object({ agents: z.array(CompactMember) }),
     async execute(_input, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
-      return { agents: (await listMembers(ctx.db, me.teamId)).map(compactMember) };
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
+      return { agents: (await listMembers(ctx.db.sql, me.teamId)).map(compactMember) };
     },
   });

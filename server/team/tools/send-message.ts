@@ -16,7 +16,7 @@ export const sendMessageTool = (deps: TeamToolDeps) =>
     input: z.object({ target: z.string().min(1).max(LIMITS.memberNameChars), message: z.string().min(1) }).strict(),
     output: z.object({ messageId: z.string(), status: z.enum(["accepted", "queued"]) }),
     async execute({ target, message }, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
       await assertActiveMember(ctx.db, me);
       const to = await resolveActiveMember(ctx.db, me.teamId, target, "message");
       return sendMessage(

@@ -23,7 +23,7 @@ export const spawnTeammateTool = (deps: TeamToolDeps) =>
     input: SpawnInputSchema.strict(),
     output: CompactMember,
     async execute(input, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
       const name = await reserveTeammate(ctx.db, me, input, { limits: deps.limits, models: deps.models, tool: { callKey: ctx.callKey, fence: ctx.fence } });
       await ctx.effectCommitted();
       try {
@@ -34,7 +34,7 @@ export const spawnTeammateTool = (deps: TeamToolDeps) =>
         // The database went away mid-spawn: the member stays provisioning and recovery
         // finishes it; say so rather than "failed".
         if (!isTransientDbError(e)) throw e;
-        const view = (await listMembers(ctx.db, me.teamId)).find((m) => m.name === name);
+        const view = (await listMembers(ctx.db.sql, me.teamId)).find((m) => m.name === name);
         if (!view) throw e;
         return { ...compactMember(view), diagnostic: "Provisioning was cut short; it finishes automatically." };
       }

@@ -16,7 +16,7 @@ export const teamTaskCreateTool = (deps: TeamToolDeps) =>
       .strict(),
     output: CompactTask,
     async execute(input, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
       const task = { subject: input.subject, description: input.description, blockedBy: input.blocked_by, writeScopes: input.write_scopes };
       return ctx.commit(async (tx) => compactTask(await createTask(tx, me, task, deps.limits)));
     },

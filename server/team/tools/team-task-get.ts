@@ -11,7 +11,7 @@ export const teamTaskGetTool = () =>
     input: z.object({ task_id: TaskIdSchema }).strict(),
     output: CompactTask,
     async execute({ task_id }, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
       return compactTask(await getTask(ctx.db, me.teamId, task_id));
     },
   });

@@ -11,7 +11,7 @@ export const teamTaskListTool = () =>
     input: ListTasksInputSchema.strict(),
     output: z.object({ tasks: z.array(CompactTask), nextCursor: z.string().optional() }),
     async execute(input, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
       const page = await listTasks(ctx.db, me.teamId, input);
       return { tasks: page.tasks.map(compactTask), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
     },

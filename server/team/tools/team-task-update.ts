@@ -27,7 +27,7 @@ export const teamTaskUpdateTool = () =>
       .strict(),
     output: CompactTask,
     async execute(input, ctx) {
-      const me = await membershipOf(ctx.db, ctx.sessionId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
       const update = {
         taskId: input.task_id,
         expectedRevision: input.expected_revision,

@@ -21,8 +21,8 @@ export const waitAgentTool = (deps: TeamToolDeps) =>
       if (timeout_ms < LIMITS.waitMinMs || timeout_ms > LIMITS.waitMaxMs) {
         throw new AppError("TEAM_INVALID_TIMEOUT", `timeout_ms must be between ${LIMITS.waitMinMs} and ${LIMITS.waitMaxMs}`);
       }
-      const me = await membershipOf(ctx.db, ctx.sessionId);
-      const members = await listMembers(ctx.db, me.teamId);
+      const me = await membershipOf(ctx.db.sql, ctx.sessionId);
+      const members = await listMembers(ctx.db.sql, me.teamId);
       // Subscribe before checking, so a change between the check and the wait is not missed.
       // Status changes and arriving input of any member; task and mailbox changes are
       // announced on the team id (the Lead's session). Log appends ("event") do not count.

@@ -46,7 +46,7 @@ export const teamRouter = router({
   roster: personProcedure
     .input(TeamRef)
     .output(z.array(MemberViewSchema))
-    .query(async ({ ctx, input }) => listMembers(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId)),
+    .query(async ({ ctx, input }) => listMembers(ctx.db.sql, (await teamAccess(ctx, input.teamId, "view")).teamId)),
 
   addTeammate: personProcedure
     .input(
