@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import type { Db } from "../db/client";
+import type { Db, DbOrTx } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { asSessionId, type SessionId } from "../ids";
 import { LIMITS } from "../limits";
 import { SpendSchema, type Spend } from "../models/catalog";
@@ -154,7 +155,7 @@ export class TrackedRows<T extends { id: string }> {
 }
 
 /** Every task of the board, tombstones last. */
-async function allTasks(db: Db, teamId: SessionId): Promise<TaskView[]> {
+async function allTasks(db: DbOrTx, teamId: SessionId): Promise<TaskView[]> {
   const out: TaskView[] = [];
   for (const status of [undefined, "deleted"] as const) {
     let cursor: string | undefined;
@@ -333,16 +334,24 @@ export class TeamTail implements SharedReader {
     const { db, teamId } = this;
     const want = (s: Section) => sections.has(s);
     this.reads += sections.size;
-    const [members, tasks, messages, limit, people, presence, actions, workspace] = await Promise.all([
-      want("roster") ? listMembers(db.sql, teamId) : null,
-      want("tasks") ? allTasks(db, teamId) : null,
-      want("messages") ? listMessages(db, teamId, { limit: LIMITS.messageListMax }) : null,
-      want("budget") ? teamBudgetLimit(db, teamId) : undefined,
-      want("people") ? readPeople(db, teamId) : null,
-      want("presence") ? listPresence(db, teamId) : null,
-      want("actions") ? recentActions(db, teamId) : null,
-      want("workspace") ? workspaceSummary(db, teamId) : null,
-    ]);
+    const readSections = (q: DbOrTx, roster: SqlRunner) =>
+      Promise.all([
+        want("roster") ? listMembers(roster, teamId) : null,
+        want("tasks") ? allTasks(q, teamId) : null,
+        want("messages") ? listMessages(q, teamId, { limit: LIMITS.messageListMax }) : null,
+        want("budget") ? teamBudgetLimit(q, teamId) : undefined,
+        want("people") ? readPeople(q, teamId) : null,
+        want("presence") ? listPresence(q, teamId) : null,
+        want("actions") ? recentActions(q, teamId) : null,
+        want("workspace") ? workspaceSummary(q, teamId) : null,
+      ]);
+    // The roster alone (a step's spend, every second) is one statement; several sections are
+    // read in one transaction: one commit instead of one per statement, and one snapshot, so
+    // the board, the mailbox and the roster the room shows are of the same moment.
+    const [members, tasks, messages, limit, people, presence, actions, workspace] =
+      sections.size === 1 && want("roster")
+        ? await readSections(db, db.sql)
+        : await db.$transaction((tx) => readSections(tx, tx), { isolationLevel: "RepeatableRead", maxWait: 10_000, timeout: 15_000 });
     if (this.closed) return;
     const seq = this.seq + 1;
     let changed = false;
