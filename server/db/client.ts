@@ -1,7 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/client";
-import { PgSql, sqlTx, type SqlTx } from "./sql";
+import { PgSql, sqlTx, type SqlTx, type SqlTxOptions } from "./sql";
 
 /**
  * The process's database: Prisma's client, plus `sql` (raw statements straight on the same pg
@@ -9,7 +9,7 @@ import { PgSql, sqlTx, type SqlTx } from "./sql";
  */
 export type Db = PrismaClient & {
   readonly sql: PgSql;
-  sqlTx<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
+  sqlTx<T>(fn: (tx: SqlTx) => Promise<T>, opts?: SqlTxOptions): Promise<T>;
 };
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
@@ -26,7 +26,7 @@ export function createDb(databaseUrl: string, poolSize = 10): Db {
   let ended: Promise<void> | null = null;
   return Object.assign(prisma, {
     sql: new PgSql(pool),
-    sqlTx: <T>(fn: (tx: SqlTx) => Promise<T>) => sqlTx(pool, fn),
+    sqlTx: <T>(fn: (tx: SqlTx) => Promise<T>, opts?: SqlTxOptions) => sqlTx(pool, fn, opts),
     // The pool is ours, not the adapter's: it ends with the client, once.
     $disconnect: () => (ended ??= disconnect().then(() => pool.end())),
   });

@@ -99,4 +99,30 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
     await small.$disconnect();
     await expect(small.sql.$queryRaw`SELECT 1`).rejects.toThrow();
   });
+
+  it("takes an advisory lock and lock_timeout in the first round trip: held until the end, a waiter times out", async ({ db }) => {
+    const key = "ses_it's \\ a key";
+    const lock = { classId: 0x6d626f78, key };
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db.sqlTx(async (tx) => {
+      // The lock is the quoted key's: the same hashtext a parameter gives.
+      const rows = await tx.$queryRaw`SELECT count(*)::int AS n FROM pg_locks
+        WHERE locktype = 'advisory' AND classid = ${lock.classId}::int::oid AND objid = hashtext(${key})::oid AND pid = pg_backend_pid()`;
+      expect(rows).toEqual([{ n: 1 }]);
+      locked();
+      await held;
+      return "committed";
+    }, { advisoryLock: lock });
+    await isLocked;
+    // Another transaction on the same key waits; with a lock_timeout it gives up (55P03).
+    await expect(db.sqlTx(async () => "never", { advisoryLock: lock, lockTimeoutMs: 50 })).rejects.toMatchObject({ code: "55P03" });
+    release();
+    expect(await holder).toBe("committed");
+    // Released at COMMIT: the next one takes it at once.
+    expect(await db.sqlTx(async () => "next", { advisoryLock: lock, lockTimeoutMs: 50 })).toBe("next");
+    await expect(db.sqlTx(async () => "x", { lockTimeoutMs: 1.5 })).rejects.toThrow("whole number");
+  });
 });

@@ -64,19 +64,42 @@ export class SqlTx extends PgSql {}
  */
 const TX_IDLE_TIMEOUT_MS = 15_000;
 
+/** What a transaction takes in its first round trip, before `fn` runs. */
+export interface SqlTxOptions {
+  /** lock_timeout for the whole transaction (its waits for locks, the advisory lock's too). */
+  lockTimeoutMs?: number;
+  /** pg_advisory_xact_lock(classId, hashtext(key)), held until the transaction ends. */
+  advisoryLock?: { classId: number; key: string };
+}
+
+/** The transaction's first round trip: BEGIN and what `opts` asks, as one simple-protocol query. */
+function beginSql(opts: SqlTxOptions): string {
+  const parts = ["BEGIN", `SET LOCAL idle_in_transaction_session_timeout = ${TX_IDLE_TIMEOUT_MS}`];
+  if (opts.lockTimeoutMs !== undefined) parts.push(`SET LOCAL lock_timeout = ${wholeNumber(opts.lockTimeoutMs)}`);
+  // The simple protocol takes no parameters: the key is quoted by pg's own literal escaping.
+  const lock = opts.advisoryLock;
+  if (lock) parts.push(`SELECT pg_advisory_xact_lock(${wholeNumber(lock.classId)}::int, hashtext(${pg.escapeLiteral(lock.key)}))`);
+  return parts.join("; ");
+}
+
+function wholeNumber(n: number): number {
+  if (!Number.isSafeInteger(n)) throw new Error(`Expected a whole number, got ${n}`);
+  return n;
+}
+
 /**
- * Runs `fn` in a transaction on its own pool connection: BEGIN, `fn`'s statements, COMMIT (or
- * ROLLBACK when it throws, and the error is rethrown). Given a transaction already, `fn` joins
- * it. Two round trips besides `fn`'s own, where a Prisma interactive transaction costs the
- * same round trips at several times the CPU.
+ * Runs `fn` in a transaction on its own pool connection: BEGIN (with `opts`' settings and
+ * lock, in the same round trip), `fn`'s statements, COMMIT (or ROLLBACK when it throws, and the
+ * error is rethrown). Given a transaction already, `fn` joins it (`opts` are for a new one).
+ * Two round trips besides `fn`'s own, where a Prisma interactive transaction costs the same
+ * round trips at several times the CPU.
  */
-export async function sqlTx<T>(on: pg.Pool | SqlTx, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+export async function sqlTx<T>(on: pg.Pool | SqlTx, fn: (tx: SqlTx) => Promise<T>, opts: SqlTxOptions = {}): Promise<T> {
   if (on instanceof SqlTx) return fn(on);
   const client = await on.connect();
   let broken: Error | undefined;
   try {
-    // One round trip: the simple protocol runs both.
-    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${TX_IDLE_TIMEOUT_MS}`);
+    await client.query(beginSql(opts));
     const result = await fn(new SqlTx(client));
     await client.query("COMMIT");
     return result;

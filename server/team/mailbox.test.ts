@@ -751,12 +751,13 @@ describe("batched delivery per target", () => {
       const counts = Promise.all(deliverers.map((d) => deliverPending(d, target.sessionId, { deliveryLockTimeoutMs: WAIT_MS })));
       await waitFor(
         async () => {
-          const { rows } = await locker.query<{ advisory: number; row: number }>(
-            `SELECT count(*) FILTER (WHERE locktype = 'advisory')::int AS advisory,
-                    count(*) FILTER (WHERE locktype IN ('tuple', 'transactionid'))::int AS row
-               FROM pg_locks WHERE NOT granted AND pid IN (SELECT pid FROM pg_stat_activity WHERE datname = current_database())`,
-          );
-          return rows[0]!.advisory === 3 && rows[0]!.row >= 1;
+          // Not on the locker's connection: pg_stat_activity is a snapshot per transaction, and
+          // the locker's would miss deliverers that connected after its first look.
+          const [counts] = await db.$queryRaw<{ advisory: number; row: number }[]>`
+            SELECT count(*) FILTER (WHERE locktype = 'advisory')::int AS advisory,
+                   count(*) FILTER (WHERE locktype IN ('tuple', 'transactionid'))::int AS row
+              FROM pg_locks WHERE NOT granted AND pid IN (SELECT pid FROM pg_stat_activity WHERE datname = current_database())`;
+          return counts!.advisory === 3 && counts!.row >= 1;
         },
         WAIT_MS,
         "one deliverer at the session row, three at the target's lock",

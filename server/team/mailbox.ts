@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { Db, DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
-import { Prisma } from "../db/generated/client";
 import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
 import { utf8Bytes } from "../input-guard";
@@ -116,9 +115,12 @@ export function parseTeamMessage(text: string): { messageId: string; senderName:
 /** Advisory lock class of the mailbox (two-key form, so no other lock user can collide). */
 const MAILBOX_LOCK_CLASS = 0x6d626f78; // "mbox"
 
-/** The target's lock: queueing and delivery of one target's mail are serialised by it. */
-const targetLock = (targetSessionId: string) =>
-  Prisma.sql`pg_advisory_xact_lock(${MAILBOX_LOCK_CLASS}::int, hashtext(${targetSessionId}))`;
+/**
+ * The target's lock: queueing and delivery of one target's mail are serialised by it. Taken in
+ * the transaction's first round trip (sqlTx), so every statement after it sees what earlier
+ * holders committed.
+ */
+const targetLock = (targetSessionId: string) => ({ classId: MAILBOX_LOCK_CLASS, key: targetSessionId });
 
 function lockTimeoutMs(opts: MailboxOptions): number {
   return Math.max(1, Math.floor(opts.deliveryLockTimeoutMs ?? DEFAULT_DELIVERY_LOCK_TIMEOUT_MS));
@@ -162,7 +164,6 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
   const messageId = newMessageId();
   const { sender, target } = input;
   return db.sqlTx(async (tx) => {
-    await tx.$executeRaw`SELECT ${targetLock(target.sessionId)}`;
     // After the target's lock, as every writer takes its locks (the effect's, then the sender's
     // session row), so two members messaging each other cannot deadlock.
     await input.fence?.(tx);
@@ -193,7 +194,7 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
       );
     }
     return { messageId, seq: row.seq, createdAt: row.createdAt };
-  });
+  }, { advisoryLock: targetLock(target.sessionId) });
 }
 
 // ------------------------------------------------------------------ step 2: deliver
@@ -226,9 +227,9 @@ const QueuedRows = z.array(
  * holding the session row the deliverer needs.)
  */
 async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
+  // lock_timeout bounds this transaction's waits: the target's lock and its session row.
+  const locked = { lockTimeoutMs: lockTimeoutMs(opts), advisoryLock: targetLock(targetSessionId) };
   return db.sqlTx(async (tx) => {
-    // lock_timeout bounds this transaction's waits: the target's lock and its session row.
-    await tx.$executeRaw`SELECT set_config('lock_timeout', ${`${lockTimeoutMs(opts)}ms`}, true), ${targetLock(targetSessionId)}`;
     // A statement of its own: its snapshot, taken after the lock was granted, sees every row
     // earlier deliveries marked. Whether each id already entered the target (inbox or history)
     // is read in the same query.
@@ -268,7 +269,7 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
       )
       SELECT pg_notify(${ACTIVITY_CHANNEL}, p) FROM unnest(${teams}::text[]) AS p`;
     return ids;
-  });
+  }, locked);
 }
 
 /** Every queued row for one target, batch after batch (one batch is the usual case). */
