@@ -5,7 +5,8 @@
 //
 // Creates its own database (migrated with the project's runner), drops it at the end, and
 // prints ONE JSON object on stdout; progress goes to stderr. Knobs: BENCH_PROMPTS (prompts per
-// agent, default 10), BENCH_STEERS (steer samples, default 150), BENCH_COMMIT_MS (default 2000).
+// agent, default 10), BENCH_STEERS (steer samples, default 150), BENCH_COMMIT_MS (default 2000),
+// BENCH_DB_POOL (connections, default the app server's DATABASE_POOL_SIZE default).
 //
 // - pgCommitRate: single-row INSERT autocommits with plain `pg`, 1 connection and 8 connections.
 // - modelSteps: 1, 8 and 32 agents in one runtime (the product's default config and DB pool),
@@ -49,8 +50,8 @@ const RETRIES = Number(process.env.BENCH_RETRIES ?? 40);
 const AGENT_COUNTS = [1, 8, 32];
 const BUDGET_MEMBERS = Number(process.env.BENCH_BUDGET_MEMBERS ?? 8);
 const BUDGET_TRIALS = Number(process.env.BENCH_BUDGET_TRIALS ?? 5);
-/** createDb's default (the app server's is DATABASE_POOL_SIZE, 20): kept, so figures compare across runs. */
-const DB_POOL = 10;
+/** The app server's pool (DATABASE_POOL_SIZE's default) unless BENCH_DB_POOL says otherwise. */
+const DB_POOL = Number(process.env.BENCH_DB_POOL ?? parseEnv({}).DATABASE_POOL_SIZE);
 
 
 // ------------------------------------------------------------------ raw Postgres commit rate
