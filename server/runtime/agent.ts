@@ -270,9 +270,11 @@ export class AgentDriver {
         ],
         this.lease,
       );
-      await tx.$executeRaw`UPDATE sessions SET active_turn_id = ${turnId}, abort_request = NULL, status = 'running'
-        WHERE id = ${this.sessionId}`;
-      await notifyActivity(tx, this.sessionId, "state");
+      await tx.$queryRaw`WITH s AS (
+          UPDATE sessions SET active_turn_id = ${turnId}, abort_request = NULL, status = 'running'
+          WHERE id = ${this.sessionId} RETURNING id
+        )
+        SELECT ${notifySql(this.sessionId, "state")} FROM s`;
       return evs;
     });
     if (started) this.committed(started);

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import type { Db } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { newMessageId, type SessionId, type TurnId } from "../ids";
@@ -49,8 +48,12 @@ export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOut
 /** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
 class SteerPending extends Error {}
 
-function clearActiveTurn(tx: SqlRunner, sessionId: SessionId) {
-  return tx.$executeRaw`UPDATE sessions SET active_turn_id = NULL, abort_request = NULL WHERE id = ${sessionId}`;
+/** Clears the active turn (and its abort request); `unlessSteer`: only while no steer item waits. */
+async function clearActiveTurn(tx: SqlRunner, sessionId: SessionId, unlessSteer = false): Promise<boolean> {
+  const n = await tx.$executeRaw`UPDATE sessions SET active_turn_id = NULL, abort_request = NULL
+    WHERE id = ${sessionId}
+      AND (NOT ${unlessSteer} OR NOT EXISTS (SELECT 1 FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'))`;
+  return n > 0;
 }
 
 /**
@@ -61,9 +64,8 @@ function clearActiveTurn(tx: SqlRunner, sessionId: SessionId) {
 export async function tryCompleteTurn(scope: TurnCloseScope, turnId: TurnId): Promise<boolean> {
   try {
     await scope.append([{ kind: "turn_end", turnId, reason: "completed" }], async (tx) => {
-      const steer = await tx.$queryRaw`SELECT 1 FROM inbox_items WHERE session_id = ${scope.sessionId} AND mode = 'steer' LIMIT 1`;
-      if (z.array(z.unknown()).parse(steer).length > 0) throw new SteerPending();
-      await clearActiveTurn(tx, scope.sessionId);
+      // The append above holds the session row, so "steer now" lands before this check or is refused.
+      if (!(await clearActiveTurn(tx, scope.sessionId, true))) throw new SteerPending();
     });
     return true;
   } catch (e) {
