@@ -124,5 +124,7 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
     // Released at COMMIT: the next one takes it at once.
     expect(await db.sqlTx(async () => "next", { advisoryLock: lock, lockTimeoutMs: 50 })).toBe("next");
     await expect(db.sqlTx(async () => "x", { lockTimeoutMs: 1.5 })).rejects.toThrow("whole number");
+    // Joining a transaction cannot take its lock first: refused, not silently skipped.
+    await expect(db.sqlTx((tx) => sqlTx(tx, async () => "x", { advisoryLock: lock }))).rejects.toThrow("a transaction of its own");
   });
 });

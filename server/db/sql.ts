@@ -90,12 +90,16 @@ function wholeNumber(n: number): number {
 /**
  * Runs `fn` in a transaction on its own pool connection: BEGIN (with `opts`' settings and
  * lock, in the same round trip), `fn`'s statements, COMMIT (or ROLLBACK when it throws, and the
- * error is rethrown). Given a transaction already, `fn` joins it (`opts` are for a new one).
+ * error is rethrown). Given a transaction already, `fn` joins it (then `opts` must be empty:
+ * a lock or timeout asked of a transaction already under way would come too late).
  * Two round trips besides `fn`'s own, where a Prisma interactive transaction costs the same
  * round trips at several times the CPU.
  */
 export async function sqlTx<T>(on: pg.Pool | SqlTx, fn: (tx: SqlTx) => Promise<T>, opts: SqlTxOptions = {}): Promise<T> {
-  if (on instanceof SqlTx) return fn(on);
+  if (on instanceof SqlTx) {
+    if (opts.lockTimeoutMs !== undefined || opts.advisoryLock) throw new Error("sqlTx: a lock or lock_timeout needs a transaction of its own");
+    return fn(on);
+  }
   const client = await on.connect();
   let broken: Error | undefined;
   try {
