@@ -19,7 +19,6 @@ export interface SessionState {
   inbox: InboxItemView[];
 }
 
-
 /** The most events one feed message carries (a long history arrives in a few messages). */
 export const FEED_BATCH = 500;
 /** The newest events kept in memory per watched session; a subscriber further back reads rows. */

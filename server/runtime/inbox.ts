@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { asJson, inTx, type DbOrTx, type Tx } from "../db/client";
+import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref } from "../people/person";
@@ -28,6 +29,8 @@ export const InboxItemSchema = z.object({
 export type InboxItemView = z.infer<typeof InboxItemSchema>;
 
 const select = { id: true, mode: true, text: true, source: true, editedBy: true, position: true, createdAt: true } as const;
+/** The same columns in raw SQL, named as InboxItemSchema reads them. */
+export const INBOX_ITEM_COLUMNS = Prisma.sql`id, mode, text, source, edited_by AS "editedBy", position, created_at AS "createdAt"`;
 
 export interface EnqueueInput {
   mode: InboxMode;
@@ -48,7 +51,7 @@ export async function enqueue(db: SqlRunner, sessionId: SessionId, input: Enqueu
     )
     INSERT INTO inbox_items (session_id, id, mode, text, source)
     SELECT s.id, ${id}, ${input.mode}, ${input.text}, ${JSON.stringify(input.source)}::jsonb FROM s
-    RETURNING id, mode, text, source, edited_by AS "editedBy", position, created_at AS "createdAt"`;
+    RETURNING ${INBOX_ITEM_COLUMNS}`;
   const row = z.array(InboxItemSchema).parse(rows)[0];
   if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
   await notifyActivity(db, sessionId, "inbox");

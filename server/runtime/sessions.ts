@@ -11,7 +11,7 @@ import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref, type Person } from "../people/person";
 import { addOwner, teamsOf } from "../people/team-people";
 import type { EventPayload } from "./events";
-import { enqueue, InboxItemSchema, type InboxItemView } from "./inbox";
+import { enqueue, INBOX_ITEM_COLUMNS, InboxItemSchema, type InboxItemView } from "./inbox";
 import { copyWorkspaceAsOf } from "../workspace/fork";
 import { appendEvents, readEventsAfter } from "./session-log";
 
@@ -149,9 +149,8 @@ export async function getSessionWithInbox(db: SqlRunner, sessionId: SessionId): 
     await db.$queryRaw`SELECT s.id, s.title, s.model, s.status, s.active_turn_id AS "activeTurnId", s.lease_owner AS "leaseOwner",
         s.lease_expires_at AS "leaseExpiresAt", s.last_seq AS "lastSeq", s.optional_context AS "optionalContext",
         s.forked_from_id AS "forkedFromId", s.created_by AS "createdBy", s.created_at AS "createdAt", s.updated_at AS "updatedAt",
-        coalesce((SELECT json_agg(json_build_object('id', i.id, 'mode', i.mode, 'text', i.text, 'source', i.source,
-            'editedBy', i.edited_by, 'position', i.position, 'createdAt', i.created_at) ORDER BY i.position)
-          FROM inbox_items i WHERE i.session_id = s.id), '[]'::json) AS inbox
+        coalesce((SELECT json_agg(i ORDER BY i.position)
+          FROM (SELECT ${INBOX_ITEM_COLUMNS} FROM inbox_items WHERE session_id = s.id) i), '[]'::json) AS inbox
       FROM sessions s WHERE s.id = ${sessionId}`,
   );
   const row = rows[0];

@@ -480,6 +480,8 @@ describe("queue controls, stop and fork", () => {
       [b.id, b.position, "B edited"],
       [c.id, c.position, "C"],
     ]);
+    // The room's state shows the queued input exactly as listed, edit and all (one statement).
+    expect((await caller.session.get({ sessionId: id })).inbox).toEqual(afterEdit);
 
     // Remove: gone; a second remove is a typed NOT_FOUND.
     expect(await caller.session.removeQueued({ sessionId: id, itemId: c.id })).toEqual({ removed: true });
