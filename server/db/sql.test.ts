@@ -118,13 +118,68 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
     }, { advisoryLock: lock });
     await isLocked;
     // Another transaction on the same key waits; with a lock_timeout it gives up (55P03).
-    await expect(db.sqlTx(async () => "never", { advisoryLock: lock, lockTimeoutMs: 50 })).rejects.toMatchObject({ code: "55P03" });
+    // (The lock goes out with the transaction's first statement.)
+    await expect(db.sqlTx((tx) => tx.$queryRaw`SELECT 1`, { advisoryLock: lock, lockTimeoutMs: 50 })).rejects.toMatchObject({ code: "55P03" });
     release();
     expect(await holder).toBe("committed");
     // Released at COMMIT: the next one takes it at once.
-    expect(await db.sqlTx(async () => "next", { advisoryLock: lock, lockTimeoutMs: 50 })).toBe("next");
+    expect(await db.sqlTx(async (tx) => (await tx.$queryRaw`SELECT 'next' AS v`)[0], { advisoryLock: lock, lockTimeoutMs: 50 })).toEqual({ v: "next" });
     await expect(db.sqlTx(async () => "x", { lockTimeoutMs: 1.5 })).rejects.toThrow("whole number");
     // Joining a transaction cannot take its lock first: refused, not silently skipped.
     await expect(db.sqlTx((tx) => sqlTx(tx, async () => "x", { advisoryLock: lock }))).rejects.toThrow("a transaction of its own");
+  });
+
+  it("runs a batch in one round trip: results in order, all or nothing on the pool, part of a transaction in one", async ({ db }) => {
+    await db.sql.$executeRaw`CREATE TABLE sql_test_batch (id int PRIMARY KEY)`;
+    const ids = async () => ((await db.sql.$queryRaw`SELECT id FROM sql_test_batch ORDER BY id`) as { id: number }[]).map((r) => r.id);
+    const [a, b, c] = await db.sql.batch([
+      Prisma.sql`INSERT INTO sql_test_batch VALUES (${1}), (${2})`,
+      Prisma.sql`SELECT count(*)::int AS n, ${"x"}::text AS t FROM sql_test_batch`,
+      Prisma.sql`UPDATE sql_test_batch SET id = id WHERE id > ${5}`,
+    ]);
+    expect([a!.rowCount, b!.rows, c!.rowCount]).toEqual([2, [{ n: 2, t: "x" }], 0]);
+    // One Sync for all of them: the first error rolls back what came before it and skips the rest.
+    await expect(
+      db.sql.batch([Prisma.sql`INSERT INTO sql_test_batch VALUES (3)`, Prisma.sql`INSERT INTO sql_test_batch VALUES (1)`, Prisma.sql`INSERT INTO sql_test_batch VALUES (4)`]),
+    ).rejects.toMatchObject({ code: "23505" });
+    expect(await ids()).toEqual([1, 2]);
+    // A value pg cannot serialise is refused before anything is sent; the connection stays usable.
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    await expect(db.sql.batch([Prisma.sql`SELECT ${circular}::jsonb`])).rejects.toThrow();
+    expect(await db.sql.batch([])).toEqual([]);
+    // In a transaction, a batch is part of it: rolled back with it.
+    await expect(
+      db.sqlTx(async (tx) => {
+        await tx.batch([Prisma.sql`INSERT INTO sql_test_batch VALUES (5)`, Prisma.sql`INSERT INTO sql_test_batch VALUES (6)`]);
+        expect(await tx.$queryRaw`SELECT count(*)::int AS n FROM sql_test_batch`).toEqual([{ n: 4 }]);
+        throw new Error("no");
+      }),
+    ).rejects.toThrow("no");
+    expect(await ids()).toEqual([1, 2]);
+  });
+
+  it("commitWith sends a transaction's last statements with its COMMIT; an error there rolls it all back", async ({ db }) => {
+    await db.sql.$executeRaw`CREATE TABLE sql_test_last (id int PRIMARY KEY)`;
+    const ids = async () => ((await db.sql.$queryRaw`SELECT id FROM sql_test_last ORDER BY id`) as { id: number }[]).map((r) => r.id);
+    await expect(
+      db.sqlTx(async (tx) => {
+        await tx.$executeRaw`INSERT INTO sql_test_last VALUES (1)`;
+        await tx.commitWith([Prisma.sql`INSERT INTO sql_test_last VALUES (1)`]);
+      }),
+    ).rejects.toMatchObject({ code: "23505" });
+    expect(await ids()).toEqual([]);
+    const out = await db.sqlTx(async (tx) => {
+      await tx.$executeRaw`INSERT INTO sql_test_last VALUES (1)`;
+      const [r] = await tx.commitWith([Prisma.sql`INSERT INTO sql_test_last VALUES (2) RETURNING id`]);
+      // Committed already: visible from another connection before sqlTx returns.
+      expect(await ids()).toEqual([1, 2]);
+      await expect(tx.$executeRaw`INSERT INTO sql_test_last VALUES (3)`).rejects.toThrow("after commitWith");
+      return r!.rows;
+    });
+    expect(out).toEqual([{ id: 2 }]);
+    expect(await ids()).toEqual([1, 2]);
+    // A transaction that sends nothing never begins (no BEGIN, no COMMIT) and leaves no trace.
+    expect(await db.sqlTx(async (tx) => tx.begun)).toBe(false);
   });
 });

@@ -37,12 +37,124 @@ function param(value: unknown): unknown {
   return value instanceof Date ? value.toISOString() : value;
 }
 
+/** What a result needs of pg's Result beyond its public type (the methods its own Query calls). */
+interface ResultBuilder extends pg.QueryResult {
+  addFields(fields: unknown[]): void;
+  parseRow(fields: unknown[]): Record<string, unknown>;
+  addRow(row: Record<string, unknown>): void;
+  addCommandComplete(msg: unknown): void;
+}
+const newResult = () => new pg.Result("object", TYPES as never) as unknown as ResultBuilder;
+const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): unknown } }).utils.prepareValue;
+
+/**
+ * Statements sent as one pipeline of pg's extended protocol (each one's Parse, Bind, Describe
+ * and Execute, then one Sync), in one socket write; the server answers in one flush. It is the
+ * submittable shape pg's own Query has, for several statements. Outside a transaction block the
+ * statements run in the implicit transaction the protocol gives everything before a Sync: they
+ * commit together or not at all (the first error skips the rest). Each still reads with a
+ * snapshot of its own (READ COMMITTED), so a statement sees what committed while an earlier one
+ * waited for a lock.
+ */
+class Pipeline implements pg.Submittable {
+  private readonly results: ResultBuilder[];
+  private index = 0;
+  private failed = false;
+
+  constructor(
+    private readonly queries: Prisma.Sql[],
+    private readonly done: (error: Error | null, results: pg.QueryResult[]) => void,
+  ) {
+    this.results = queries.map(newResult);
+  }
+
+  /** pg calls this when the connection is free; an error returned is reported to handleError. */
+  submit(connection: pg.Connection): Error | null {
+    const c = connection as unknown as PipelineConnection;
+    let values: unknown[][];
+    try {
+      // Serialised before anything is written: a value pg cannot send leaves the wire untouched.
+      values = this.queries.map((q) => q.values.map((v) => prepareValue(param(v))));
+    } catch (e) {
+      return e instanceof Error ? e : new Error(String(e));
+    }
+    c.stream.cork();
+    try {
+      for (const [i, q] of this.queries.entries()) {
+        c.parse({ text: q.text, types: [] }, true);
+        c.bind({ values: values[i]! }, true);
+        c.describe({ type: "P", name: "" }, true);
+        c.execute({ portal: "", rows: 0 }, true);
+      }
+      c.sync();
+    } finally {
+      c.stream.uncork();
+    }
+    return null;
+  }
+
+  handleRowDescription(msg: { fields: unknown[] }): void {
+    this.results[this.index]?.addFields(msg.fields);
+  }
+
+  handleDataRow(msg: { fields: unknown[] }): void {
+    const r = this.results[this.index];
+    if (r) r.addRow(r.parseRow(msg.fields));
+  }
+
+  handleCommandComplete(msg: unknown): void {
+    this.results[this.index]?.addCommandComplete(msg);
+    this.index += 1;
+  }
+
+  handleEmptyQuery(): void {
+    this.index += 1;
+  }
+
+  handleError(error: Error): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.done(error, []);
+  }
+
+  handleReadyForQuery(): void {
+    if (!this.failed) this.done(null, this.results);
+  }
+
+  handleCopyInResponse(connection: pg.Connection): void {
+    (connection as unknown as { sendCopyFail(msg: string): void }).sendCopyFail("COPY is not supported in a pipeline");
+  }
+
+  handleCopyData(): void {}
+
+  handlePortalSuspended(): void {}
+}
+
+interface PipelineConnection {
+  stream: { cork(): void; uncork(): void };
+  parse(q: { text: string; types: unknown[] }, more: boolean): void;
+  bind(b: { values: unknown[] }, more: boolean): void;
+  describe(d: { type: "P"; name: string }, more: boolean): void;
+  execute(e: { portal: string; rows: number }, more: boolean): void;
+  sync(): void;
+}
+
+function pipeline(client: pg.PoolClient, queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
+  return new Promise((resolve, reject) => {
+    client.query(new Pipeline(queries, (error, results) => (error ? reject(error) : resolve(results))));
+  });
+}
+
+function toSql(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Prisma.Sql {
+  return query instanceof Prisma.Sql ? query : Prisma.sql(query, ...values);
+}
+
 /** Runs statements on a pool (each its own autocommit) or on one checked-out connection (a transaction). */
 export class PgSql implements SqlRunner {
   constructor(private readonly target: pg.Pool | pg.PoolClient) {}
 
-  private async run(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Promise<pg.QueryResult> {
-    const sql = query instanceof Prisma.Sql ? query : Prisma.sql(query, ...values);
+  protected async run(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Promise<pg.QueryResult> {
+    const sql = toSql(query, values);
     return this.target.query({ text: sql.text, values: sql.values.map(param), types: TYPES });
   }
 
@@ -53,10 +165,76 @@ export class PgSql implements SqlRunner {
   async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
     return (await this.run(query, values)).rowCount ?? 0;
   }
+
+  /**
+   * The statements in one round trip (Pipeline above), their results in order. On the pool they
+   * commit together or not at all; in a transaction they are part of it.
+   */
+  async batch(queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
+    if (!(this.target instanceof pg.Pool)) return pipeline(this.target, queries);
+    const client = await this.target.connect();
+    let broken: Error | undefined;
+    try {
+      return await pipeline(client, queries);
+    } catch (e) {
+      // A connection whose socket failed is not handed out again; a statement's error leaves it usable.
+      if (!(e instanceof pg.DatabaseError)) broken = e instanceof Error ? e : new Error(String(e));
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
 }
 
-/** A transaction of `sqlTx`: statements on its one connection, committed together. */
-export class SqlTx extends PgSql {}
+/**
+ * A transaction of `sqlTx`: statements on its one connection, committed together. BEGIN and
+ * its settings are not sent on their own: they go out in the same round trip as the
+ * transaction's first statements, and a transaction that sends nothing sends no BEGIN.
+ */
+export class SqlTx extends PgSql {
+  private opening: Prisma.Sql[] | null;
+  private committedWith = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    opening: Prisma.Sql[],
+  ) {
+    super(client);
+    this.opening = opening;
+  }
+
+  /** Whether BEGIN has gone out (then the transaction must end with COMMIT or ROLLBACK). */
+  get begun(): boolean {
+    return this.opening === null;
+  }
+
+  /** Whether commitWith committed it. */
+  get committed(): boolean {
+    return this.committedWith;
+  }
+
+  protected override async run(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Promise<pg.QueryResult> {
+    return (await this.batch([toSql(query, values)]))[0]!;
+  }
+
+  override async batch(queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
+    if (this.committedWith) throw new Error("sqlTx: a statement after commitWith");
+    const opening = this.opening ?? [];
+    this.opening = null;
+    return (await pipeline(this.client, [...opening, ...queries])).slice(opening.length);
+  }
+
+  /**
+   * The transaction's last statements and its COMMIT in one round trip; nothing may follow.
+   * Only for statements whose results cannot change whether the transaction should commit:
+   * an error still rolls it all back, but a result is read after the commit.
+   */
+  async commitWith(queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
+    const results = await this.batch([...queries, Prisma.sql`COMMIT`]);
+    this.committedWith = true;
+    return results.slice(0, -1);
+  }
+}
 
 /**
  * How long a transaction may sit idle waiting for this process (as Prisma's interactive
@@ -64,7 +242,7 @@ export class SqlTx extends PgSql {}
  */
 const TX_IDLE_TIMEOUT_MS = 15_000;
 
-/** What a transaction takes in its first round trip, before `fn` runs. */
+/** What a transaction takes before `fn`'s first statement (in that statement's round trip). */
 export interface SqlTxOptions {
   /** lock_timeout for the whole transaction (its waits for locks, the advisory lock's too). */
   lockTimeoutMs?: number;
@@ -72,14 +250,13 @@ export interface SqlTxOptions {
   advisoryLock?: { classId: number; key: string };
 }
 
-/** The transaction's first round trip: BEGIN and what `opts` asks, as one simple-protocol query. */
-function beginSql(opts: SqlTxOptions): string {
-  const parts = ["BEGIN", `SET LOCAL idle_in_transaction_session_timeout = ${TX_IDLE_TIMEOUT_MS}`];
-  if (opts.lockTimeoutMs !== undefined) parts.push(`SET LOCAL lock_timeout = ${wholeNumber(opts.lockTimeoutMs)}`);
-  // The simple protocol takes no parameters: the key is quoted by pg's own literal escaping.
+/** BEGIN and what `opts` asks (SET takes no parameters: the numbers are checked whole). */
+function openingStatements(opts: SqlTxOptions): Prisma.Sql[] {
+  const out = [Prisma.sql`BEGIN`, Prisma.raw(`SET LOCAL idle_in_transaction_session_timeout = ${TX_IDLE_TIMEOUT_MS}`)];
+  if (opts.lockTimeoutMs !== undefined) out.push(Prisma.raw(`SET LOCAL lock_timeout = ${wholeNumber(opts.lockTimeoutMs)}`));
   const lock = opts.advisoryLock;
-  if (lock) parts.push(`SELECT pg_advisory_xact_lock(${wholeNumber(lock.classId)}::int, hashtext(${pg.escapeLiteral(lock.key)}))`);
-  return parts.join("; ");
+  if (lock) out.push(Prisma.sql`SELECT pg_advisory_xact_lock(${wholeNumber(lock.classId)}::int, hashtext(${lock.key}))`);
+  return out;
 }
 
 function wholeNumber(n: number): number {
@@ -89,29 +266,30 @@ function wholeNumber(n: number): number {
 
 /**
  * Runs `fn` in a transaction on its own pool connection: BEGIN (with `opts`' settings and
- * lock, in the same round trip), `fn`'s statements, COMMIT (or ROLLBACK when it throws, and the
- * error is rethrown). Given a transaction already, `fn` joins it (then `opts` must be empty:
- * a lock or timeout asked of a transaction already under way would come too late).
- * Two round trips besides `fn`'s own, where a Prisma interactive transaction costs the same
- * round trips at several times the CPU.
+ * lock) rides with `fn`'s first statements, then COMMIT (unless `fn` ended with commitWith),
+ * or ROLLBACK when it throws (and the error is rethrown). Given a transaction already, `fn`
+ * joins it (then `opts` must be empty: a lock or timeout asked of a transaction already under
+ * way would come too late). At most one round trip besides `fn`'s own.
  */
 export async function sqlTx<T>(on: pg.Pool | SqlTx, fn: (tx: SqlTx) => Promise<T>, opts: SqlTxOptions = {}): Promise<T> {
   if (on instanceof SqlTx) {
     if (opts.lockTimeoutMs !== undefined || opts.advisoryLock) throw new Error("sqlTx: a lock or lock_timeout needs a transaction of its own");
     return fn(on);
   }
+  const opening = openingStatements(opts);
   const client = await on.connect();
+  const tx = new SqlTx(client, opening);
   let broken: Error | undefined;
   try {
-    await client.query(beginSql(opts));
-    const result = await fn(new SqlTx(client));
-    await client.query("COMMIT");
+    const result = await fn(tx);
+    if (tx.begun && !tx.committed) await client.query("COMMIT");
     return result;
   } catch (e) {
     // A connection that cannot even roll back is not handed out again.
-    await client.query("ROLLBACK").catch((rollbackError: unknown) => {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    });
+    if (tx.begun && !tx.committed)
+      await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
     throw e;
   } finally {
     client.release(broken);
