@@ -90,8 +90,12 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
       );
       expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(13);
       // Both of the pool's connections are usable (none left in a transaction) and Prisma shares them.
-      const inTx = await Promise.all([small.sql.$queryRaw`SELECT now() <> statement_timestamp() AS open`, small.$queryRaw`SELECT 1 AS one`]);
-      expect(inTx).toEqual([[{ open: false }], [{ one: 1 }]]);
+      const inTx = await Promise.all([
+        small.sql.$queryRaw`SELECT count(*)::int AS open FROM pg_stat_activity
+          WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+        small.$queryRaw`SELECT 1 AS one`,
+      ]);
+      expect(inTx).toEqual([[{ open: 0 }], [{ one: 1 }]]);
     } finally {
       await small.$disconnect();
     }
@@ -181,5 +185,30 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
     expect(await ids()).toEqual([1, 2]);
     // A transaction that sends nothing never begins (no BEGIN, no COMMIT) and leaves no trace.
     expect(await db.sqlTx(async (tx) => tx.begun)).toBe(false);
+  });
+
+  it("prepares each statement once per connection, and forgets what a failed pipeline may not have prepared", async ({ tdb }) => {
+    const one = createDb(tdb.url, 1);
+    try {
+      await one.sql.$executeRaw`CREATE TABLE sql_test_prep (id int PRIMARY KEY)`;
+      const insert = (id: number) => Prisma.sql`INSERT INTO sql_test_prep VALUES (${id})`;
+      const count = Prisma.sql`SELECT count(*)::int AS n FROM sql_test_prep WHERE id > ${0}`;
+      await one.sql.batch([insert(1)]);
+      // The failing statement is the first; the count after it was skipped, never prepared.
+      await expect(one.sql.batch([insert(1), count])).rejects.toMatchObject({ code: "23505" });
+      expect((await one.sql.batch([count]))[0]!.rows).toEqual([{ n: 1 }]);
+      // A runtime error of a statement already prepared, twice: the same error each time.
+      const divide = (d: number) => Prisma.sql`SELECT 1 / ${d}::int AS q`;
+      expect((await one.sql.batch([divide(1)]))[0]!.rows).toEqual([{ q: 1 }]);
+      for (let i = 0; i < 2; i++) await expect(one.sql.batch([divide(0)])).rejects.toMatchObject({ code: "22012" });
+      // One whose Parse fails, twice: the syntax error each time (not a missing statement).
+      for (let i = 0; i < 2; i++) await expect(one.sql.$queryRaw`SELEC ${1}`).rejects.toMatchObject({ code: "42601" });
+      const names = (await one.sql.$queryRaw`SELECT name FROM pg_prepared_statements ORDER BY name`) as { name: string }[];
+      expect(names.length).toBeGreaterThan(0);
+      expect(names.every((n) => n.name.startsWith("at_"))).toBe(true);
+      expect(await one.sql.$queryRaw`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE 'SELECT count(*)::int AS n FROM sql_test_prep%'`).toEqual([{ n: 1 }]);
+    } finally {
+      await one.$disconnect();
+    }
   });
 });

@@ -60,6 +60,9 @@ class Pipeline implements pg.Submittable {
   private readonly results: ResultBuilder[];
   private index = 0;
   private failed = false;
+  /** Statements this pipeline prepares, by index: unconfirmed until it has run. */
+  private preparing: { index: number; text: string }[] = [];
+  private prepared: PreparedStatements | undefined;
 
   constructor(
     private readonly queries: Prisma.Sql[],
@@ -78,11 +81,21 @@ class Pipeline implements pg.Submittable {
     } catch (e) {
       return e instanceof Error ? e : new Error(String(e));
     }
+    const prepared = preparedOn(connection);
+    this.prepared = prepared;
     c.stream.cork();
     try {
       for (const [i, q] of this.queries.entries()) {
-        c.parse({ text: q.text, types: [] }, true);
-        c.bind({ values: values[i]! }, true);
+        let name = prepared.byText.get(q.text);
+        if (name === undefined) {
+          name = prepared.byText.size < MAX_PREPARED ? `at_${prepared.next++}` : "";
+          if (name) {
+            prepared.byText.set(q.text, name);
+            this.preparing.push({ index: i, text: q.text });
+          }
+          c.parse({ name, text: q.text, types: [] }, true);
+        }
+        c.bind({ statement: name, values: values[i]! }, true);
         c.describe({ type: "P", name: "" }, true);
         c.execute({ portal: "", rows: 0 }, true);
       }
@@ -114,6 +127,9 @@ class Pipeline implements pg.Submittable {
   handleError(error: Error): void {
     if (this.failed) return;
     this.failed = true;
+    // The server skipped everything after the failing statement (and that one's Parse may have
+    // failed): those names are forgotten, so they are prepared afresh under new names.
+    for (const p of this.preparing) if (p.index >= this.index) this.prepared?.byText.delete(p.text);
     this.done(error, []);
   }
 
@@ -130,10 +146,27 @@ class Pipeline implements pg.Submittable {
   handlePortalSuspended(): void {}
 }
 
+/**
+ * The hot statements are prepared once per connection (a named statement: Postgres parses and
+ * plans it once, not on every call), named by this process. A connection prepares at most
+ * MAX_PREPARED of them; others (statements whose text varies) run unnamed.
+ */
+interface PreparedStatements {
+  next: number;
+  byText: Map<string, string>;
+}
+const MAX_PREPARED = 256;
+const preparedByConnection = new WeakMap<object, PreparedStatements>();
+function preparedOn(connection: object): PreparedStatements {
+  let p = preparedByConnection.get(connection);
+  if (!p) preparedByConnection.set(connection, (p = { next: 0, byText: new Map() }));
+  return p;
+}
+
 interface PipelineConnection {
   stream: { cork(): void; uncork(): void };
-  parse(q: { text: string; types: unknown[] }, more: boolean): void;
-  bind(b: { values: unknown[] }, more: boolean): void;
+  parse(q: { name: string; text: string; types: unknown[] }, more: boolean): void;
+  bind(b: { statement: string; values: unknown[] }, more: boolean): void;
   describe(d: { type: "P"; name: string }, more: boolean): void;
   execute(e: { portal: string; rows: number }, more: boolean): void;
   sync(): void;
@@ -154,8 +187,7 @@ export class PgSql implements SqlRunner {
   constructor(private readonly target: pg.Pool | pg.PoolClient) {}
 
   protected async run(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Promise<pg.QueryResult> {
-    const sql = toSql(query, values);
-    return this.target.query({ text: sql.text, values: sql.values.map(param), types: TYPES });
+    return (await this.batch([toSql(query, values)]))[0]!;
   }
 
   async $queryRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<unknown[]> {

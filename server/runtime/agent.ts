@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { abortableWait } from "../abortable";
 import type { Db } from "../db/client";
-import type { SqlRunner } from "../db/sql";
+import { Prisma } from "../db/generated/client";
+import type { SqlRunner, SqlTx } from "../db/sql";
 import { AppError, isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity, notifySql } from "../live/activity";
@@ -18,9 +19,19 @@ import { snapshotToAppend } from "./context-registry";
 import { DeltaFlusher } from "./delta-flusher";
 import type { EventPayload, PayloadOf, SessionEvent } from "./events";
 import { retainedContextSnapshot, toModelMessages, visibleEvents } from "./history";
-import { claimInbox, type ClaimedItem } from "./inbox";
+import { claimStatement, type ClaimedItem } from "./inbox";
 import { releaseLease } from "./lease";
-import { appendEvents, assertLeaseHeld, readEventsAfter, type Lease, type SpendDelta } from "./session-log";
+import {
+  appended,
+  appendEvents,
+  appendStatement,
+  assertLeaseHeld,
+  leaseLockStatement,
+  readEventsAfter,
+  type Lease,
+  type SessionRowChange,
+  type SpendDelta,
+} from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
 import { closeCrashedTurn, endTurn, toolResultEvent, tryCompleteTurn, type TurnCloseScope, type TurnEnding } from "./turn-close";
@@ -130,7 +141,7 @@ export class AgentDriver {
         const s = await this.settings();
         // Over budget, pending input waits (for the raise's wake) instead of starting a turn.
         if (!s.parked && s.pending && !(await this.overBudget(this.svc.db.sql))) {
-          await this.runTurn();
+          await this.runTurn(s);
           continue;
         }
         await this.setStatus("idle");
@@ -178,16 +189,21 @@ export class AgentDriver {
   }
 
   /** Appends under the lease and keeps the in-memory copy of the log exact. */
-  private async append(payloads: EventPayload[], extra?: (tx: SqlRunner) => Promise<void>, spend?: SpendDelta): Promise<SessionEvent[]> {
+  private async append(
+    payloads: EventPayload[],
+    extra?: (tx: SqlRunner) => Promise<void>,
+    spend?: SpendDelta,
+    change?: SessionRowChange,
+  ): Promise<SessionEvent[]> {
     if (payloads.length === 0 && !extra) return [];
     // Alone, an append is one statement: no transaction (its round trips) needed.
     const added = extra
       ? await this.svc.db.sqlTx(async (tx) => {
-          const evs = await appendEvents(tx, this.sessionId, payloads, this.lease, spend);
+          const evs = await appendEvents(tx, this.sessionId, payloads, this.lease, spend, change);
           await extra(tx);
           return evs;
         })
-      : await appendEvents(this.svc.db.sql, this.sessionId, payloads, this.lease, spend);
+      : await appendEvents(this.svc.db.sql, this.sessionId, payloads, this.lease, spend, change);
     this.committed(added);
     return added;
   }
@@ -205,8 +221,10 @@ export class AgentDriver {
       db: this.svc.db,
       sessionId: this.sessionId,
       events: this.events,
+      lease: this.lease,
       tools: this.tools,
-      append: (payloads, extra) => this.append(payloads, extra),
+      append: (payloads, extra, change) => this.append(payloads, extra, undefined, change),
+      committed: (events) => this.committed(events),
       log: (line) => this.svc.log(line),
     };
   }
@@ -242,7 +260,7 @@ export class AgentDriver {
     else await this.append([toolResultEvent(turnId, call, run)]);
   }
 
-  private async runTurn(): Promise<void> {
+  private async runTurn(settings: z.infer<typeof SessionSettings>): Promise<void> {
     // A shutdown that came while the loop was reading the inbox: start nothing. (Checked with
     // no await before turnAbort is set, so a later shutdown always finds the turn to abort.)
     if (this.closing) return;
@@ -250,32 +268,25 @@ export class AgentDriver {
     const abort = new AbortController();
     this.turnAbort = abort;
     this.abortKind = null;
-    const settings = await this.settings();
     const context = { includeOptional: settings.optional_context };
     // Turn start, the first claim, step 0 and its runtime context commit together: either the
-    // turn owns its input or it never started.
+    // turn owns its input or it never started. Two round trips: BEGIN, the lease's row lock and
+    // the claim; then the append (which also marks the turn active) with the COMMIT.
     const started = await this.svc.db.sqlTx(async (tx) => {
       if (await this.overBudget(tx)) return null;
-      const items = await claimInbox(tx, this.sessionId, { firstStep: true });
+      const { items } = await this.lockAndClaim(tx, { firstStep: true });
       if (items.length === 0) return null;
       await this.svc.onClaimed?.(tx, this.sessionId, items);
-      const evs = await appendEvents(
-        tx,
-        this.sessionId,
-        [
-          { kind: "turn_start", turnId },
-          { kind: "step_start", turnId, step: 0 },
-          ...this.claimedMessages(items),
-          ...(await this.contextPayloads(tx, context)),
-        ],
-        this.lease,
-      );
-      await tx.$queryRaw`WITH s AS (
-          UPDATE sessions SET active_turn_id = ${turnId}, abort_request = NULL, status = 'running'
-          WHERE id = ${this.sessionId} RETURNING id
-        )
-        SELECT ${notifySql(this.sessionId, "state")} FROM s`;
-      return evs;
+      const payloads: EventPayload[] = [
+        { kind: "turn_start", turnId },
+        { kind: "step_start", turnId, step: 0 },
+        ...this.claimedMessages(items),
+        ...(await this.contextPayloads(tx, context)),
+      ];
+      return this.appendAndCommit(tx, payloads, {
+        set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'`,
+        notifyState: true,
+      });
     });
     if (started) this.committed(started);
     if (!started) {
@@ -353,18 +364,48 @@ export class AgentDriver {
     stepEnd: EventPayload[],
     context: { includeOptional: boolean },
   ): Promise<"stop" | "interrupt" | "budget" | null> {
+    // Two round trips (three with a team's budget): BEGIN, the lease's row lock with the stored
+    // request and the claim (which takes nothing while a request is stored); then the append
+    // with the COMMIT.
     const outcome = await this.svc.db.sqlTx(async (tx) => {
-      const requested: "stop" | "interrupt" | "budget" | null =
-        (await storedAbortRequest(tx, this.sessionId)) ?? ((await this.overBudget(tx)) ? "budget" : null);
-      if (requested) return { requested, events: await appendEvents(tx, this.sessionId, stepEnd, this.lease) };
-      const items = await claimInbox(tx, this.sessionId, { firstStep: false });
+      const overBudget = await this.overBudget(tx);
+      const { abortRequest, items } = await this.lockAndClaim(tx, overBudget ? null : { firstStep: false, unlessAbortRequested: true });
+      const requested: "stop" | "interrupt" | "budget" | null = abortRequest ?? (overBudget ? "budget" : null);
+      if (requested) return { requested, events: await this.appendAndCommit(tx, stepEnd) };
       if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
       const payloads = [...stepEnd, { kind: "step_start", turnId, step } as const, ...this.claimedMessages(items)];
       payloads.push(...(await this.contextPayloads(tx, context)));
-      return { requested: null, events: await appendEvents(tx, this.sessionId, payloads, this.lease) };
+      return { requested: null, events: await this.appendAndCommit(tx, payloads) };
     });
     this.committed(outcome.events);
     return outcome.requested;
+  }
+
+  /**
+   * One round trip: the session row locked while the lease is ours (LEASE_LOST otherwise), so
+   * the transaction's fenced append cannot miss (appendAndCommit), and the inbox claimed
+   * (`claim`, unless null). Gives the stored stop or interrupt request and the claimed items.
+   */
+  private async lockAndClaim(
+    tx: SqlTx,
+    claim: { firstStep: boolean; unlessAbortRequested?: boolean } | null,
+  ): Promise<{ abortRequest: "stop" | "interrupt" | null; items: ClaimedItem[] }> {
+    const lock = leaseLockStatement(this.sessionId, this.lease);
+    const claiming = claim ? claimStatement(this.sessionId, claim) : null;
+    const [locked, claimed] = await tx.batch(claiming ? [lock.sql, claiming.sql] : [lock.sql]);
+    const { abortRequest } = lock.read(locked!.rows);
+    return { abortRequest, items: claiming ? claiming.read(claimed!.rows) : [] };
+  }
+
+  /**
+   * The transaction's last statement, the append, sent with its COMMIT (one round trip). Only
+   * after lockAndClaim: the lease's row lock, held since, is what makes the fence hold.
+   */
+  private async appendAndCommit(tx: SqlTx, payloads: EventPayload[], change?: SessionRowChange): Promise<SessionEvent[]> {
+    if (payloads.length === 0) return [];
+    const append = appendStatement(this.sessionId, payloads, this.lease, undefined, change);
+    const [result] = await tx.commitWith([append.sql]);
+    return appended(append.read(result!.rows), payloads.length, this.sessionId, this.lease);
   }
 
   private async overBudget(db: SqlRunner): Promise<boolean> {

@@ -8,7 +8,7 @@ import { AppError } from "../errors";
 import { newMessageId, type MessageId, type SessionId } from "../ids";
 import { notifyActivity, notifySql } from "../live/activity";
 import { MessageSourceSchema, type MessageSource } from "./events";
-import { existingMessageIds } from "./session-log";
+import type { Statement } from "./session-log";
 
 // The durable inbox of pending input, with its two adapters:
 //  - Queue (human prompts): each item becomes its own turn, FIFO.
@@ -149,18 +149,29 @@ export type ClaimedItem = z.infer<typeof ClaimedRow>;
 
 /**
  * Step-boundary claim, inside the transaction that appends the claimed messages: all pending
- * steer items, plus one queued item at the first step of a turn. Items whose id is already in
- * history (a redelivery) are dropped here, so nothing enters twice.
+ * steer items, plus one queued item at the first step of a turn, in one statement. Items whose
+ * id is already in history (a redelivery) are dropped here, so nothing enters twice.
+ * `unlessAbortRequested`: claims nothing while a stop or interrupt request is stored.
  */
-export async function claimInbox(tx: SqlRunner, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
+export function claimStatement(sessionId: SessionId, at: { firstStep: boolean; unlessAbortRequested?: boolean }): Statement<ClaimedItem[]> {
   const queueLimit = at.firstStep ? 1 : 0;
-  const rows = await tx.$queryRaw`DELETE FROM inbox_items WHERE session_id = ${sessionId} AND id IN (
-      SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'
-      UNION ALL
-      (SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'queue'
-       ORDER BY position LIMIT ${queueLimit}))
-    RETURNING id, mode, text, source, position`;
-  const items = z.array(ClaimedRow).parse(rows).sort((a, b) => a.position - b.position);
-  const seen = await existingMessageIds(tx, sessionId, items.map((i) => i.id));
-  return items.filter((i) => !seen.has(i.id));
+  const sql = Prisma.sql`WITH claimed AS (
+      DELETE FROM inbox_items WHERE session_id = ${sessionId} AND id IN (
+        SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'
+        UNION ALL
+        (SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'queue'
+         ORDER BY position LIMIT ${queueLimit}))
+      AND (NOT ${at.unlessAbortRequested ?? false}
+        OR NOT EXISTS (SELECT 1 FROM sessions WHERE id = ${sessionId} AND abort_request IS NOT NULL))
+      RETURNING id, mode, text, source, position
+    )
+    SELECT c.id, c.mode, c.text, c.source, c.position FROM claimed c
+    WHERE NOT EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${sessionId} AND e.message_id = c.id)
+    ORDER BY c.position`;
+  return { sql, read: (rows) => z.array(ClaimedRow).parse(rows) };
+}
+
+export async function claimInbox(tx: SqlRunner, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
+  const claim = claimStatement(sessionId, at);
+  return claim.read(await tx.$queryRaw(claim.sql));
 }

@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
-import { ACTIVITY_CHANNEL } from "../live/activity";
+import { Prisma } from "../db/generated/client";
+import { ACTIVITY_CHANNEL, notifySql } from "../live/activity";
 import { EventPayloadSchema, type EventPayload, type SessionEvent } from "./events";
 
 /** A held lease. Every append under a lease is fenced by its token. */
@@ -23,6 +24,22 @@ export interface SpendDelta {
 const NO_SPEND: SpendDelta = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costNanos: 0 };
 
 /**
+ * What else an append changes on the session row it locks anyway (the turn's start or end),
+ * in the same UPDATE: `set` more columns, only `where` this also holds, and notify `state`.
+ */
+export interface SessionRowChange {
+  set: Prisma.Sql;
+  where?: Prisma.Sql;
+  notifyState?: boolean;
+}
+
+/** A statement and how its rows are read: run alone, in a batch, or with a COMMIT. */
+export interface Statement<T> {
+  sql: Prisma.Sql;
+  read(rows: unknown): T;
+}
+
+/**
  * Appends events with gap-free seq numbers, in one statement (one round trip; on its own, one
  * commit; inside a transaction, part of it). The UPDATE on the session row both allocates the
  * seq range (the row lock serialises concurrent appenders) and fences: with a lease, it only
@@ -30,15 +47,15 @@ const NO_SPEND: SpendDelta = { inputTokens: 0, outputTokens: 0, cachedInputToken
  * The insert and the `event` notification (naming the newest seq) hang on that UPDATE's row;
  * `spend` (a step's usage and cost) is added to the session's counters by the same UPDATE and
  * notified as `spend` (the room's figures move; nothing a waiting agent acts on).
+ * Read, it gives the events as stored, or none when the row did not match (fence, `change.where`).
  */
-export async function appendEvents(
-  db: SqlRunner,
+export function appendStatement(
   sessionId: SessionId,
   payloads: EventPayload[],
   lease: Lease | null,
   spend?: SpendDelta,
-): Promise<SessionEvent[]> {
-  if (payloads.length === 0) return [];
+  change?: SessionRowChange,
+): Statement<SessionEvent[]> {
   const add = spend ?? NO_SPEND;
   const spent = add.inputTokens !== 0 || add.outputTokens !== 0 || add.costNanos !== 0;
   const n = payloads.length;
@@ -47,15 +64,17 @@ export async function appendEvents(
     payloads.map((p) => ({ kind: p.kind, turnId: "turnId" in p ? p.turnId : null, messageId: messageIdOf(p), payload: p })),
   );
   const fenced = lease !== null;
-  const result = await db.$queryRaw`
+  const sql = Prisma.sql`
     WITH s AS (
       UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now(),
         spent_input_tokens = spent_input_tokens + ${add.inputTokens},
         spent_output_tokens = spent_output_tokens + ${add.outputTokens},
         spent_cached_tokens = spent_cached_tokens + ${add.cachedInputTokens},
         spent_cost_nanos = spent_cost_nanos + ${add.costNanos}
+        ${change ? Prisma.sql`, ${change.set}` : Prisma.empty}
       WHERE id = ${sessionId}
         AND (NOT ${fenced} OR (lease_owner = ${lease?.owner ?? null} AND lease_token = ${lease?.token ?? null}))
+        ${change?.where ? Prisma.sql`AND (${change.where})` : Prisma.empty}
       RETURNING last_seq
     ), ins AS (
       INSERT INTO session_events (session_id, seq, kind, turn_id, message_id, payload, created_at)
@@ -66,17 +85,54 @@ export async function appendEvents(
     SELECT ins.seq, ins.payload FROM ins,
       LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', (SELECT last_seq FROM s))::text)) AS n
       LEFT JOIN LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'spend')::text) WHERE ${spent}) AS m ON true
+      LEFT JOIN LATERAL (SELECT ${notifySql(sessionId, "state")} WHERE ${change?.notifyState ?? false}) AS st ON true
     ORDER BY ins.seq`;
   // Postgres delivers identical notifications of one transaction once: one per row is one.
   // The events come back as stored: a payload read from the log later is the same to the letter
   // (jsonb orders object keys its own way), for the live feeds and the driver's own history.
-  const stored = StoredRows.parse(result);
-  if (stored.length !== n) {
-    if (lease) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
-    throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
-  }
-  return stored.map((r) => ({ seq: r.seq, createdAt, payload: r.payload }));
+  return { sql, read: (result) => StoredRows.parse(result).map((r) => ({ seq: r.seq, createdAt, payload: r.payload })) };
 }
+
+/** `appendStatement`'s events, all of them, or the error saying why none were appended. */
+export function appended(events: SessionEvent[], n: number, sessionId: SessionId, lease: Lease | null): SessionEvent[] {
+  if (events.length === n) return events;
+  if (lease) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
+  throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
+}
+
+/** Appends (appendStatement) and throws LEASE_LOST or SESSION_NOT_FOUND when nothing was. */
+export async function appendEvents(
+  db: SqlRunner,
+  sessionId: SessionId,
+  payloads: EventPayload[],
+  lease: Lease | null,
+  spend?: SpendDelta,
+  change?: SessionRowChange,
+): Promise<SessionEvent[]> {
+  if (payloads.length === 0) return [];
+  const statement = appendStatement(sessionId, payloads, lease, spend, change);
+  return appended(statement.read(await db.$queryRaw(statement.sql)), payloads.length, sessionId, lease);
+}
+
+/**
+ * The lease's lock for a transaction that commits with a fenced append (commitWith): the
+ * session row, locked as the append's UPDATE would, while the lease is ours, so nothing can
+ * take the lease before this transaction ends. Gives the stored stop or interrupt request;
+ * no row means the lease is lost.
+ */
+export function leaseLockStatement(sessionId: SessionId, lease: Lease): Statement<{ abortRequest: "stop" | "interrupt" | null }> {
+  return {
+    sql: Prisma.sql`SELECT abort_request FROM sessions
+      WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token} FOR NO KEY UPDATE`,
+    read: (rows) => {
+      const row = AbortRequestRows.parse(rows)[0];
+      if (!row) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
+      return { abortRequest: row.abort_request };
+    },
+  };
+}
+/** Rows of sessions.abort_request: a stop or interrupt requested and not yet carried out. */
+export const AbortRequestRows = z.array(z.object({ abort_request: z.enum(["stop", "interrupt"]).nullable() }));
 
 /**
  * Inside a transaction: holds a share lock on the session row while the lease is still ours
@@ -139,13 +195,4 @@ export async function readEventsBefore(
     WHERE session_id = ${sessionId} AND (${beforeSeq ?? null}::int IS NULL OR seq < ${beforeSeq ?? null}::int)
     ORDER BY seq DESC LIMIT ${limit}`;
   return parseRows(rows).reverse();
-}
-
-/** Message ids already in the session's history, among `ids`. */
-export async function existingMessageIds(db: SqlRunner, sessionId: SessionId, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = z
-    .array(z.object({ message_id: z.string() }))
-    .parse(await db.$queryRaw`SELECT message_id FROM session_events WHERE session_id = ${sessionId} AND message_id = ANY(${ids}::text[])`);
-  return new Set(rows.map((r) => r.message_id));
 }

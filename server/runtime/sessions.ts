@@ -13,7 +13,7 @@ import { addOwner, teamsOf } from "../people/team-people";
 import type { EventPayload } from "./events";
 import { enqueue, INBOX_ITEM_COLUMNS, InboxItemSchema, type InboxItemView } from "./inbox";
 import { copyWorkspaceAsOf } from "../workspace/fork";
-import { appendEvents, readEventsAfter } from "./session-log";
+import { AbortRequestRows, appendEvents, readEventsAfter } from "./session-log";
 
 // Sessions as the product sees them: create, list, read, prompt, stop, fork. Plain domain
 // functions over the database; the tRPC layer only validates and maps errors.
@@ -209,7 +209,6 @@ export async function requestAbort(
   });
 }
 
-const AbortRequestRows = z.array(z.object({ abort_request: z.enum(["stop", "interrupt"]).nullable() }));
 
 /** The stop or interrupt requested for the session's current turn and not yet carried out. */
 export async function storedAbortRequest(db: SqlRunner, sessionId: SessionId): Promise<"stop" | "interrupt" | null> {

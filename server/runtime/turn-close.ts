@@ -1,4 +1,5 @@
 import type { Db } from "../db/client";
+import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import { newMessageId, type SessionId, type TurnId } from "../ids";
 import type { ToolCall } from "../models/types";
@@ -6,6 +7,7 @@ import { BUDGET_RESUME_NOTICE, RESUME_NOTICE } from "./config";
 import type { EventPayload, SessionEvent } from "./events";
 import { unfinishedStreamText } from "./history";
 import { enqueue } from "./inbox";
+import { appendStatement, leaseLockStatement, type Lease, type SessionRowChange } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
 
@@ -19,9 +21,15 @@ export interface TurnCloseScope {
   sessionId: SessionId;
   /** The driver's exact in-memory copy of the log. */
   events: readonly SessionEvent[];
+  lease: Lease;
   tools: ReadonlyMap<string, ToolDefinition>;
-  /** Appends under the lease (keeping `events` exact); `extra` runs in the same transaction. */
-  append(payloads: EventPayload[], extra?: (tx: SqlRunner) => Promise<void>): Promise<unknown>;
+  /**
+   * Appends under the lease (keeping `events` exact); `extra` runs in the same transaction,
+   * `change` in the append's own statement.
+   */
+  append(payloads: EventPayload[], extra?: (tx: SqlRunner) => Promise<void>, change?: SessionRowChange): Promise<unknown>;
+  /** Events appended here without `append`: the driver's copy of the log takes them. */
+  committed(events: SessionEvent[]): void;
   log(line: string): void;
 }
 
@@ -45,33 +53,30 @@ export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOut
   };
 }
 
-/** Thrown inside a turn-end transaction to roll it back: steer input arrived meanwhile. */
-class SteerPending extends Error {}
-
-/** Clears the active turn (and its abort request); `unlessSteer`: only while no steer item waits. */
-async function clearActiveTurn(tx: SqlRunner, sessionId: SessionId, unlessSteer = false): Promise<boolean> {
-  const n = await tx.$executeRaw`UPDATE sessions SET active_turn_id = NULL, abort_request = NULL
-    WHERE id = ${sessionId}
-      AND (NOT ${unlessSteer} OR NOT EXISTS (SELECT 1 FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'))`;
-  return n > 0;
-}
+/** What ending a turn changes on the session row, in the turn_end's own append. */
+const CLEAR_ACTIVE_TURN = Prisma.sql`active_turn_id = NULL, abort_request = NULL`;
 
 /**
- * Ends the turn as completed unless steer input is pending (then false: the turn goes on). The
- * session row lock orders this against "steer now" (inbox.ts): a steer either lands before this
- * check and extends the turn, or sees no active turn and is refused.
+ * Ends the turn as completed unless steer input is pending (then false: the turn goes on), in
+ * one round trip: the session row locked under the lease, then (a statement of its own, so its
+ * snapshot sees every steer committed before the lock was granted) the turn_end appended and
+ * the active turn cleared only while no steer item waits. The row lock orders this against
+ * "steer now" (inbox.ts): a steer either lands before the check and extends the turn, or sees
+ * no active turn and is refused.
  */
 export async function tryCompleteTurn(scope: TurnCloseScope, turnId: TurnId): Promise<boolean> {
-  try {
-    await scope.append([{ kind: "turn_end", turnId, reason: "completed" }], async (tx) => {
-      // The append above holds the session row, so "steer now" lands before this check or is refused.
-      if (!(await clearActiveTurn(tx, scope.sessionId, true))) throw new SteerPending();
-    });
-    return true;
-  } catch (e) {
-    if (e instanceof SteerPending) return false;
-    throw e;
-  }
+  const { sessionId, lease } = scope;
+  const lock = leaseLockStatement(sessionId, lease);
+  const end = appendStatement(sessionId, [{ kind: "turn_end", turnId, reason: "completed" }], lease, undefined, {
+    set: CLEAR_ACTIVE_TURN,
+    where: Prisma.sql`NOT EXISTS (SELECT 1 FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')`,
+  });
+  const [locked, ended] = await scope.db.sql.batch([lock.sql, end.sql]);
+  lock.read(locked!.rows);
+  const events = end.read(ended!.rows);
+  if (events.length === 0) return false;
+  scope.committed(events);
+  return true;
 }
 
 /**
@@ -113,13 +118,12 @@ export async function closeCrashedTurn(scope: TurnCloseScope, turnId: TurnId): P
 async function closeTurn(scope: TurnCloseScope, turnId: TurnId, ending: TurnEnding, before: EventPayload[]): Promise<void> {
   const error = ending.reason === "error" && ending.error ? { error: ending.error } : {};
   const turnEnd: EventPayload = { kind: "turn_end", turnId, reason: ending.reason, ...error };
-  await scope.append([...before, turnEnd], async (tx) => {
-    await clearActiveTurn(tx, scope.sessionId);
-    if (ending.reason === "interrupted" || ending.reason === "budget") {
-      const text = ending.reason === "budget" ? BUDGET_RESUME_NOTICE : RESUME_NOTICE;
-      await enqueue(tx, scope.sessionId, { mode: "steer", text, source: { kind: "system" } });
-    }
-  });
+  const notice = ending.reason === "budget" ? BUDGET_RESUME_NOTICE : ending.reason === "interrupted" ? RESUME_NOTICE : null;
+  await scope.append(
+    [...before, turnEnd],
+    notice === null ? undefined : (tx) => enqueue(tx, scope.sessionId, { mode: "steer", text: notice, source: { kind: "system" } }).then(() => undefined),
+    { set: CLEAR_ACTIVE_TURN },
+  );
 }
 
 /**
