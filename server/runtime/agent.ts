@@ -31,6 +31,7 @@ import {
   type Lease,
   type SessionRowChange,
   type SpendDelta,
+  type Statement,
 } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
@@ -73,11 +74,15 @@ const SessionSettings = z.object({
   pending: z.boolean(),
 });
 
+type Settings = z.infer<typeof SessionSettings>;
+
 export class AgentDriver {
   private events: SessionEvent[] = [];
   /** Settles on wake(); renewed each round of the loop, so it means "woken since". */
   private wokenSince: Promise<void> = Promise.resolve();
   private wakeUp: () => void = () => undefined;
+  /** The session as the last turn's end read it (with that end, one round trip less per turn). */
+  private prefetched: Settings | null = null;
   private turnAbort: AbortController | null = null;
   private abortKind: AbortKind | null = null;
   private closing: AbortKind | null = null;
@@ -137,8 +142,12 @@ export class AgentDriver {
       if (settings.active_turn_id) await closeCrashedTurn(this.closeScope(), asTurnId(settings.active_turn_id));
 
       while (!this.closing) {
-        this.wokenSince = new Promise((resolve) => (this.wakeUp = resolve));
-        const s = await this.settings();
+        let s = this.prefetched;
+        this.prefetched = null;
+        if (!s) {
+          this.renewWake();
+          s = await this.settings();
+        }
         // Over budget, pending input waits (for the raise's wake) instead of starting a turn.
         if (!s.parked && s.pending && !(await this.overBudget(this.svc.db.sql))) {
           await this.runTurn(s);
@@ -168,13 +177,27 @@ export class AgentDriver {
     }
   }
 
-  private async settings() {
-    const rows = await this.svc.db.sql.$queryRaw`SELECT s.model, s.optional_context, s.parked, s.active_turn_id,
-        EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id) AS pending
-      FROM sessions s WHERE s.id = ${this.sessionId}`;
-    const row = z.array(SessionSettings).parse(rows)[0];
-    if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${this.sessionId} not found`);
-    return row;
+  /** From here on, a wake() settles wokenSince (renewed before each look at the session). */
+  private renewWake(): void {
+    this.wokenSince = new Promise((resolve) => (this.wakeUp = resolve));
+  }
+
+  private settingsStatement(): Statement<Settings> {
+    return {
+      sql: Prisma.sql`SELECT s.model, s.optional_context, s.parked, s.active_turn_id,
+          EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id) AS pending
+        FROM sessions s WHERE s.id = ${this.sessionId}`,
+      read: (rows) => {
+        const row = z.array(SessionSettings).parse(rows)[0];
+        if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${this.sessionId} not found`);
+        return row;
+      },
+    };
+  }
+
+  private async settings(): Promise<Settings> {
+    const statement = this.settingsStatement();
+    return statement.read(await this.svc.db.sql.$queryRaw(statement.sql));
   }
 
   private async setStatus(status: "running" | "idle"): Promise<void> {
@@ -260,7 +283,7 @@ export class AgentDriver {
     else await this.append([toolResultEvent(turnId, call, run)]);
   }
 
-  private async runTurn(settings: z.infer<typeof SessionSettings>): Promise<void> {
+  private async runTurn(settings: Settings): Promise<void> {
     // A shutdown that came while the loop was reading the inbox: start nothing. (Checked with
     // no await before turnAbort is set, so a later shutdown always finds the turn to abort.)
     if (this.closing) return;
@@ -312,7 +335,15 @@ export class AgentDriver {
           await this.append(stepEnd);
           throw new Error("aborted");
         }
-        if (result.toolCalls.length === 0 && (await tryCompleteTurn(this.closeScope(), turnId))) return;
+        if (result.toolCalls.length === 0) {
+          // The loop's next look at the session rides with the end; a wake from here on counts.
+          this.renewWake();
+          const end = await tryCompleteTurn(this.closeScope(), turnId, this.settingsStatement());
+          if (end.completed) {
+            this.prefetched = end.then;
+            return;
+          }
+        }
         step += 1;
         if (step >= this.svc.config.maxStepsPerTurn) {
           await this.append(stepEnd);

@@ -7,7 +7,7 @@ import { BUDGET_RESUME_NOTICE, RESUME_NOTICE } from "./config";
 import type { EventPayload, SessionEvent } from "./events";
 import { unfinishedStreamText } from "./history";
 import { enqueue } from "./inbox";
-import { appendStatement, leaseLockStatement, type Lease, type SessionRowChange } from "./session-log";
+import { appendStatement, leaseLockStatement, type Lease, type SessionRowChange, type Statement } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
 
@@ -62,21 +62,21 @@ const CLEAR_ACTIVE_TURN = Prisma.sql`active_turn_id = NULL, abort_request = NULL
  * snapshot sees every steer committed before the lock was granted) the turn_end appended and
  * the active turn cleared only while no steer item waits. The row lock orders this against
  * "steer now" (inbox.ts): a steer either lands before the check and extends the turn, or sees
- * no active turn and is refused.
+ * no active turn and is refused. `then` is read in the same round trip, after the end (the
+ * driver's next look at its session).
  */
-export async function tryCompleteTurn(scope: TurnCloseScope, turnId: TurnId): Promise<boolean> {
+export async function tryCompleteTurn<T>(scope: TurnCloseScope, turnId: TurnId, then: Statement<T>): Promise<{ completed: boolean; then: T }> {
   const { sessionId, lease } = scope;
   const lock = leaseLockStatement(sessionId, lease);
   const end = appendStatement(sessionId, [{ kind: "turn_end", turnId, reason: "completed" }], lease, undefined, {
     set: CLEAR_ACTIVE_TURN,
     where: Prisma.sql`NOT EXISTS (SELECT 1 FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')`,
   });
-  const [locked, ended] = await scope.db.sql.batch([lock.sql, end.sql]);
+  const [locked, ended, after] = await scope.db.sql.batch([lock.sql, end.sql, then.sql]);
   lock.read(locked!.rows);
   const events = end.read(ended!.rows);
-  if (events.length === 0) return false;
-  scope.committed(events);
-  return true;
+  if (events.length > 0) scope.committed(events);
+  return { completed: events.length > 0, then: then.read(after!.rows) };
 }
 
 /**
