@@ -63,6 +63,8 @@ class Pipeline implements pg.Submittable {
   /** Statements this pipeline prepares, by index: unconfirmed until it has run. */
   private preparing: { index: number; text: string }[] = [];
   private prepared: PreparedStatements | undefined;
+  /** A row a type parser could not read. */
+  private unreadable: Error | null = null;
 
   constructor(
     private readonly queries: Prisma.Sql[],
@@ -112,7 +114,13 @@ class Pipeline implements pg.Submittable {
 
   handleDataRow(msg: { fields: unknown[] }): void {
     const r = this.results[this.index];
-    if (r) r.addRow(r.parseRow(msg.fields));
+    if (!r || this.unreadable) return;
+    try {
+      r.addRow(r.parseRow(msg.fields));
+    } catch (e) {
+      // As pg's Query does: the rest of the reply is read, then the error reported.
+      this.unreadable = e instanceof Error ? e : new Error(String(e));
+    }
   }
 
   handleCommandComplete(msg: unknown): void {
@@ -134,7 +142,9 @@ class Pipeline implements pg.Submittable {
   }
 
   handleReadyForQuery(): void {
-    if (!this.failed) this.done(null, this.results);
+    if (this.failed) return;
+    if (this.unreadable) this.done(this.unreadable, []);
+    else this.done(null, this.results);
   }
 
   handleCopyInResponse(connection: pg.Connection): void {
