@@ -71,10 +71,9 @@ export interface SteerItem {
  * running target's own transactions hold that row nearly all the time, and the items' foreign
  * key needs only a key-share lock, so a delivery does not wait behind them.
  */
-export async function enqueueSteers(tx: SqlRunner, sessionId: SessionId, items: SteerItem[]): Promise<void> {
-  if (items.length === 0) return;
+export function enqueueSteersStatement(sessionId: SessionId, items: SteerItem[]): Prisma.Sql {
   // Data-modifying CTEs run whether or not the query reads them; the notification rides along.
-  await tx.$queryRaw`WITH admitted AS (
+  return Prisma.sql`WITH admitted AS (
       INSERT INTO inbox_items (session_id, id, mode, text, source)
       SELECT ${sessionId}, a.id, 'steer', a.text, a.source::jsonb
       FROM unnest(${items.map((i) => i.id)}::text[], ${items.map((i) => i.text)}::text[], ${items.map((i) => JSON.stringify(i.source))}::text[])

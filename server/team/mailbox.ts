@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Prisma } from "../db/generated/client";
 import type { Db, DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
@@ -6,7 +7,7 @@ import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId 
 import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { ACTIVITY_CHANNEL, activityPayload, notifyActivity, notifySql } from "../live/activity";
-import { enqueueSteers, type ClaimedItem } from "../runtime/inbox";
+import { enqueueSteersStatement, type ClaimedItem } from "../runtime/inbox";
 import type { MemberRef } from "./membership";
 
 // The team mailbox (SPEC.md §7, the mailbox decision). A send is two transactions:
@@ -169,9 +170,10 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
     await input.fence?.(tx);
     // Under the lock (a statement of its own: a snapshot taken after the lock was granted sees
     // every earlier send), so concurrent senders cannot both squeeze into the last free place.
-    // Counting and inserting in one statement saves a round trip on the hot path.
-    const row = InsertedRow.parse(
-      await tx.$queryRaw`WITH pending AS (
+    // Counting and inserting in one statement saves a round trip on the hot path, and it goes
+    // with the COMMIT: a full mailbox inserts (and notifies) nothing, so committing is harmless.
+    const [inserted] = await tx.commitWith([
+      Prisma.sql`WITH pending AS (
           SELECT count(*)::int AS n FROM team_messages
           WHERE target_session_id = ${target.sessionId} AND consumed_at IS NULL
         ), inserted AS (
@@ -185,7 +187,8 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
         SELECT pending.n AS pending, inserted.seq, inserted.created_at AS "createdAt"
         FROM pending LEFT JOIN inserted ON true
           LEFT JOIN LATERAL (SELECT ${notifySql(input.teamId, "team")} WHERE inserted.seq IS NOT NULL) AS notified ON true`,
-    )[0]!;
+    ]);
+    const row = InsertedRow.parse(inserted!.rows)[0]!;
     if (row.seq === null || row.createdAt === null) {
       throw new AppError(
         "TEAM_MAILBOX_FULL",
@@ -246,28 +249,37 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
     // The Steer adapter: a running target takes them at its next step boundary, an idle one
     // starts a turn, an inactive one is cold-resumed by whichever runtime hears the
     // notification (or finds the inbox in its recovery sweep).
-    await enqueueSteers(
-      tx,
-      targetSessionId,
-      admit.map((r) => ({
-        id: r.id,
-        text: teamMessageText(r.id, r.senderName, r.content),
-        source: { kind: "team", teamId: r.teamId, messageId: r.id, senderSessionId: r.senderSessionId, senderName: r.senderName },
-      })),
-    );
+    const steers =
+      admit.length === 0
+        ? []
+        : [
+            enqueueSteersStatement(
+              targetSessionId,
+              admit.map((r) => ({
+                id: r.id,
+                text: teamMessageText(r.id, r.senderName, r.content),
+                source: { kind: "team", teamId: r.teamId, messageId: r.id, senderSessionId: r.senderSessionId, senderName: r.senderName },
+              })),
+            ),
+          ];
     const ids = rows.map((r) => r.id);
     const consumed = rows.filter((r) => r.inHistory).map((r) => r.id);
     // statement_timestamp(), not now(): the stamps order queued → delivered → consumed even
     // when the transactions overlap; one stamp for the whole batch keeps seq order.
     // The teams' notifications (one: a target is in one team) ride in the same statement.
     const teams = [...new Set(rows.map((r) => r.teamId))].map((teamId) => activityPayload(teamId, "team"));
-    await tx.$queryRaw`WITH marked AS (
+    // The Steer items, the rows marked and the COMMIT in one round trip: under the target's
+    // lock the rows read above are still queued, and nothing here decides whether to commit.
+    await tx.commitWith([
+      ...steers,
+      Prisma.sql`WITH marked AS (
         UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
           consumed_at = CASE WHEN id = ANY(${consumed}::text[]) THEN coalesce(consumed_at, statement_timestamp()) ELSE consumed_at END
         WHERE id = ANY(${ids}::text[]) AND state = 'queued'
         RETURNING 1
       )
-      SELECT pg_notify(${ACTIVITY_CHANNEL}, p) FROM unnest(${teams}::text[]) AS p`;
+      SELECT pg_notify(${ACTIVITY_CHANNEL}, p) FROM unnest(${teams}::text[]) AS p`,
+    ]);
     return ids;
   }, locked);
 }
