@@ -12,7 +12,8 @@
 //   one teammate through sendMessage (queued row committed, then delivered into the inbox). One
 //   Runtime (the product's config and DB pool, scripted model at zero delay, markConsumed as its
 //   onClaimed hook) drives the target, so every message goes send → delivered → consumed. The
-//   senders have their own pool (as tool calls of other agents or another process would).
+//   senders have their own pool (as tool calls of other agents or another process would), its
+//   connections opened before the clock starts (warmPool), as a running server's are.
 //   maxPending is raised to the message count so the mailbox limit does not throttle the run.
 //   messagesPerSec = messages / (last consumedAt − first send call start); delivery latency is
 //   deliveredAt − the send call's start, consumption latency consumedAt − the same start (the
@@ -43,7 +44,7 @@ import os from "node:os";
 import PgBoss from "pg-boss";
 import { createDb, type Db } from "../server/db/client";
 import { z } from "zod";
-import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
+import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, waitUntil, warmPool, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { isAppError } from "../server/errors";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
@@ -131,6 +132,7 @@ async function endToEnd(url: string, config: RuntimeConfig, senders: number, mes
   const { db, hub, runtime, logs } = await consumerHost(url, config);
   await runtime.start();
   const senderDb = createDb(url, DB_POOL);
+  await warmPool(senderDb, DB_POOL);
   try {
     const team = await newTeam(db, senders, `${senders}x`);
     const perSender = Math.ceil(messages / senders);
@@ -213,6 +215,7 @@ async function fanOut(url: string, config: RuntimeConfig, messages: number, cons
   const { db, hub, runtime, logs } = await consumerHost(url, config);
   if (consume) await runtime.start();
   const senderDb = createDb(url, DB_POOL);
+  await warmPool(senderDb, DB_POOL);
   try {
     const team = await newTeam(db, FAN_OUT, `fan-out`, FAN_OUT);
     const perSender = Math.ceil(messages / FAN_OUT);

@@ -1,3 +1,4 @@
+import type { Db } from "../server/db/client";
 import pg from "pg";
 import { dropDatabase, withClient } from "../server/db/admin";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
@@ -31,6 +32,14 @@ export function percentileOf(values: number[], p: number): number | null {
 }
 
 /** Single-row autocommit INSERTs per second over `connections` connections for `ms`. */
+/**
+ * Opens every connection of a pool (each runs a statement), as a server's long-lived pool has
+ * them: sends measured right after are not the ones that paid for connecting.
+ */
+export async function warmPool(db: Db, connections: number): Promise<void> {
+  await Promise.all(Array.from({ length: connections }, () => db.sqlTx((tx) => tx.$queryRaw`SELECT pg_sleep(0.01)`)));
+}
+
 export async function commitRate(url: string, connections: number, ms: number): Promise<number> {
   const clients = await Promise.all(
     Array.from({ length: connections }, async () => {
