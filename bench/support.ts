@@ -31,7 +31,6 @@ export function percentileOf(values: number[], p: number): number | null {
   return values.length === 0 ? null : round(percentile([...values].sort((a, b) => a - b), p));
 }
 
-/** Single-row autocommit INSERTs per second over `connections` connections for `ms`. */
 /**
  * Opens every connection of a pool (each runs a statement), as a server's long-lived pool has
  * them: sends measured right after are not the ones that paid for connecting.
@@ -40,6 +39,7 @@ export async function warmPool(db: Db, connections: number): Promise<void> {
   await Promise.all(Array.from({ length: connections }, () => db.sqlTx((tx) => tx.$queryRaw`SELECT pg_sleep(0.01)`)));
 }
 
+/** Single-row autocommit INSERTs per second over `connections` connections for `ms`. */
 export async function commitRate(url: string, connections: number, ms: number): Promise<number> {
   const clients = await Promise.all(
     Array.from({ length: connections }, async () => {

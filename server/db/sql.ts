@@ -237,10 +237,7 @@ export class SqlTx extends PgSql {
   private opening: Prisma.Sql[] | null;
   private committedWith = false;
 
-  constructor(
-    private readonly client: pg.PoolClient,
-    opening: Prisma.Sql[],
-  ) {
+  constructor(client: pg.PoolClient, opening: Prisma.Sql[]) {
     super(client);
     this.opening = opening;
   }
@@ -255,15 +252,11 @@ export class SqlTx extends PgSql {
     return this.committedWith;
   }
 
-  protected override async run(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Promise<pg.QueryResult> {
-    return (await this.batch([toSql(query, values)]))[0]!;
-  }
-
   override async batch(queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
     if (this.committedWith) throw new Error("sqlTx: a statement after commitWith");
     const opening = this.opening ?? [];
     this.opening = null;
-    return (await pipeline(this.client, [...opening, ...queries])).slice(opening.length);
+    return (await super.batch([...opening, ...queries])).slice(opening.length);
   }
 
   /**

@@ -93,10 +93,14 @@ export function appendStatement(
   return { sql, read: (result) => StoredRows.parse(result).map((r) => ({ seq: r.seq, createdAt, payload: r.payload })) };
 }
 
+function leaseLost(sessionId: SessionId): AppError {
+  return new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
+}
+
 /** `appendStatement`'s events, all of them, or the error saying why none were appended. */
 export function appended(events: SessionEvent[], n: number, sessionId: SessionId, lease: Lease | null): SessionEvent[] {
   if (events.length === n) return events;
-  if (lease) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
+  if (lease) throw leaseLost(sessionId);
   throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
 }
 
@@ -126,7 +130,7 @@ export function leaseLockStatement(sessionId: SessionId, lease: Lease): Statemen
       WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token} FOR NO KEY UPDATE`,
     read: (rows) => {
       const row = AbortRequestRows.parse(rows)[0];
-      if (!row) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
+      if (!row) throw leaseLost(sessionId);
       return { abortRequest: row.abort_request };
     },
   };
@@ -143,7 +147,7 @@ export async function assertLeaseHeld(tx: SqlRunner, sessionId: SessionId, lease
     await tx.$queryRaw`SELECT id FROM sessions
       WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token} FOR SHARE`,
   );
-  if (rows.length === 0) throw new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
+  if (rows.length === 0) throw leaseLost(sessionId);
 }
 
 function messageIdOf(p: EventPayload): string | null {

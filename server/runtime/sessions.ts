@@ -209,7 +209,6 @@ export async function requestAbort(
   });
 }
 
-
 /** The stop or interrupt requested for the session's current turn and not yet carried out. */
 export async function storedAbortRequest(db: SqlRunner, sessionId: SessionId): Promise<"stop" | "interrupt" | null> {
   const row = AbortRequestRows.parse(await db.$queryRaw`SELECT abort_request FROM sessions WHERE id = ${sessionId}`)[0];
