@@ -35,7 +35,7 @@ import {
 } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
-import { closeCrashedTurn, endTurn, toolResultEvent, tryCompleteTurn, type TurnCloseScope, type TurnEnding } from "./turn-close";
+import { closeCrashedTurn, endTurn, toolResultEvent, tryCompleteTurn, type PendingReply, type TurnCloseScope, type TurnEnding } from "./turn-close";
 
 // One resident agent: the turn and step loop of a session whose lease this process holds.
 // Everything it knows comes from the session log (cold resume is just "start a driver"), and
@@ -324,25 +324,31 @@ export class AgentDriver {
         // A compaction may hide the snapshot the step started with: look again after one.
         if (await this.maybeCompact(model, price, abort.signal)) await this.admitRuntimeContext(context);
         const result = await this.modelStep(model, price, turnId, step, abort.signal);
-        for (const call of result.toolCalls) {
-          if (abort.signal.aborted) break;
-          await this.runToolCall(turnId, result.messageId, call, abort.signal);
-        }
-        // A reply without tool calls committed its step_end with it; otherwise the step ends
-        // in the next transaction (the next step's start, or the turn's end).
-        const stepEnd: EventPayload[] = result.endedStep ? [] : [{ kind: "step_end", turnId, step }];
-        if (abort.signal.aborted) {
-          await this.append(stepEnd);
-          throw new Error("aborted");
-        }
-        if (result.toolCalls.length === 0) {
+        if (result.reply) {
+          // A reply without tool calls ends its step; it commits with the turn's end, or alone
+          // when a steer waits (the turn goes on) or the turn was cut meanwhile.
+          if (abort.signal.aborted) {
+            await this.append(result.reply.payloads, undefined, result.reply.spend);
+            throw new Error("aborted");
+          }
           // The loop's next look at the session rides with the end; a wake from here on counts.
           this.renewWake();
-          const end = await tryCompleteTurn(this.closeScope(), turnId, this.settingsStatement());
+          const end = await tryCompleteTurn(this.closeScope(), turnId, result.reply, this.settingsStatement());
           if (end.completed) {
             this.prefetched = end.then;
             return;
           }
+        }
+        for (const call of result.toolCalls) {
+          if (abort.signal.aborted) break;
+          await this.runToolCall(turnId, result.messageId, call, abort.signal);
+        }
+        // A reply with tool calls ends its step in the next transaction (the next step's start,
+        // or the turn's end).
+        const stepEnd: EventPayload[] = result.reply ? [] : [{ kind: "step_end", turnId, step }];
+        if (abort.signal.aborted) {
+          await this.append(stepEnd);
+          throw new Error("aborted");
         }
         step += 1;
         if (step >= this.svc.config.maxStepsPerTurn) {
@@ -472,7 +478,9 @@ export class AgentDriver {
 
   /**
    * One model call: streams deltas into the log in small batches, then records the message
-   * with its usage and cost, and adds both to the session's spend in the same transaction.
+   * with its usage and cost, and adds both to the session's spend in the same transaction. A
+   * complete reply without tool calls is returned unrecorded (`reply`): it commits with the
+   * turn's end (runTurn).
    */
   private async modelStep(
     model: LanguageModel,
@@ -480,7 +488,7 @@ export class AgentDriver {
     turnId: TurnId,
     step: number,
     signal: AbortSignal,
-  ): Promise<{ toolCalls: ToolCall[]; messageId: string; endedStep: boolean }> {
+  ): Promise<{ toolCalls: ToolCall[]; messageId: string; reply: PendingReply | null }> {
     if (signal.aborted) throw new Error("aborted");
     const request = {
       system: this.svc.config.systemPrompt,
@@ -509,14 +517,15 @@ export class AgentDriver {
       interrupted,
     });
     let reported = false;
-    /** A complete reply without tool calls ends its step in the same transaction. */
-    const record = (interrupted: boolean, endsStep = false) => {
+    /** The reply's events (a complete one without tool calls ends its step) and its spend. */
+    const reply = (interrupted: boolean, endsStep = false): PendingReply => {
       // A reply cut off before its usage came is billed all the same: estimated, and marked so.
       if (!reported && (text !== "" || toolCalls.length > 0)) usage = { ...estimateUsage(request, { text, toolCalls }), estimated: true };
       const m = message({ interrupted });
       const end: EventPayload[] = endsStep ? [{ kind: "step_end", turnId, step }] : [];
-      return this.append([m, ...end], undefined, spendOf(usage, m.costNanos ?? 0));
+      return { payloads: [m, ...end], spend: spendOf(usage, m.costNanos ?? 0) };
     };
+    const record = (r: PendingReply) => this.append(r.payloads, undefined, r.spend);
     try {
       for await (const chunk of model.stream(request, signal)) {
         if (chunk.type === "text-delta") {
@@ -532,13 +541,14 @@ export class AgentDriver {
       if (signal.aborted) throw new Error("aborted");
     } catch (e) {
       await flusher.settle();
-      if (text !== "" || signal.aborted) await record(true);
+      if (text !== "" || signal.aborted) await record(reply(true));
       throw e;
     }
     await flusher.settle();
-    const endedStep = toolCalls.length === 0;
-    await record(false, endedStep);
-    return { toolCalls, messageId, endedStep };
+    // Without tool calls the reply is left to the caller, to commit with the turn's end.
+    if (toolCalls.length === 0) return { toolCalls, messageId, reply: reply(false, true) };
+    await record(reply(false));
+    return { toolCalls, messageId, reply: null };
   }
 }
 

@@ -7,7 +7,7 @@ import { BUDGET_RESUME_NOTICE, RESUME_NOTICE } from "./config";
 import type { EventPayload, SessionEvent } from "./events";
 import { unfinishedStreamText } from "./history";
 import { enqueue } from "./inbox";
-import { appendStatement, leaseLockStatement, type Lease, type SessionRowChange, type Statement } from "./session-log";
+import { appended, appendStatement, leaseLockStatement, type Lease, type SessionRowChange, type SpendDelta, type Statement } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
 
@@ -56,24 +56,38 @@ export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOut
 /** What ending a turn changes on the session row, in the turn_end's own append. */
 const CLEAR_ACTIVE_TURN = Prisma.sql`active_turn_id = NULL, abort_request = NULL`;
 
+/** A step's finished reply that has not been appended yet: it commits with the turn's end. */
+export interface PendingReply {
+  payloads: EventPayload[];
+  spend: SpendDelta;
+}
+
 /**
- * Ends the turn as completed unless steer input is pending (then false: the turn goes on), in
- * one round trip: the session row locked under the lease, then (a statement of its own, so its
- * snapshot sees every steer committed before the lock was granted) the turn_end appended and
- * the active turn cleared only while no steer item waits. The row lock orders this against
+ * Commits the last step's reply and ends the turn as completed unless steer input is pending
+ * (then false: the reply is in the log and the turn goes on), in one round trip and one commit:
+ * the session row locked under the lease, the reply appended, then (a statement of its own, so
+ * its snapshot sees every steer committed before the lock was granted) the turn_end appended
+ * and the active turn cleared only while no steer item waits. The row lock orders this against
  * "steer now" (inbox.ts): a steer either lands before the check and extends the turn, or sees
  * no active turn and is refused. `then` is read in the same round trip, after the end (the
  * driver's next look at its session).
  */
-export async function tryCompleteTurn<T>(scope: TurnCloseScope, turnId: TurnId, then: Statement<T>): Promise<{ completed: boolean; then: T }> {
+export async function tryCompleteTurn<T>(
+  scope: TurnCloseScope,
+  turnId: TurnId,
+  reply: PendingReply,
+  then: Statement<T>,
+): Promise<{ completed: boolean; then: T }> {
   const { sessionId, lease } = scope;
   const lock = leaseLockStatement(sessionId, lease);
+  const append = appendStatement(sessionId, reply.payloads, lease, reply.spend);
   const end = appendStatement(sessionId, [{ kind: "turn_end", turnId, reason: "completed" }], lease, undefined, {
     set: CLEAR_ACTIVE_TURN,
     where: Prisma.sql`NOT EXISTS (SELECT 1 FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')`,
   });
-  const [locked, ended, after] = await scope.db.sql.batch([lock.sql, end.sql, then.sql]);
+  const [locked, replied, ended, after] = await scope.db.sql.batch([lock.sql, append.sql, end.sql, then.sql]);
   lock.read(locked!.rows);
+  scope.committed(appended(append.read(replied!.rows), reply.payloads.length, sessionId, lease));
   const events = end.read(ended!.rows);
   if (events.length > 0) scope.committed(events);
   return { completed: events.length > 0, then: then.read(after!.rows) };
