@@ -1,14 +1,16 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/client";
-import { PgSql, sqlTx, type SqlTx, type SqlTxOptions } from "./sql";
+import { CoalescedSql, PgSql, sqlTx, type SqlTx, type SqlTxOptions } from "./sql";
 
 /**
  * The process's database: Prisma's client, plus `sql` (raw statements straight on the same pg
- * pool, for the hot paths: db/sql.ts) and `sqlTx` (a transaction of such statements).
+ * pool, for the hot paths: db/sql.ts), `sqlCoalesced` (single statements of many callers sent
+ * together, each its own transaction) and `sqlTx` (a transaction of such statements).
  */
 export type Db = PrismaClient & {
   readonly sql: PgSql;
+  readonly sqlCoalesced: CoalescedSql;
   sqlTx<T>(fn: (tx: SqlTx) => Promise<T>, opts?: SqlTxOptions): Promise<T>;
 };
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
@@ -26,6 +28,7 @@ export function createDb(databaseUrl: string, poolSize = 10): Db {
   let ended: Promise<void> | null = null;
   return Object.assign(prisma, {
     sql: new PgSql(pool),
+    sqlCoalesced: new CoalescedSql(pool),
     sqlTx: <T>(fn: (tx: SqlTx) => Promise<T>, opts?: SqlTxOptions) => sqlTx(pool, fn, opts),
     // The pool is ours, not the adapter's: it ends with the client, once.
     $disconnect: () => (ended ??= disconnect().then(() => pool.end())),

@@ -187,6 +187,17 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
     expect(await db.sqlTx(async (tx) => tx.begun)).toBe(false);
   });
 
+  it("fails a statement or transaction whose backend dies, without an uncaught error, and opens a new connection after", async ({ tdb }) => {
+    const one = createDb(tdb.url, 1);
+    try {
+      await expect(one.sql.$queryRaw`SELECT pg_terminate_backend(pg_backend_pid())`).rejects.toThrow();
+      await expect(one.sqlTx((tx) => tx.$queryRaw`SELECT pg_terminate_backend(pg_backend_pid())`)).rejects.toThrow();
+      expect(await one.sql.$queryRaw`SELECT ${1}::int AS n`).toEqual([{ n: 1 }]);
+    } finally {
+      await one.$disconnect();
+    }
+  });
+
   it("prepares each statement once per connection, and forgets what a failed pipeline may not have prepared", async ({ tdb }) => {
     const one = createDb(tdb.url, 1);
     try {
@@ -207,6 +218,61 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
       expect(names.length).toBeGreaterThan(0);
       expect(names.every((n) => n.name.startsWith("at_"))).toBe(true);
       expect(await one.sql.$queryRaw`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE 'SELECT count(*)::int AS n FROM sql_test_prep%'`).toEqual([{ n: 1 }]);
+    } finally {
+      await one.$disconnect();
+    }
+  });
+});
+
+describe("db.sqlCoalesced (single statements of many callers, one write)", () => {
+  it("sends the statements asked for in one turn of the event loop as one group; each commits or fails alone, in order", async ({ tdb }) => {
+    const one = createDb(tdb.url, 1);
+    try {
+      await one.sql.$executeRaw`CREATE TABLE sql_test_group (id int PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp())`;
+      const insert = (id: number) => one.sqlCoalesced.$executeRaw`INSERT INTO sql_test_group (id) VALUES (${id})`;
+      const before = one.sqlCoalesced.groups;
+      const outcomes = await Promise.allSettled([
+        insert(1),
+        insert(2),
+        insert(1), // a duplicate: fails alone
+        // A value pg cannot send: never written, fails alone.
+        one.sqlCoalesced.$executeRaw`INSERT INTO sql_test_group (id) VALUES (${{ toPostgres: () => { throw new Error("unsendable"); } }})`,
+        one.sqlCoalesced.$queryRaw`SELEC ${1}`, // a Parse that fails
+        insert(3),
+        one.sqlCoalesced.$queryRaw`SELECT id FROM sql_test_group ORDER BY id`,
+      ]);
+      expect(one.sqlCoalesced.groups - before).toBe(1);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "rejected", "rejected", "fulfilled", "fulfilled"]);
+      expect(outcomes[2]).toMatchObject({ reason: { code: "23505" } });
+      expect(outcomes[3]).toMatchObject({ reason: { message: "unsendable" } });
+      expect(outcomes[4]).toMatchObject({ reason: { code: "42601" } });
+      // The read after them saw each insert before it committed, as its own transaction.
+      expect(outcomes[6]).toMatchObject({ value: [{ id: 1 }, { id: 2 }, { id: 3 }] });
+      const rows = (await one.sql.$queryRaw`SELECT id, xmin::text AS tx FROM sql_test_group ORDER BY at`) as { id: number; tx: string }[];
+      expect(rows.map((r) => r.id)).toEqual([1, 2, 3]);
+      expect(new Set(rows.map((r) => r.tx)).size).toBe(3);
+      // The one connection is free again, in no transaction; a later group prepares afresh.
+      expect(await one.sqlCoalesced.$queryRaw`SELECT count(*)::int AS n FROM sql_test_group WHERE id > ${0}`).toEqual([{ n: 3 }]);
+      expect(await one.sql.$queryRaw`SELECT count(*)::int AS open FROM pg_stat_activity
+        WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).toEqual([{ open: 0 }]);
+    } finally {
+      await one.$disconnect();
+    }
+  });
+
+  it("fails the rest of a group whose connection dies, and does not hand that connection out again", async ({ tdb }) => {
+    const one = createDb(tdb.url, 1);
+    try {
+      const outcomes = await Promise.allSettled([
+        one.sqlCoalesced.$queryRaw`SELECT ${1}::int AS n`,
+        one.sqlCoalesced.$queryRaw`SELECT pg_terminate_backend(pg_backend_pid())`,
+        one.sqlCoalesced.$queryRaw`SELECT ${2}::int AS n`,
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected"]);
+      expect(outcomes[0]).toMatchObject({ value: [{ n: 1 }] });
+      // The pool opens a new connection for what comes next.
+      expect(await one.sqlCoalesced.$queryRaw`SELECT ${3}::int AS n`).toEqual([{ n: 3 }]);
+      expect(await one.sql.$queryRaw`SELECT ${4}::int AS n`).toEqual([{ n: 4 }]);
     } finally {
       await one.$disconnect();
     }

@@ -75,36 +75,15 @@ class Pipeline implements pg.Submittable {
 
   /** pg calls this when the connection is free; an error returned is reported to handleError. */
   submit(connection: pg.Connection): Error | null {
-    const c = connection as unknown as PipelineConnection;
     let values: unknown[][];
     try {
       // Serialised before anything is written: a value pg cannot send leaves the wire untouched.
-      values = this.queries.map((q) => q.values.map((v) => prepareValue(param(v))));
+      values = this.queries.map(serialise);
     } catch (e) {
       return e instanceof Error ? e : new Error(String(e));
     }
-    const prepared = preparedOn(connection);
-    this.prepared = prepared;
-    c.stream.cork();
-    try {
-      for (const [i, q] of this.queries.entries()) {
-        let name = prepared.byText.get(q.text);
-        if (name === undefined) {
-          name = prepared.byText.size < MAX_PREPARED ? `at_${prepared.next++}` : "";
-          if (name) {
-            prepared.byText.set(q.text, name);
-            this.preparing.push({ index: i, text: q.text });
-          }
-          c.parse({ name, text: q.text, types: [] }, true);
-        }
-        c.bind({ statement: name, values: values[i]! }, true);
-        c.describe({ type: "P", name: "" }, true);
-        c.execute({ portal: "", rows: 0 }, true);
-      }
-      c.sync();
-    } finally {
-      c.stream.uncork();
-    }
+    this.prepared = preparedOn(connection);
+    this.preparing = write(connection, this.prepared, this.queries, values, false);
     return null;
   }
 
@@ -173,6 +152,49 @@ function preparedOn(connection: object): PreparedStatements {
   return p;
 }
 
+/** A statement's parameters as they go on the wire (throws for a value pg cannot send). */
+function serialise(q: Prisma.Sql): unknown[] {
+  return q.values.map((v) => prepareValue(param(v)));
+}
+
+/**
+ * Writes the statements (Parse unless prepared on this connection, Bind, Describe, Execute)
+ * and one Sync after them all, or one after each (`syncEach`: each its own implicit
+ * transaction), in one socket write. Gives the statements it prepares, by index.
+ */
+function write(
+  connection: pg.Connection,
+  prepared: PreparedStatements,
+  queries: Prisma.Sql[],
+  values: unknown[][],
+  syncEach: boolean,
+): { index: number; text: string }[] {
+  const c = connection as unknown as PipelineConnection;
+  const preparing: { index: number; text: string }[] = [];
+  c.stream.cork();
+  try {
+    for (const [i, q] of queries.entries()) {
+      let name = prepared.byText.get(q.text);
+      if (name === undefined) {
+        name = prepared.byText.size < MAX_PREPARED ? `at_${prepared.next++}` : "";
+        if (name) {
+          prepared.byText.set(q.text, name);
+          preparing.push({ index: i, text: q.text });
+        }
+        c.parse({ name, text: q.text, types: [] }, true);
+      }
+      c.bind({ statement: name, values: values[i]! }, true);
+      c.describe({ type: "P", name: "" }, true);
+      c.execute({ portal: "", rows: 0 }, true);
+      if (syncEach) c.sync();
+    }
+    if (!syncEach) c.sync();
+  } finally {
+    c.stream.uncork();
+  }
+  return preparing;
+}
+
 interface PipelineConnection {
   stream: { cork(): void; uncork(): void };
   parse(q: { name: string; text: string; types: unknown[] }, more: boolean): void;
@@ -186,6 +208,31 @@ function pipeline(client: pg.PoolClient, queries: Prisma.Sql[]): Promise<pg.Quer
   return new Promise((resolve, reject) => {
     client.query(new Pipeline(queries, (error, results) => (error ? reject(error) : resolve(results))));
   });
+}
+
+/**
+ * A pool connection, checked out. While it is, an error event of its socket (the server
+ * restarting, the backend terminated) fails the statements in flight and is swallowed here:
+ * pg would otherwise make it the process's uncaught error (the pool listens only to idle ones).
+ * `release(broken)` hands it back, or drops it when its socket failed.
+ */
+async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(broken?: Error): void }> {
+  const client = await pool.connect();
+  const ignore = () => undefined;
+  client.on("error", ignore);
+  return {
+    client,
+    release(broken) {
+      client.removeListener("error", ignore);
+      client.release(broken);
+    },
+  };
+}
+
+/** The error that makes a connection unfit to hand out again: its socket failed (a statement's error leaves it usable). */
+function brokenBy(e: unknown): Error | undefined {
+  if (!e || e instanceof pg.DatabaseError) return undefined;
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 function toSql(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Prisma.Sql {
@@ -214,18 +261,180 @@ export class PgSql implements SqlRunner {
    */
   async batch(queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
     if (!(this.target instanceof pg.Pool)) return pipeline(this.target, queries);
-    const client = await this.target.connect();
+    const { client, release } = await checkout(this.target);
     let broken: Error | undefined;
     try {
       return await pipeline(client, queries);
     } catch (e) {
-      // A connection whose socket failed is not handed out again; a statement's error leaves it usable.
-      if (!(e instanceof pg.DatabaseError)) broken = e instanceof Error ? e : new Error(String(e));
+      broken = brokenBy(e);
       throw e;
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
+}
+
+/**
+ * Single statements from many callers, each its own transaction (autocommit), coalesced: those
+ * asked for in the same turn of the event loop go out in one socket write on one connection,
+ * each with a Sync of its own, so each commits or fails alone, in the order asked, while this
+ * process and the server wake once for all of them (on this machine a socket write and a
+ * wake-up cost far more than a small statement: docs/PERFORMANCE.md). For frequent statements
+ * that need not overtake one another, such as streamed text's flushes: each waits for the
+ * commits queued before it.
+ */
+export class CoalescedSql implements SqlRunner {
+  private queue: { sql: Prisma.Sql; settle: Settle }[] = [];
+  private scheduled = false;
+  /** Groups sent, one socket write each (diagnostics). */
+  groups = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly maxGroup = 64,
+  ) {}
+
+  async $queryRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<unknown[]> {
+    return (await this.run(toSql(query, values))).rows;
+  }
+
+  async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
+    return (await this.run(toSql(query, values))).rowCount ?? 0;
+  }
+
+  private run(sql: Prisma.Sql): Promise<pg.QueryResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ sql, settle: (error, result) => (error ? reject(error) : resolve(result!)) });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        while (this.queue.length > 0) void this.send(this.queue.splice(0, this.maxGroup));
+      });
+    });
+  }
+
+  private async send(asked: { sql: Prisma.Sql; settle: Settle }[]): Promise<void> {
+    // Serialised first: a statement with a value pg cannot send fails alone and is not sent.
+    const group: { sql: Prisma.Sql; values: unknown[]; settle: Settle }[] = [];
+    for (const { sql, settle } of asked) {
+      try {
+        group.push({ sql, values: serialise(sql), settle });
+      } catch (e) {
+        settle(e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+    if (group.length === 0) return;
+    let connection: Awaited<ReturnType<typeof checkout>>;
+    try {
+      connection = await checkout(this.pool);
+    } catch (e) {
+      for (const w of group) w.settle(e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
+    const { client, release } = connection;
+    this.groups += 1;
+    let broken: Error | undefined;
+    const writer = new GroupWriter(group);
+    await Promise.all(
+      group.map(
+        (w, i) =>
+          new Promise<void>((done) => {
+            client.query(
+              new GroupMember(writer, i, (error, result) => {
+                broken ??= brokenBy(error);
+                w.settle(error, result);
+                done();
+              }),
+            );
+          }),
+      ),
+    );
+    release(broken);
+  }
+}
+
+type Settle = (error: Error | null, result?: pg.QueryResult) => void;
+
+/** Writes a group's statements, each with its own Sync, when its first member is submitted. */
+class GroupWriter {
+  /** Per statement: the text it prepares on this connection, if any. */
+  readonly preparing: (string | null)[];
+  prepared: PreparedStatements | undefined;
+
+  constructor(private readonly statements: { sql: Prisma.Sql; values: unknown[] }[]) {
+    this.preparing = statements.map(() => null);
+  }
+
+  write(connection: pg.Connection): void {
+    this.prepared = preparedOn(connection);
+    const { statements } = this;
+    const preparing = write(connection, this.prepared, statements.map((st) => st.sql), statements.map((st) => st.values), true);
+    for (const p of preparing) this.preparing[p.index] = p.text;
+  }
+}
+
+/**
+ * One statement of a group, as pg's client sees it: a query of its own, submitted after the
+ * one before it has had its ReadyForQuery. The first writes the whole group; the others write
+ * nothing and read their own replies, which follow on the wire in order.
+ */
+class GroupMember implements pg.Submittable {
+  private readonly result = newResult();
+  private unreadable: Error | null = null;
+  private failed = false;
+
+  constructor(
+    private readonly writer: GroupWriter,
+    private readonly index: number,
+    private readonly done: Settle,
+  ) {}
+
+  submit(connection: pg.Connection): Error | null {
+    if (this.index === 0) this.writer.write(connection);
+    return null;
+  }
+
+  handleRowDescription(msg: { fields: unknown[] }): void {
+    this.result.addFields(msg.fields);
+  }
+
+  handleDataRow(msg: { fields: unknown[] }): void {
+    if (this.unreadable) return;
+    try {
+      this.result.addRow(this.result.parseRow(msg.fields));
+    } catch (e) {
+      this.unreadable = e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  handleCommandComplete(msg: unknown): void {
+    this.result.addCommandComplete(msg);
+  }
+
+  handleEmptyQuery(): void {}
+
+  handleError(error: Error): void {
+    if (this.failed) return;
+    this.failed = true;
+    // Its Parse may have failed: the name is forgotten, and prepared afresh next time.
+    const text = this.writer.preparing[this.index];
+    if (text) this.writer.prepared?.byText.delete(text);
+    this.done(error);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.failed) return;
+    this.done(this.unreadable, this.unreadable ? undefined : this.result);
+  }
+
+  handleCopyInResponse(connection: pg.Connection): void {
+    (connection as unknown as { sendCopyFail(msg: string): void }).sendCopyFail("COPY is not supported here");
+  }
+
+  handleCopyData(): void {}
+
+  handlePortalSuspended(): void {}
 }
 
 /**
@@ -312,7 +521,7 @@ export async function sqlTx<T>(on: pg.Pool | SqlTx, fn: (tx: SqlTx) => Promise<T
     return fn(on);
   }
   const opening = openingStatements(opts);
-  const client = await on.connect();
+  const { client, release } = await checkout(on);
   const tx = new SqlTx(client, opening);
   let broken: Error | undefined;
   try {
@@ -327,6 +536,6 @@ export async function sqlTx<T>(on: pg.Pool | SqlTx, fn: (tx: SqlTx) => Promise<T
       });
     throw e;
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }

@@ -235,6 +235,8 @@ export class AgentDriver {
   private committed(events: SessionEvent[]): void {
     if (events.length === 0) return;
     this.events.push(...events);
+    // Two appends in flight at once (a flush and a model_wait) may answer out of seq order.
+    if (this.events.length > events.length && this.events.at(-events.length - 1)!.seq > events[0]!.seq) this.events.sort((a, b) => a.seq - b.seq);
     this.svc.published?.(this.sessionId, events);
   }
 
@@ -499,8 +501,10 @@ export class AgentDriver {
     let text = "";
     const toolCalls: ToolCall[] = [];
     let usage: Usage & { estimated?: true } = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
-    const flusher = new DeltaFlusher(this.svc.config.deltaFlushMs, (chunk) =>
-      this.append([{ kind: "assistant_delta", turnId, step, text: chunk }]).then(() => undefined),
+    // Every streaming agent flushes a few times a second: those due together go out together
+    // (db.sqlCoalesced), each still its own commit.
+    const flusher = new DeltaFlusher(this.svc.config.deltaFlushMs, async (chunk) =>
+      this.committed(await appendEvents(this.svc.db.sqlCoalesced, this.sessionId, [{ kind: "assistant_delta", turnId, step, text: chunk }], this.lease)),
     );
     const messageId = newMessageId();
     const message = ({ interrupted }: { interrupted: boolean }): PayloadOf<"assistant_message"> => ({
