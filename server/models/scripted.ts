@@ -1,4 +1,4 @@
-import { abortableWait, abortError } from "../abortable";
+import { abortError } from "../abortable";
 import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "../runtime/context-registry";
 import { parseHumanPrompt } from "../runtime/human-prompt";
 import { estimateUsage } from "./estimate";
@@ -36,23 +36,75 @@ export class ScriptedModel implements LanguageModel {
       ...request,
       messages: request.messages.map((m) => (m.role === "user" ? { ...m, text: parseHumanPrompt(m.text).body } : m)),
     });
-    for (const piece of chunkText(reply.text)) {
-      await pause(this.opts.delayMs, signal);
-      yield { type: "text-delta", text: piece };
-    }
-    let n = 0;
-    for (const call of reply.toolCalls ?? []) {
-      await pause(this.opts.delayMs, signal);
-      n += 1;
-      yield { type: "tool-call", call: { toolCallId: `scripted_${Date.now().toString(36)}_${n}`, ...call } };
+    const pace = new Pace(this.opts.delayMs, signal);
+    try {
+      for (const piece of chunkText(reply.text)) {
+        await pace.pause();
+        yield { type: "text-delta", text: piece };
+      }
+      let n = 0;
+      for (const call of reply.toolCalls ?? []) {
+        await pace.pause();
+        n += 1;
+        yield { type: "tool-call", call: { toolCallId: `scripted_${Date.now().toString(36)}_${n}`, ...call } };
+      }
+    } finally {
+      pace.close();
     }
     if (signal.aborted) throw abortError();
     yield { type: "finish", usage: estimateUsage(request, reply) };
   }
 }
 
-async function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if ((await abortableWait({ ms, signal })) === "aborted") throw abortError();
+/**
+ * Pauses end on a grid of PACE_GRID_MS marks (the mark nearest the pause's due time, so a
+ * pause is `ms` on average), and every pause due at one mark, of any stream, wakes on one
+ * timer: a server streaming to hundreds of agents at 40 chunks a second each had a timer,
+ * a promise race and an abort listener per chunk.
+ */
+const PACE_GRID_MS = 5;
+const wakeAt = new Map<number, (() => void)[]>();
+
+function atMark(ms: number, wake: () => void): void {
+  const now = Date.now();
+  const mark = Math.max(now + 1, Math.round((now + ms) / PACE_GRID_MS) * PACE_GRID_MS);
+  const due = wakeAt.get(mark);
+  if (due) return void due.push(wake);
+  const wakes = [wake];
+  wakeAt.set(mark, wakes);
+  setTimeout(() => {
+    wakeAt.delete(mark);
+    for (const w of wakes) w();
+  }, mark - now);
+}
+
+/** One stream's pacing: its abort listener is added once, not per chunk. */
+class Pace {
+  private rejectPause: ((e: Error) => void) | null = null;
+  private readonly onAbort = () => this.rejectPause?.(abortError());
+
+  constructor(
+    private readonly ms: number,
+    private readonly signal: AbortSignal,
+  ) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  pause(): Promise<void> {
+    if (this.signal.aborted) return Promise.reject(abortError());
+    if (this.ms <= 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.rejectPause = reject;
+      atMark(this.ms, () => {
+        this.rejectPause = null;
+        resolve();
+      });
+    });
+  }
+
+  close(): void {
+    this.signal.removeEventListener("abort", this.onAbort);
+  }
 }
 
 /** Word-sized chunks (whitespace kept with the word), like a real token stream. */

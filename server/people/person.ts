@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { Db, DbOrTx } from "../db/client";
+import type { Db } from "../db/client";
+import type { SqlRunner } from "../db/sql";
 import { asUserId, type UserId } from "../ids";
 import type { Auth } from "./auth";
 import { tokenOwner } from "./api-tokens";
@@ -49,9 +50,13 @@ export async function personFromHeaders(auth: Auth, db: Db, headers: Headers): P
 }
 
 /** The credential still holds: its session row is not revoked or expired, its token not revoked. */
-export async function credentialHolds(db: DbOrTx, person: Person): Promise<boolean> {
+export async function credentialHolds(db: SqlRunner, person: Person): Promise<boolean> {
   const c = person.credential;
   if (!c) return true;
-  if (c.kind === "token") return (await db.apiToken.count({ where: { id: c.id, userId: person.id } })) > 0;
-  return (await db.authSession.count({ where: { id: c.id, userId: person.id, expiresAt: { gt: new Date() } } })) > 0;
+  // Raw statements: every live feed asks this every FEED_REREAD_MS.
+  const rows =
+    c.kind === "token"
+      ? await db.$queryRaw`SELECT 1 AS held FROM api_tokens WHERE id = ${c.id} AND user_id = ${person.id}`
+      : await db.$queryRaw`SELECT 1 AS held FROM auth_sessions WHERE id = ${c.id} AND user_id = ${person.id} AND expires_at > now()`;
+  return z.array(z.object({ held: z.number() })).parse(rows).length > 0;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { SqlRunner } from "../db/sql";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, newInviteId, type SessionId, type UserId } from "../ids";
@@ -34,7 +35,7 @@ export async function roleIn(db: DbOrTx, teamId: SessionId, userId: UserId): Pro
  * hears the same as an owner does.
  */
 export async function authorize(
-  db: DbOrTx,
+  db: SqlRunner,
   person: Person,
   sessionId: SessionId,
   need: Need,

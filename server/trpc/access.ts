@@ -17,13 +17,13 @@ export type AccessContext = Pick<PersonContext, "db" | "person">;
 
 /** Any session id (a Lead's or a teammate's) resolves to its team. */
 export async function sessionAccess(ctx: AccessContext, sessionId: SessionId, need: Need): Promise<Access> {
-  const access = await authorize(ctx.db, ctx.person, sessionId, need, () => sessionNotFound(sessionId));
+  const access = await authorize(ctx.db.sql, ctx.person, sessionId, need, () => sessionNotFound(sessionId));
   return { ...access, person: ctx.person };
 }
 
 /** A team id must name the team itself (its Lead's session): a teammate's id is no team id. */
 export async function teamAccess(ctx: AccessContext, teamId: SessionId, need: Need): Promise<Access> {
-  const access = await authorize(ctx.db, ctx.person, teamId, need, () => teamNotFound(teamId), { teamOnly: true });
+  const access = await authorize(ctx.db.sql, ctx.person, teamId, need, () => teamNotFound(teamId), { teamOnly: true });
   return { ...access, person: ctx.person };
 }
 
@@ -38,7 +38,7 @@ const teamNotFound = (teamId: SessionId) => new AppError("TEAM_NOT_FOUND", `No t
  */
 export async function feedAccess(ctx: PersonContext, check: () => Promise<Access>): Promise<Access> {
   try {
-    if (!(await credentialHolds(ctx.db, ctx.person))) throw new AppError("UNAUTHORIZED", "Signed out: sign in again");
+    if (!(await credentialHolds(ctx.db.sql, ctx.person))) throw new AppError("UNAUTHORIZED", "Signed out: sign in again");
     return await check();
   } catch (e) {
     if (e instanceof AppError) throw new TRPCError({ code: ERROR_CODES[e.code], message: e.message, cause: e });
