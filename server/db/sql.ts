@@ -229,9 +229,13 @@ async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
   };
 }
 
-/** The error that makes a connection unfit to hand out again: its socket failed (a statement's error leaves it usable). */
+/**
+ * The error that makes a connection unfit to hand out again: its socket failed, or the server
+ * ended its session (FATAL). A statement's own error leaves it usable.
+ */
 function brokenBy(e: unknown): Error | undefined {
-  if (!e || e instanceof pg.DatabaseError) return undefined;
+  if (!e) return undefined;
+  if (e instanceof pg.DatabaseError && e.severity !== "FATAL" && e.severity !== "PANIC") return undefined;
   return e instanceof Error ? e : new Error(String(e));
 }
 
@@ -276,12 +280,13 @@ export class PgSql implements SqlRunner {
 
 /**
  * Single statements from many callers, each its own transaction (autocommit), coalesced: those
- * asked for in the same turn of the event loop go out in one socket write on one connection,
- * each with a Sync of its own, so each commits or fails alone, in the order asked, while this
- * process and the server wake once for all of them (on this machine a socket write and a
- * wake-up cost far more than a small statement: docs/PERFORMANCE.md). For frequent statements
- * that need not overtake one another, such as streamed text's flushes: each waits for the
- * commits queued before it.
+ * asked for in the same turn of the event loop (up to `maxGroup`) go out in one socket write on
+ * one connection, each with a Sync of its own, so each commits or fails alone, in the order
+ * asked, while this process and the server wake once for all of them (on this machine a socket
+ * write and a wake-up cost far more than a small statement: docs/PERFORMANCE.md). Groups run
+ * side by side on their own connections: nothing orders one group against another. For
+ * frequent statements that may wait for the ones queued before them, such as streamed text's
+ * flushes (one in flight per agent).
  */
 export class CoalescedSql implements SqlRunner {
   private queue: { sql: Prisma.Sql; settle: Settle }[] = [];
@@ -361,6 +366,8 @@ class GroupWriter {
   /** Per statement: the text it prepares on this connection, if any. */
   readonly preparing: (string | null)[];
   prepared: PreparedStatements | undefined;
+  /** Why the group could not be written (then every member fails with it). */
+  failed: Error | null = null;
 
   constructor(private readonly statements: { sql: Prisma.Sql; values: unknown[] }[]) {
     this.preparing = statements.map(() => null);
@@ -391,8 +398,13 @@ class GroupMember implements pg.Submittable {
   ) {}
 
   submit(connection: pg.Connection): Error | null {
-    if (this.index === 0) this.writer.write(connection);
-    return null;
+    try {
+      if (this.index === 0) this.writer.write(connection);
+    } catch (e) {
+      // Not an error of the server's: the connection is dropped with the group.
+      this.writer.failed = e instanceof Error ? e : new Error(String(e));
+    }
+    return this.writer.failed;
   }
 
   handleRowDescription(msg: { fields: unknown[] }): void {

@@ -326,16 +326,24 @@ export class AgentDriver {
         // A compaction may hide the snapshot the step started with: look again after one.
         if (await this.maybeCompact(model, price, abort.signal)) await this.admitRuntimeContext(context);
         const result = await this.modelStep(model, price, turnId, step, abort.signal);
-        if (result.reply) {
+        const reply = result.reply;
+        if (reply) {
           // A reply without tool calls ends its step; it commits with the turn's end, or alone
           // when a steer waits (the turn goes on) or the turn was cut meanwhile.
+          const keepReply = () => this.append(reply.payloads, undefined, reply.spend);
           if (abort.signal.aborted) {
-            await this.append(result.reply.payloads, undefined, result.reply.spend);
+            await keepReply();
             throw new Error("aborted");
           }
           // The loop's next look at the session rides with the end; a wake from here on counts.
           this.renewWake();
-          const end = await tryCompleteTurn(this.closeScope(), turnId, result.reply, this.settingsStatement());
+          const end = await tryCompleteTurn(this.closeScope(), turnId, reply, this.settingsStatement()).catch(async (e: unknown) => {
+            // The batch failed: the reply is kept on its own (its message id cannot enter the
+            // log twice, should the batch have committed after all), then the turn ends with
+            // the error.
+            if (!isAppError(e, "LEASE_LOST")) await keepReply().catch(() => undefined);
+            throw e;
+          });
           if (end.completed) {
             this.prefetched = end.then;
             return;
@@ -347,7 +355,7 @@ export class AgentDriver {
         }
         // A reply with tool calls ends its step in the next transaction (the next step's start,
         // or the turn's end).
-        const stepEnd: EventPayload[] = result.reply ? [] : [{ kind: "step_end", turnId, step }];
+        const stepEnd: EventPayload[] = reply ? [] : [{ kind: "step_end", turnId, step }];
         if (abort.signal.aborted) {
           await this.append(stepEnd);
           throw new Error("aborted");

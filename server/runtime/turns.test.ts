@@ -83,6 +83,33 @@ describe("a prompt", () => {
     ]);
   });
 
+  it("keeps the last reply when the batch that commits it with the turn's end fails, then ends the turn with the error", async ({ rt }) => {
+    // The first turn_end insert fails (a sequence, so the failure is not rolled back with it).
+    await rt.db.$executeRawUnsafe(`CREATE SEQUENCE fail_turn_end_once`);
+    await rt.db.$executeRawUnsafe(`CREATE FUNCTION fail_turn_end_once() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.kind = 'turn_end' AND nextval('fail_turn_end_once') = 1 THEN RAISE EXCEPTION 'injected failure'; END IF;
+        RETURN NEW;
+      END $$`);
+    await rt.db.$executeRawUnsafe(`CREATE TRIGGER fail_turn_end_once BEFORE INSERT ON session_events FOR EACH ROW EXECUTE FUNCTION fail_turn_end_once()`);
+    const id = await newTestSession(rt.db);
+    await promptSession(rt.db, id, { text: "Plan a picnic" });
+    const events = await waitForTurns(rt.db, id, 1);
+    expect(kinds(events).filter((k) => k !== "assistant_delta")).toEqual([
+      "turn_start",
+      "step_start",
+      "user_message",
+      "user_message",
+      "assistant_message",
+      "step_end",
+      "turn_end",
+    ]);
+    expect(turnEnds(events)).toEqual([expect.objectContaining({ reason: "error", error: expect.stringContaining("injected failure") })]);
+    const session = await rt.db.session.findUniqueOrThrow({ where: { id }, select: { spentOutputTokens: true, activeTurnId: true } });
+    expect(session.spentOutputTokens).toBeGreaterThan(0n);
+    expect(session.activeTurnId).toBeNull();
+  });
+
   it("turns invalid tool arguments into a tool error the model reads, and the turn goes on", async ({ rt }) => {
     const id = await newTestSession(rt.db);
     await promptSession(rt.db, id, { text: '/tool current_time {"timeZone": 42}' });
