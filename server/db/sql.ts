@@ -341,21 +341,19 @@ export class CoalescedSql implements SqlRunner {
     this.groups += 1;
     let broken: Error | undefined;
     const writer = new GroupWriter(group);
-    await Promise.all(
-      group.map(
-        (w, i) =>
-          new Promise<void>((done) => {
-            client.query(
-              new GroupMember(writer, i, (error, result) => {
-                broken ??= brokenBy(error);
-                w.settle(error, result);
-                done();
-              }),
-            );
-          }),
-      ),
+    // Each member is handed to the client when the one before it settles (its error or its
+    // ReadyForQuery), before pg reads the next message: never two queries queued at once.
+    const members: GroupMember[] = group.map(
+      (w, i) =>
+        new GroupMember(writer, i, (error, result) => {
+          broken ??= brokenBy(error);
+          w.settle(error, result);
+          const next = members[i + 1];
+          if (next) client.query(next);
+          else release(broken);
+        }),
     );
-    release(broken);
+    client.query(members[0]!);
   }
 }
 
@@ -382,9 +380,9 @@ class GroupWriter {
 }
 
 /**
- * One statement of a group, as pg's client sees it: a query of its own, submitted after the
- * one before it has had its ReadyForQuery. The first writes the whole group; the others write
- * nothing and read their own replies, which follow on the wire in order.
+ * One statement of a group, as pg's client sees it: a query of its own, handed over when the
+ * one before it settles. The first writes the whole group; the others write nothing and read
+ * their own replies, which follow on the wire in order.
  */
 class GroupMember implements pg.Submittable {
   private readonly result = newResult();

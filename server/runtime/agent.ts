@@ -148,11 +148,9 @@ export class AgentDriver {
           this.renewWake();
           s = await this.settings();
         }
-        // Over budget, pending input waits (for the raise's wake) instead of starting a turn.
-        if (!s.parked && s.pending && !(await this.overBudget(this.svc.db.sql))) {
-          await this.runTurn(s);
-          continue;
-        }
+        // Over budget (checked as the turn would start), pending input waits for the raise's
+        // wake instead of starting a turn.
+        if (!s.parked && s.pending && (await this.runTurn(s)) !== "over budget") continue;
         await this.setStatus("idle");
         const woke = (await abortableWait({ ms: this.svc.config.idleEvictMs, until: this.wokenSince })) === "woken";
         if (this.closing || woke) continue;
@@ -285,7 +283,8 @@ export class AgentDriver {
     else await this.append([toolResultEvent(turnId, call, run)]);
   }
 
-  private async runTurn(settings: Settings): Promise<void> {
+  /** One turn, from its start to its end; "over budget" when the budget let none start. */
+  private async runTurn(settings: Settings): Promise<"over budget" | undefined> {
     // A shutdown that came while the loop was reading the inbox: start nothing. (Checked with
     // no await before turnAbort is set, so a later shutdown always finds the turn to abort.)
     if (this.closing) return;
@@ -298,7 +297,7 @@ export class AgentDriver {
     // turn owns its input or it never started. Two round trips: BEGIN, the lease's row lock and
     // the claim; then the append (which also marks the turn active) with the COMMIT.
     const started = await this.svc.db.sqlTx(async (tx) => {
-      if (await this.overBudget(tx)) return null;
+      if (await this.overBudget(tx)) return "over budget" as const;
       const { items } = await this.lockAndClaim(tx, { firstStep: true });
       if (items.length === 0) return null;
       await this.svc.onClaimed?.(tx, this.sessionId, items);
@@ -313,11 +312,11 @@ export class AgentDriver {
         notifyState: true,
       });
     });
-    if (started) this.committed(started);
-    if (!started) {
+    if (started === null || started === "over budget") {
       this.turnAbort = null;
-      return;
+      return started ?? undefined;
     }
+    this.committed(started);
     let step = 0;
     try {
       const model = this.svc.resolveModel(settings.model);
