@@ -61,8 +61,8 @@ class Pipeline implements pg.Submittable {
   private index = 0;
   private failed = false;
   /** Statements this pipeline prepares, by index: unconfirmed until it has run. */
-  private preparing: { index: number; text: string }[] = [];
-  private prepared: PreparedStatements | undefined;
+  protected preparing: { index: number; text: string }[] = [];
+  protected prepared: PreparedStatements | undefined;
   /** A row a type parser could not read. */
   private unreadable: Error | null = null;
 
@@ -80,7 +80,7 @@ class Pipeline implements pg.Submittable {
       // Serialised before anything is written: a value pg cannot send leaves the wire untouched.
       values = this.queries.map(serialise);
     } catch (e) {
-      return e instanceof Error ? e : new Error(String(e));
+      return asError(e);
     }
     this.prepared = preparedOn(connection);
     this.preparing = write(connection, this.prepared, this.queries, values, false);
@@ -98,7 +98,7 @@ class Pipeline implements pg.Submittable {
       r.addRow(r.parseRow(msg.fields));
     } catch (e) {
       // As pg's Query does: the rest of the reply is read, then the error reported.
-      this.unreadable = e instanceof Error ? e : new Error(String(e));
+      this.unreadable = asError(e);
     }
   }
 
@@ -127,7 +127,7 @@ class Pipeline implements pg.Submittable {
   }
 
   handleCopyInResponse(connection: pg.Connection): void {
-    (connection as unknown as { sendCopyFail(msg: string): void }).sendCopyFail("COPY is not supported in a pipeline");
+    (connection as unknown as { sendCopyFail(msg: string): void }).sendCopyFail("COPY is not supported here");
   }
 
   handleCopyData(): void {}
@@ -236,6 +236,10 @@ async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
 function brokenBy(e: unknown): Error | undefined {
   if (!e) return undefined;
   if (e instanceof pg.DatabaseError && e.severity !== "FATAL" && e.severity !== "PANIC") return undefined;
+  return asError(e);
+}
+
+function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
@@ -326,7 +330,7 @@ export class CoalescedSql implements SqlRunner {
       try {
         group.push({ sql, values: serialise(sql), settle });
       } catch (e) {
-        settle(e instanceof Error ? e : new Error(String(e)));
+        settle(asError(e));
       }
     }
     if (group.length === 0) return;
@@ -334,7 +338,7 @@ export class CoalescedSql implements SqlRunner {
     try {
       connection = await checkout(this.pool);
     } catch (e) {
-      for (const w of group) w.settle(e instanceof Error ? e : new Error(String(e)));
+      for (const w of group) w.settle(asError(e));
       return;
     }
     const { client, release } = connection;
@@ -345,9 +349,9 @@ export class CoalescedSql implements SqlRunner {
     // ReadyForQuery), before pg reads the next message: never two queries queued at once.
     const members: GroupMember[] = group.map(
       (w, i) =>
-        new GroupMember(writer, i, (error, result) => {
+        new GroupMember(writer, i, w.sql, (error, results) => {
           broken ??= brokenBy(error);
-          w.settle(error, result);
+          w.settle(error, results[0]);
           const next = members[i + 1];
           if (next) client.query(next);
           else release(broken);
@@ -380,71 +384,33 @@ class GroupWriter {
 }
 
 /**
- * One statement of a group, as pg's client sees it: a query of its own, handed over when the
- * one before it settles. The first writes the whole group; the others write nothing and read
- * their own replies, which follow on the wire in order.
+ * One statement of a group, as pg's client sees it: a pipeline of one statement, handed over
+ * when the one before it settles. The first writes the whole group; the others write nothing
+ * and read their own replies, which follow on the wire in order.
  */
-class GroupMember implements pg.Submittable {
-  private readonly result = newResult();
-  private unreadable: Error | null = null;
-  private failed = false;
-
+class GroupMember extends Pipeline {
   constructor(
     private readonly writer: GroupWriter,
-    private readonly index: number,
-    private readonly done: Settle,
-  ) {}
+    private readonly position: number,
+    sql: Prisma.Sql,
+    done: (error: Error | null, results: pg.QueryResult[]) => void,
+  ) {
+    super([sql], done);
+  }
 
-  submit(connection: pg.Connection): Error | null {
+  override submit(connection: pg.Connection): Error | null {
     try {
-      if (this.index === 0) this.writer.write(connection);
+      if (this.position === 0) this.writer.write(connection);
     } catch (e) {
       // Not an error of the server's: the connection is dropped with the group.
-      this.writer.failed = e instanceof Error ? e : new Error(String(e));
+      this.writer.failed = asError(e);
     }
+    // What this statement prepares, so a failure forgets it (Pipeline.handleError).
+    this.prepared = this.writer.prepared;
+    const text = this.writer.preparing[this.position];
+    this.preparing = text ? [{ index: 0, text }] : [];
     return this.writer.failed;
   }
-
-  handleRowDescription(msg: { fields: unknown[] }): void {
-    this.result.addFields(msg.fields);
-  }
-
-  handleDataRow(msg: { fields: unknown[] }): void {
-    if (this.unreadable) return;
-    try {
-      this.result.addRow(this.result.parseRow(msg.fields));
-    } catch (e) {
-      this.unreadable = e instanceof Error ? e : new Error(String(e));
-    }
-  }
-
-  handleCommandComplete(msg: unknown): void {
-    this.result.addCommandComplete(msg);
-  }
-
-  handleEmptyQuery(): void {}
-
-  handleError(error: Error): void {
-    if (this.failed) return;
-    this.failed = true;
-    // Its Parse may have failed: the name is forgotten, and prepared afresh next time.
-    const text = this.writer.preparing[this.index];
-    if (text) this.writer.prepared?.byText.delete(text);
-    this.done(error);
-  }
-
-  handleReadyForQuery(): void {
-    if (this.failed) return;
-    this.done(this.unreadable, this.unreadable ? undefined : this.result);
-  }
-
-  handleCopyInResponse(connection: pg.Connection): void {
-    (connection as unknown as { sendCopyFail(msg: string): void }).sendCopyFail("COPY is not supported here");
-  }
-
-  handleCopyData(): void {}
-
-  handlePortalSuspended(): void {}
 }
 
 /**
