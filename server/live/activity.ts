@@ -42,6 +42,14 @@ export function notifySql(sessionId: string, kind: ActivityKind): Prisma.Sql {
   return Prisma.sql`pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind)})`;
 }
 
+/**
+ * The notification for a session id the statement itself reads (`sessionId` an SQL expression,
+ * e.g. a column), with the payload activityPayload writes.
+ */
+export function notifyColumnSql(sessionId: Prisma.Sql, kind: ActivityKind): Prisma.Sql {
+  return Prisma.sql`pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}, 'k', ${kind}::text)::text)`;
+}
+
 /** Sent on commit of the surrounding transaction (Postgres semantics), never before. */
 export async function notifyActivity(db: SqlRunner, sessionId: string, kind: ActivityKind, lastSeq?: number): Promise<void> {
   await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind, lastSeq)})`;

@@ -58,33 +58,30 @@ export async function enqueue(db: SqlRunner, sessionId: SessionId, input: Enqueu
   return row;
 }
 
-/** One Steer item of a batch: its id is the caller's (team mail keeps its message id). */
-export interface SteerItem {
-  id: string;
-  text: string;
-  source: MessageSource;
-}
-
 /**
- * The Steer adapter for a batch (team mail delivery), in one statement: the items in order,
- * the target un-parked if it was parked. Only a parked target's session row is written: a
- * running target's own transactions hold that row nearly all the time, and the items' foreign
- * key needs only a key-share lock, so a delivery does not wait behind them.
+ * The Steer adapter for a batch (team mail delivery), as two CTEs of the caller's statement:
+ * `steers_admitted` inserts the rows of `items` (a query with columns id, text, source as jsonb
+ * and ord, which earlier CTEs of the statement may feed) in `ord` order, and `steers_unparked`
+ * un-parks the target when anything was admitted. Only a parked target's session row is
+ * written: a running target's own transactions hold that row nearly all the time, and the
+ * items' foreign key needs only a key-share lock, so a delivery does not wait behind them.
+ * `notify` is an expression for the caller's select list: the inbox notification, sent only
+ * when something was admitted.
  */
-export function enqueueSteersStatement(sessionId: SessionId, items: SteerItem[]): Prisma.Sql {
-  // Data-modifying CTEs run whether or not the query reads them; the notification rides along.
-  return Prisma.sql`WITH admitted AS (
+export function steerAdmission(sessionId: SessionId, items: Prisma.Sql): { ctes: Prisma.Sql; notify: Prisma.Sql } {
+  return {
+    ctes: Prisma.sql`steers_admitted AS (
       INSERT INTO inbox_items (session_id, id, mode, text, source)
-      SELECT ${sessionId}, a.id, 'steer', a.text, a.source::jsonb
-      FROM unnest(${items.map((i) => i.id)}::text[], ${items.map((i) => i.text)}::text[], ${items.map((i) => JSON.stringify(i.source))}::text[])
-        WITH ORDINALITY AS a(id, text, source, ord)
-      ORDER BY a.ord
+      SELECT ${sessionId}, i.id, 'steer', i.text, i.source FROM (${items}) AS i ORDER BY i.ord
       RETURNING 1
-    ), unparked AS (
-      UPDATE sessions SET parked = false, updated_at = now() WHERE id = ${sessionId} AND parked
+    ), steers_unparked AS (
+      UPDATE sessions SET parked = false, updated_at = now()
+      WHERE id = ${sessionId} AND parked AND EXISTS (SELECT 1 FROM steers_admitted)
       RETURNING 1
-    )
-    SELECT ${notifySql(sessionId, "inbox")}`;
+    )`,
+    // CASE evaluates only the branch it takes, so nothing is sent when nothing was admitted.
+    notify: Prisma.sql`CASE WHEN EXISTS (SELECT 1 FROM steers_admitted) THEN ${notifySql(sessionId, "inbox")} END`,
+  };
 }
 
 export async function listInbox(db: DbOrTx, sessionId: SessionId): Promise<InboxItemView[]> {

@@ -6,8 +6,8 @@ import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
 import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
-import { ACTIVITY_CHANNEL, activityPayload, notifyActivity, notifySql } from "../live/activity";
-import { enqueueSteersStatement, type ClaimedItem } from "../runtime/inbox";
+import { notifyActivity, notifyColumnSql, notifySql } from "../live/activity";
+import { steerAdmission, type ClaimedItem } from "../runtime/inbox";
 import type { MemberRef } from "./membership";
 
 // The team mailbox (SPEC.md §7, the mailbox decision). A send is two transactions:
@@ -97,12 +97,19 @@ export const TeamMessageViewSchema = z.object({
 });
 export type TeamMessageView = z.infer<typeof TeamMessageViewSchema>;
 
-const TEAM_MESSAGE_PREFIX = "Team message ";
+/** The user message the target sees: a header line naming the message and its sender, then the content. */
+const TEAM_MESSAGE_FORMAT = "Team message %s from %s:\n%s";
 const TEAM_MESSAGE_HEADER = /^Team message (\S+) from (\S+):\n/;
 
-/** The user message the target sees: a header line naming the message and its sender, then the content. */
+/** TEAM_MESSAGE_FORMAT written here (delivery writes it in SQL, teamMessageTextSql). */
 export function teamMessageText(messageId: string, senderName: string, content: string): string {
-  return `${TEAM_MESSAGE_PREFIX}${messageId} from ${senderName}:\n${content}`;
+  const [head, from, colon, tail] = TEAM_MESSAGE_FORMAT.split("%s") as [string, string, string, string];
+  return `${head}${messageId}${from}${senderName}${colon}${content}${tail}`;
+}
+
+/** TEAM_MESSAGE_FORMAT as an SQL expression of the statement's own columns. */
+function teamMessageTextSql(messageId: Prisma.Sql, senderName: Prisma.Sql, content: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`format(${TEAM_MESSAGE_FORMAT}::text, ${messageId}, ${senderName}, ${content})`;
 }
 
 /** The parts of a text teamMessageText wrote, or null for any other text. */
@@ -202,96 +209,58 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
 
 // ------------------------------------------------------------------ step 2: deliver
 
-const QueuedRows = z.array(
-  z.object({
-    id: z.string(),
-    teamId: z.string(),
-    senderSessionId: z.string(),
-    senderName: z.string(),
-    content: z.string(),
-    inInbox: z.boolean(),
-    inHistory: z.boolean(),
-  }),
-);
+const Delivered = z.array(z.object({ n: z.number().int() }));
 
 /**
  * One delivery transaction for one target: every queued row (up to MAX_DELIVERY_BATCH), in seq
  * order, into the inbox as Steer items with the messages' own ids, then marked delivered. A row
  * whose id already is in the target's inbox or history (a crash window of an earlier delivery
- * path, or a hand-made redelivery) is only marked. Returns the ids marked delivered.
+ * path, or a hand-made redelivery) is only marked. Returns how many rows it marked.
  *
- * A few statements whatever the batch size: the target's lock (as queueMessage takes it, so
- * deliveries of one target are serialised and see every queued row that committed before),
- * the queued rows in seq order, the batch admitted by the Steer adapter (`enqueueSteers`,
- * runtime/inbox.ts, which writes the target's session row only to un-park it), and the rows
- * marked delivered. (Row locks instead of
- * the advisory lock would deadlock: a deliverer with an older snapshot keeps a lock on a row
- * another one just delivered, which the target's claim transaction then waits for while
- * holding the session row the deliverer needs.)
+ * One round trip: BEGIN, the target's lock (as queueMessage takes it, so deliveries of one
+ * target are serialised), one statement and COMMIT. The statement starts after the lock was
+ * granted, so its snapshot sees every row earlier holders queued or marked; it reads the queued
+ * rows, admits them through the Steer adapter (`steerAdmission`, runtime/inbox.ts, which writes
+ * the target's session row only to un-park it), marks them and notifies, all from SQL, so the
+ * lock is never held across a round trip to this process. (Row locks instead of the advisory
+ * lock would deadlock: a deliverer with an older snapshot keeps a lock on a row another one just
+ * delivered, which the target's claim transaction then waits for while holding the session row
+ * the deliverer needs.)
  */
-async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
+async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<number> {
   // lock_timeout bounds this transaction's waits: the target's lock and its session row.
   const locked = { lockTimeoutMs: lockTimeoutMs(opts), advisoryLock: targetLock(targetSessionId) };
+  const admission = steerAdmission(
+    targetSessionId,
+    Prisma.sql`SELECT q.id, ${teamMessageTextSql(Prisma.sql`q.id`, Prisma.sql`q.sender_name`, Prisma.sql`q.content`)} AS text,
+        jsonb_build_object('kind', 'team', 'teamId', q.team_id, 'messageId', q.id,
+          'senderSessionId', q.sender_session_id, 'senderName', q.sender_name) AS source,
+        q.seq AS ord
+      FROM queued q WHERE NOT q.in_inbox AND NOT q.in_history`,
+  );
   return db.sqlTx(async (tx) => {
-    // A statement of its own: its snapshot, taken after the lock was granted, sees every row
-    // earlier deliveries marked. Whether each id already entered the target (inbox or history)
-    // is read in the same query.
-    const rows = QueuedRows.parse(
-      await tx.$queryRaw`SELECT m.id, m.team_id AS "teamId", m.sender_session_id AS "senderSessionId",
-          m.sender_name AS "senderName", m.content,
-          EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = ${targetSessionId} AND i.id = m.id) AS "inInbox",
-          EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${targetSessionId} AND e.message_id = m.id) AS "inHistory"
-        FROM team_messages m WHERE m.target_session_id = ${targetSessionId} AND m.state = 'queued'
-        ORDER BY m.seq LIMIT ${MAX_DELIVERY_BATCH}`,
-    );
-    if (rows.length === 0) return [];
-    const admit = rows.filter((r) => !r.inInbox && !r.inHistory);
-    // The Steer adapter: a running target takes them at its next step boundary, an idle one
-    // starts a turn, an inactive one is cold-resumed by whichever runtime hears the
-    // notification (or finds the inbox in its recovery sweep).
-    const steers =
-      admit.length === 0
-        ? []
-        : [
-            enqueueSteersStatement(
-              targetSessionId,
-              admit.map((r) => ({
-                id: r.id,
-                text: teamMessageText(r.id, r.senderName, r.content),
-                source: { kind: "team", teamId: r.teamId, messageId: r.id, senderSessionId: r.senderSessionId, senderName: r.senderName },
-              })),
-            ),
-          ];
-    const ids = rows.map((r) => r.id);
-    const consumed = rows.filter((r) => r.inHistory).map((r) => r.id);
     // statement_timestamp(), not now(): the stamps order queued → delivered → consumed even
-    // when the transactions overlap; one stamp for the whole batch keeps seq order.
-    // The teams' notifications (one: a target is in one team) ride in the same statement.
-    const teams = [...new Set(rows.map((r) => r.teamId))].map((teamId) => activityPayload(teamId, "team"));
-    // The Steer items, the rows marked and the COMMIT in one round trip: under the target's
-    // lock the rows read above are still queued, and nothing here decides whether to commit.
-    await tx.commitWith([
-      ...steers,
-      Prisma.sql`WITH marked AS (
-        UPDATE team_messages SET state = 'delivered', delivered_at = statement_timestamp(),
-          consumed_at = CASE WHEN id = ANY(${consumed}::text[]) THEN coalesce(consumed_at, statement_timestamp()) ELSE consumed_at END
-        WHERE id = ANY(${ids}::text[]) AND state = 'queued'
-        RETURNING 1
-      )
-      SELECT pg_notify(${ACTIVITY_CHANNEL}, p) FROM unnest(${teams}::text[]) AS p`,
+    // when the transactions overlap; one stamp for the whole batch keeps seq order. Nothing in
+    // it decides whether to commit, so the COMMIT goes with it. The teams' notifications (one:
+    // a target is in one team) are its rows; none when nothing was queued.
+    const [result] = await tx.commitWith([
+      Prisma.sql`WITH queued AS MATERIALIZED (
+          SELECT m.id, m.seq, m.team_id, m.sender_session_id, m.sender_name, m.content,
+            EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = ${targetSessionId} AND i.id = m.id) AS in_inbox,
+            EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${targetSessionId} AND e.message_id = m.id) AS in_history
+          FROM team_messages m WHERE m.target_session_id = ${targetSessionId} AND m.state = 'queued'
+          ORDER BY m.seq LIMIT ${MAX_DELIVERY_BATCH}
+        ), ${admission.ctes}, marked AS (
+          UPDATE team_messages m SET state = 'delivered', delivered_at = statement_timestamp(),
+            consumed_at = CASE WHEN q.in_history THEN coalesce(m.consumed_at, statement_timestamp()) ELSE m.consumed_at END
+          FROM queued q WHERE m.id = q.id AND m.state = 'queued'
+          RETURNING 1
+        )
+        SELECT (SELECT count(*)::int FROM queued) AS n, ${admission.notify} AS inbox, ${notifyColumnSql(Prisma.sql`t.team_id`, "team")} AS team
+        FROM (SELECT DISTINCT team_id FROM queued) AS t`,
     ]);
-    return ids;
+    return Delivered.parse(result!.rows)[0]?.n ?? 0;
   }, locked);
-}
-
-/** Every queued row for one target, batch after batch (one batch is the usual case). */
-async function deliverTarget(db: Db, targetSessionId: SessionId, opts: MailboxOptions): Promise<string[]> {
-  const all: string[] = [];
-  for (;;) {
-    const ids = await deliverBatch(db, targetSessionId, opts);
-    all.push(...ids);
-    if (ids.length < MAX_DELIVERY_BATCH) return all;
-  }
 }
 
 /**
@@ -301,7 +270,12 @@ async function deliverTarget(db: Db, targetSessionId: SessionId, opts: MailboxOp
  * `recoverMailbox` treat that as a temporary failure.
  */
 export async function deliverPending(db: Db, targetSessionId: SessionId, opts: MailboxOptions = {}): Promise<number> {
-  return (await deliverTarget(db, targetSessionId, opts)).length;
+  let all = 0;
+  for (;;) {
+    const n = await deliverBatch(db, targetSessionId, opts);
+    all += n;
+    if (n < MAX_DELIVERY_BATCH) return all;
+  }
 }
 
 /**
@@ -318,7 +292,7 @@ export async function sendMessage(db: Db, input: SendMessageInput, opts: SendOpt
     // Its transactions took the target's lock after the queued row committed, so they found the
     // row either still queued (and delivered it) or delivered by an earlier holder of the lock
     // (another sender's delivery, or recovery's). Either way the target's inbox holds it now.
-    await deliverTarget(db, input.target.sessionId, opts);
+    await deliverPending(db, input.target.sessionId, opts);
     return { messageId, status: "accepted" };
   } catch (e) {
     log(`delivery of ${messageId} to ${input.target.name} (${input.target.sessionId}) failed, left queued: ${errorText(e)}`);
@@ -364,7 +338,7 @@ export async function recoverMailbox(db: Db, opts: MailboxOptions = {}): Promise
   let delivered = 0;
   for (const t of targets) {
     try {
-      delivered += (await deliverTarget(db, asSessionId(t.id), opts)).length;
+      delivered += await deliverPending(db, asSessionId(t.id), opts);
     } catch (e) {
       log(`recovery could not deliver the mail of ${t.id} yet: ${errorText(e)}`);
     }
