@@ -10,7 +10,7 @@
 // - pgCommitRate: single-row INSERT autocommits with plain `pg`, 1 connection.
 // - endToEnd: 1 and 8 concurrent senders (teammates) send BENCH_MESSAGES messages in total to
 //   one teammate through sendMessage (queued row committed, then delivered into the inbox). One
-//   Runtime (the product's config and DB pool, scripted model at zero delay, markConsumed as its
+//   Runtime (the product's config and DB pool, scripted model at zero delay, consumedStatement as its
 //   onClaimed hook) drives the target, so every message goes send → delivered → consumed. The
 //   senders have their own pool (as tool calls of other agents or another process would), its
 //   connections opened before the clock starts (warmPool), as a running server's are.
@@ -54,7 +54,7 @@ import { ScriptedModel } from "../server/models/scripted";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
 import { Runtime } from "../server/runtime/runtime";
 import { createSession } from "../server/runtime/sessions";
-import { markConsumed, sendMessage, type SendStatus } from "../server/team/mailbox";
+import { consumedStatement, sendMessage, type SendStatus } from "../server/team/mailbox";
 import { leadOf, type MemberRef } from "../server/team/membership";
 import { createTask, getTask, updateTask } from "../server/team/task-board";
 
@@ -117,7 +117,7 @@ async function consumerHost(url: string, config: RuntimeConfig) {
     hub,
     config: { ...config, maxStepsPerTurn: 1_000_000 },
     resolveModel: () => model,
-    onClaimed: markConsumed,
+    onClaimed: consumedStatement,
     log: (l) => {
       logs.push(l);
       progress(`runtime: ${l}`);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { abortableWait } from "../abortable";
 import type { Db } from "../db/client";
 import { Prisma } from "../db/generated/client";
-import type { SqlRunner, SqlTx } from "../db/sql";
+import type { SqlRunner } from "../db/sql";
 import { AppError, isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity, notifySql } from "../live/activity";
@@ -19,10 +19,9 @@ import { snapshotToAppend } from "./context-registry";
 import { DeltaFlusher } from "./delta-flusher";
 import type { EventPayload, PayloadOf, SessionEvent } from "./events";
 import { retainedContextSnapshot, toModelMessages, visibleEvents } from "./history";
-import { claimStatement, type ClaimedItem } from "./inbox";
+import { claimCtes } from "./inbox";
 import { releaseLease } from "./lease";
 import {
-  appended,
   appendEvents,
   appendStatement,
   assertLeaseHeld,
@@ -49,11 +48,14 @@ export interface AgentServices {
   priceOf?: (choice: ModelChoice) => Price;
   toolsFor(sessionId: SessionId): { tools: ToolDefinition[]; options?: ToolsetOptions };
   contextFor(sessionId: SessionId): ContextRegistry;
-  /** Runs inside the claim transaction (teams record when mail was consumed). */
-  onClaimed?: (tx: SqlRunner, sessionId: SessionId, items: ClaimedItem[]) => Promise<void>;
   /**
-   * Inside the transaction that starts a turn or a step: is the spending limit reached (teams:
-   * the team budget)? Then no turn starts, and a running turn ends with reason `budget`.
+   * A statement run in the claim's transaction after the claimed input entered the history
+   * (teams record when mail was consumed).
+   */
+  onClaimed?: (sessionId: SessionId) => Prisma.Sql;
+  /**
+   * Just before a turn or a step starts: is the spending limit reached (teams: the team
+   * budget)? Then no turn starts, and a running turn ends with reason `budget`.
    */
   budgetReached?: (db: SqlRunner, sessionId: SessionId) => Promise<boolean>;
   /** After each committed append: this process's live feeds take the events without a read. */
@@ -256,10 +258,6 @@ export class AgentDriver {
     return endTurn(this.closeScope(), turnId, ending);
   }
 
-  private claimedMessages(items: ClaimedItem[]): EventPayload[] {
-    return items.map((i) => ({ kind: "user_message", messageId: i.id, text: i.text, source: i.source }));
-  }
-
   /** One tool call, executed at most once; its result is in the log when this returns. */
   private async runToolCall(turnId: TurnId, assistantMessageId: string, call: ToolCall, signal: AbortSignal): Promise<void> {
     const hook = this.svc.afterToolEffect;
@@ -294,29 +292,18 @@ export class AgentDriver {
     this.abortKind = null;
     const context = { includeOptional: settings.optional_context };
     // Turn start, the first claim, step 0 and its runtime context commit together: either the
-    // turn owns its input or it never started. Two round trips: BEGIN, the lease's row lock and
-    // the claim; then the append (which also marks the turn active) with the COMMIT.
-    const started = await this.svc.db.sqlTx(async (tx) => {
-      if (await this.overBudget(tx)) return "over budget" as const;
-      const { items } = await this.lockAndClaim(tx, { firstStep: true });
-      if (items.length === 0) return null;
-      await this.svc.onClaimed?.(tx, this.sessionId, items);
-      const payloads: EventPayload[] = [
-        { kind: "turn_start", turnId },
-        { kind: "step_start", turnId, step: 0 },
-        ...this.claimedMessages(items),
-        ...(await this.contextPayloads(tx, context)),
-      ];
-      return this.appendAndCommit(tx, payloads, {
-        set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'`,
-        notifyState: true,
-      });
-    });
-    if (started === null || started === "over budget") {
+    // turn owns its input or it never started.
+    const started = await this.startStep(
+      [],
+      [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }],
+      { firstStep: true },
+      context,
+      { set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'`, notifyState: true },
+    );
+    if (started === "budget" || started.events.length === 0) {
       this.turnAbort = null;
-      return started ?? undefined;
+      return started === "budget" ? "over budget" : undefined;
     }
-    this.committed(started);
     let step = 0;
     try {
       const model = this.svc.resolveModel(settings.model);
@@ -410,48 +397,65 @@ export class AgentDriver {
     stepEnd: EventPayload[],
     context: { includeOptional: boolean },
   ): Promise<"stop" | "interrupt" | "budget" | null> {
-    // Two round trips (three with a team's budget): BEGIN, the lease's row lock with the stored
-    // request and the claim (which takes nothing while a request is stored); then the append
-    // with the COMMIT.
-    const outcome = await this.svc.db.sqlTx(async (tx) => {
-      const overBudget = await this.overBudget(tx);
-      const { abortRequest, items } = await this.lockAndClaim(tx, overBudget ? null : { firstStep: false, unlessAbortRequested: true });
-      const requested: "stop" | "interrupt" | "budget" | null = abortRequest ?? (overBudget ? "budget" : null);
-      if (requested) return { requested, events: await this.appendAndCommit(tx, stepEnd) };
-      if (items.length > 0) await this.svc.onClaimed?.(tx, this.sessionId, items);
-      const payloads = [...stepEnd, { kind: "step_start", turnId, step } as const, ...this.claimedMessages(items)];
-      payloads.push(...(await this.contextPayloads(tx, context)));
-      return { requested: null, events: await this.appendAndCommit(tx, payloads) };
+    const started = await this.startStep(stepEnd, [{ kind: "step_start", turnId, step }], { firstStep: false }, context);
+    return started === "budget" ? "budget" : started.abortRequest;
+  }
+
+  /**
+   * A turn's or step's start, in one round trip and one commit (after the budget and the
+   * runtime context were read, in one round trip of their own when they read anything):
+   *  1. the session row locked while the lease is ours (LEASE_LOST otherwise), with the stop or
+   *     interrupt request stored for the turn;
+   *  2. the last step's end (`stepEnd`), `start`, the claimed input (inbox.ts `claimCtes`: made
+   *     into user messages by the append's own statement, so nothing waits for this process
+   *     between the lock and the commit) and the runtime context, in one append. A turn's first
+   *     step appends nothing unless it claimed input (a turn starts only with input); a later
+   *     step appends this only while no request is stored...
+   *  3. ...and `stepEnd` alone when one is (the opposite condition: exactly one of 2 and 3
+   *     appends, and the request is returned);
+   *  4. the `onClaimed` hook's statement.
+   * They run in the implicit transaction of one Sync: all commit or none. Over budget, only
+   * `stepEnd` is appended, and "budget" returned.
+   */
+  private async startStep(
+    stepEnd: EventPayload[],
+    start: EventPayload[],
+    { firstStep }: { firstStep: boolean },
+    context: { includeOptional: boolean },
+    change?: SessionRowChange,
+  ): Promise<"budget" | { abortRequest: "stop" | "interrupt" | null; events: SessionEvent[] }> {
+    // Both only read (or, over budget, mark the team stopped): asked together, they share a
+    // round trip (db.sqlCoalesced).
+    const [overBudget, contextPayloads] = await Promise.all([
+      this.overBudget(this.svc.db.sqlCoalesced),
+      this.contextPayloads(this.svc.db.sqlCoalesced, context),
+    ]);
+    if (overBudget) {
+      await this.append(stepEnd);
+      return "budget";
+    }
+    const { sessionId, lease } = this;
+    // A turn's start clears a request left from before it (change.set); later steps honour one.
+    const noRequest = firstStep ? undefined : Prisma.sql`abort_request IS NULL`;
+    const lock = leaseLockStatement(sessionId, lease);
+    const append = appendStatement(sessionId, [...stepEnd, ...start, ...contextPayloads], lease, undefined, { ...change, where: noRequest }, {
+      ctes: claimCtes(sessionId, { firstStep, unlessAbortRequested: !firstStep }, lease),
+      at: stepEnd.length + start.length,
+      required: firstStep,
     });
-    this.committed(outcome.events);
-    return outcome.requested;
-  }
-
-  /**
-   * One round trip: the session row locked while the lease is ours (LEASE_LOST otherwise), so
-   * the transaction's fenced append cannot miss (appendAndCommit), and the inbox claimed
-   * (`claim`, unless null). Gives the stored stop or interrupt request and the claimed items.
-   */
-  private async lockAndClaim(
-    tx: SqlTx,
-    claim: { firstStep: boolean; unlessAbortRequested?: boolean } | null,
-  ): Promise<{ abortRequest: "stop" | "interrupt" | null; items: ClaimedItem[] }> {
-    const lock = leaseLockStatement(this.sessionId, this.lease);
-    const claiming = claim ? claimStatement(this.sessionId, claim) : null;
-    const [locked, claimed] = await tx.batch(claiming ? [lock.sql, claiming.sql] : [lock.sql]);
-    const { abortRequest } = lock.read(locked!.rows);
-    return { abortRequest, items: claiming ? claiming.read(claimed!.rows) : [] };
-  }
-
-  /**
-   * The transaction's last statement, the append, sent with its COMMIT (one round trip). Only
-   * after lockAndClaim: the lease's row lock, held since, is what makes the fence hold.
-   */
-  private async appendAndCommit(tx: SqlTx, payloads: EventPayload[], change?: SessionRowChange): Promise<SessionEvent[]> {
-    if (payloads.length === 0) return [];
-    const append = appendStatement(this.sessionId, payloads, this.lease, undefined, change);
-    const [result] = await tx.commitWith([append.sql]);
-    return appended(append.read(result!.rows), payloads.length, this.sessionId, this.lease);
+    const stopped = noRequest && stepEnd.length > 0 ? appendStatement(sessionId, stepEnd, lease, undefined, { where: Prisma.sql`NOT (${noRequest})` }) : null;
+    const hook = this.svc.onClaimed?.(sessionId);
+    const [locked, appendedRows, ...rest] = await this.svc.db.sql.batch([
+      lock.sql,
+      append.sql,
+      ...(stopped ? [stopped.sql] : []),
+      ...(hook ? [hook] : []),
+    ]);
+    const stored = lock.read(locked!.rows).abortRequest;
+    const abortRequest = firstStep ? null : stored;
+    const events = abortRequest ? (stopped?.read(rest[0]!.rows) ?? []) : append.read(appendedRows!.rows);
+    this.committed(events);
+    return { abortRequest, events };
   }
 
   private async overBudget(db: SqlRunner): Promise<boolean> {

@@ -8,7 +8,7 @@ import { AppError } from "../errors";
 import { newMessageId, type MessageId, type SessionId } from "../ids";
 import { notifyActivity, notifySql } from "../live/activity";
 import { MessageSourceSchema, type MessageSource } from "./events";
-import type { Statement } from "./session-log";
+import type { Lease } from "./session-log";
 
 // The durable inbox of pending input, with its two adapters:
 //  - Queue (human prompts): each item becomes its own turn, FIFO.
@@ -144,14 +144,17 @@ const ClaimedRow = z.object({
 export type ClaimedItem = z.infer<typeof ClaimedRow>;
 
 /**
- * Step-boundary claim, inside the transaction that appends the claimed messages: all pending
- * steer items, plus one queued item at the first step of a turn, in one statement. Items whose
- * id is already in history (a redelivery) are dropped here, so nothing enters twice.
- * `unlessAbortRequested`: claims nothing while a stop or interrupt request is stored.
+ * Step-boundary claim, as CTEs of the statement that appends the claimed messages
+ * (session-log.ts `appendStatement`'s `claim`): all pending steer items, plus one queued item
+ * at the first step of a turn. They define `claimed_items(id, mode, text, source, position)`.
+ * Items whose id is already in history (a redelivery) are deleted but not given, so nothing
+ * enters twice. `unlessAbortRequested`: claims nothing while a stop or interrupt request is
+ * stored. `lease`: claims nothing unless the lease is held (a statement after the lease's lock
+ * in the same transaction: it sees the lock's outcome, so a lost lease loses no input).
  */
-export function claimStatement(sessionId: SessionId, at: { firstStep: boolean; unlessAbortRequested?: boolean }): Statement<ClaimedItem[]> {
+export function claimCtes(sessionId: SessionId, at: { firstStep: boolean; unlessAbortRequested?: boolean }, lease?: Lease): Prisma.Sql {
   const queueLimit = at.firstStep ? 1 : 0;
-  const sql = Prisma.sql`WITH claimed AS (
+  return Prisma.sql`claimed AS (
       DELETE FROM inbox_items WHERE session_id = ${sessionId} AND id IN (
         SELECT id FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer'
         UNION ALL
@@ -159,15 +162,17 @@ export function claimStatement(sessionId: SessionId, at: { firstStep: boolean; u
          ORDER BY position LIMIT ${queueLimit}))
       AND (NOT ${at.unlessAbortRequested ?? false}
         OR NOT EXISTS (SELECT 1 FROM sessions WHERE id = ${sessionId} AND abort_request IS NOT NULL))
+      ${lease ? Prisma.sql`AND EXISTS (SELECT 1 FROM sessions WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token})` : Prisma.empty}
       RETURNING id, mode, text, source, position
-    )
-    SELECT c.id, c.mode, c.text, c.source, c.position FROM claimed c
-    WHERE NOT EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${sessionId} AND e.message_id = c.id)
-    ORDER BY c.position`;
-  return { sql, read: (rows) => z.array(ClaimedRow).parse(rows) };
+    ), claimed_items AS (
+      SELECT c.id, c.mode, c.text, c.source, c.position FROM claimed c
+      WHERE NOT EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${sessionId} AND e.message_id = c.id)
+    )`;
 }
 
+/** The claim on its own (claimCtes), giving the claimed items: for callers that append them themselves. */
 export async function claimInbox(tx: SqlRunner, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
-  const claim = claimStatement(sessionId, at);
-  return claim.read(await tx.$queryRaw(claim.sql));
+  return z
+    .array(ClaimedRow)
+    .parse(await tx.$queryRaw`WITH ${claimCtes(sessionId, at)} SELECT id, mode, text, source, position FROM claimed_items ORDER BY position`);
 }

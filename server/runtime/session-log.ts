@@ -28,7 +28,7 @@ const NO_SPEND: SpendDelta = { inputTokens: 0, outputTokens: 0, cachedInputToken
  * in the same UPDATE: `set` more columns, only `where` this also holds, and notify `state`.
  */
 export interface SessionRowChange {
-  set: Prisma.Sql;
+  set?: Prisma.Sql;
   where?: Prisma.Sql;
   notifyState?: boolean;
 }
@@ -40,14 +40,28 @@ export interface Statement<T> {
 }
 
 /**
+ * Input claimed by the append's own statement (inbox.ts `claimCtes`, which define
+ * `claimed_items(id, text, source, position)`): each item is appended as a user message, in
+ * position order, after the first `at` payloads. `required`: nothing is appended unless
+ * something was claimed (a turn starts only with input).
+ */
+export interface ClaimInAppend {
+  ctes: Prisma.Sql;
+  at: number;
+  required: boolean;
+}
+
+/**
  * Appends events with gap-free seq numbers, in one statement (one round trip; on its own, one
  * commit; inside a transaction, part of it). The UPDATE on the session row both allocates the
  * seq range (the row lock serialises concurrent appenders) and fences: with a lease, it only
  * matches while the lease token is still ours, so a process that lost its lease writes nothing.
  * The insert and the `event` notification (naming the newest seq) hang on that UPDATE's row;
  * `spend` (a step's usage and cost) is added to the session's counters by the same UPDATE and
- * notified as `spend` (the room's figures move; nothing a waiting agent acts on).
- * Read, it gives the events as stored, or none when the row did not match (fence, `change.where`).
+ * notified as `spend` (the room's figures move; nothing a waiting agent acts on). `claim` adds
+ * the input the same statement claims (its messages are built here, from the claimed rows).
+ * Read, it gives the events as stored, or none when the row did not match (fence, `change.where`,
+ * a required claim that found nothing).
  */
 export function appendStatement(
   sessionId: SessionId,
@@ -55,31 +69,47 @@ export function appendStatement(
   lease: Lease | null,
   spend?: SpendDelta,
   change?: SessionRowChange,
+  claim?: ClaimInAppend,
 ): Statement<SessionEvent[]> {
   const add = spend ?? NO_SPEND;
   const spent = add.inputTokens !== 0 || add.outputTokens !== 0 || add.costNanos !== 0;
-  const n = payloads.length;
   const createdAt = new Date();
-  const rows = JSON.stringify(
-    payloads.map((p) => ({ kind: p.kind, turnId: "turnId" in p ? p.turnId : null, messageId: messageIdOf(p), payload: p })),
-  );
+  const rowsOf = (ps: EventPayload[]) =>
+    JSON.stringify(ps.map((p) => ({ kind: p.kind, turnId: "turnId" in p ? p.turnId : null, messageId: messageIdOf(p), payload: p })));
   const fenced = lease !== null;
+  // r(v, i): the event rows in order. Claimed items become user messages (the payload the
+  // driver's own claimed input would have) between the first `at` payloads and the rest.
+  const rows = claim
+    ? Prisma.sql`${claim.ctes}, claimed_rows AS (
+        SELECT jsonb_build_object('kind', 'user_message', 'turnId', NULL, 'messageId', c.id,
+            'payload', jsonb_build_object('kind', 'user_message', 'messageId', c.id, 'text', c.text, 'source', c.source)) AS v,
+          row_number() OVER (ORDER BY c.position) AS i
+        FROM claimed_items c
+      ), r AS (
+        SELECT b.v, b.i FROM jsonb_array_elements(${rowsOf(payloads.slice(0, claim.at))}::jsonb) WITH ORDINALITY AS b(v, i)
+        UNION ALL SELECT c.v, ${claim.at} + c.i FROM claimed_rows c
+        UNION ALL SELECT a.v, ${claim.at} + (SELECT count(*) FROM claimed_rows) + a.i
+          FROM jsonb_array_elements(${rowsOf(payloads.slice(claim.at))}::jsonb) WITH ORDINALITY AS a(v, i)
+      )`
+    : Prisma.sql`r AS (SELECT e.v, e.i FROM jsonb_array_elements(${rowsOf(payloads)}::jsonb) WITH ORDINALITY AS e(v, i))`;
+  const n = Prisma.sql`(SELECT count(*)::int FROM r)`;
   const sql = Prisma.sql`
-    WITH s AS (
+    WITH ${rows}, s AS (
       UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now(),
         spent_input_tokens = spent_input_tokens + ${add.inputTokens},
         spent_output_tokens = spent_output_tokens + ${add.outputTokens},
         spent_cached_tokens = spent_cached_tokens + ${add.cachedInputTokens},
         spent_cost_nanos = spent_cost_nanos + ${add.costNanos}
-        ${change ? Prisma.sql`, ${change.set}` : Prisma.empty}
+        ${change?.set ? Prisma.sql`, ${change.set}` : Prisma.empty}
       WHERE id = ${sessionId}
         AND (NOT ${fenced} OR (lease_owner = ${lease?.owner ?? null} AND lease_token = ${lease?.token ?? null}))
         ${change?.where ? Prisma.sql`AND (${change.where})` : Prisma.empty}
+        ${claim?.required ? Prisma.sql`AND EXISTS (SELECT 1 FROM claimed_rows)` : Prisma.empty}
       RETURNING last_seq
     ), ins AS (
       INSERT INTO session_events (session_id, seq, kind, turn_id, message_id, payload, created_at)
       SELECT ${sessionId}, s.last_seq - ${n} + r.i::int, r.v->>'kind', r.v->>'turnId', r.v->>'messageId', r.v->'payload', ${createdAt}::timestamptz
-      FROM s, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS r(v, i)
+      FROM s, r
       RETURNING seq, payload
     )
     SELECT ins.seq, ins.payload FROM ins,

@@ -23,7 +23,7 @@ import {
 import {
   deliverPending,
   listMessages,
-  markConsumed,
+  consumedStatement,
   queueMessage,
   recoverMailbox,
   sendMessage,
@@ -60,7 +60,7 @@ afterEach(async () => {
 });
 
 async function startRuntime(opts: Parameters<typeof startTestRuntime>[1] = {}): Promise<TestRuntime> {
-  const rt = await startTestRuntime(tdb.url, { onClaimed: markConsumed, ...opts });
+  const rt = await startTestRuntime(tdb.url, { onClaimed: consumedStatement, ...opts });
   runtimes.add(rt);
   return rt;
 }

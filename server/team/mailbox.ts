@@ -6,8 +6,8 @@ import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
 import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
-import { notifyActivity, notifyColumnSql, notifySql } from "../live/activity";
-import { steerAdmission, type ClaimedItem } from "../runtime/inbox";
+import { notifyColumnSql, notifySql } from "../live/activity";
+import { steerAdmission } from "../runtime/inbox";
 import type { MemberRef } from "./membership";
 
 // The team mailbox (SPEC.md §7, the mailbox decision). A send is two transactions:
@@ -20,7 +20,7 @@ import type { MemberRef } from "./membership";
 // Both steps take the same per-target advisory lock, so sends to one target are serialised:
 // per target, `seq` order is commit order, and delivery (always in `seq` order) admits messages
 // in the order their queued rows were committed. Consumption (the message entering the target's
-// history at a step boundary) is recorded by `markConsumed`, the runtime's onClaimed hook.
+// history at a step boundary) is recorded by `consumedStatement`, the runtime's onClaimed hook.
 //
 // Target resolution (names, `lead`) and membership checks belong to the caller (membership.ts):
 // everything here takes resolved session ids.
@@ -380,21 +380,22 @@ export function startMailboxRecovery(
 
 // ------------------------------------------------------------------ consumption
 
-const TeamIdRows = z.array(z.object({ teamId: z.string() }));
 
 /**
- * The runtime's onClaimed hook (runs inside the claim transaction): team messages that just
- * entered the target's history are consumed.
+ * The runtime's onClaimed hook: a statement run in the claim's transaction, after the claim.
+ * Team messages delivered to the session that are no longer in its inbox (claimed: delivery
+ * puts a row in the inbox and marks it delivered in one transaction, and only a claim takes it
+ * out) are consumed, and their team is told. Through the partial index of the target's
+ * unconsumed rows, so it reads only the few the mailbox limit allows.
  */
-export async function markConsumed(tx: SqlRunner, sessionId: SessionId, items: ClaimedItem[]): Promise<void> {
-  const ids = items.filter((i) => i.source.kind === "team").map((i) => i.id);
-  if (ids.length === 0) return;
-  const rows = TeamIdRows.parse(
-    await tx.$queryRaw`UPDATE team_messages SET consumed_at = statement_timestamp()
-      WHERE id = ANY(${ids}::text[]) AND target_session_id = ${sessionId} AND consumed_at IS NULL
-      RETURNING team_id AS "teamId"`,
-  );
-  for (const teamId of new Set(rows.map((r) => r.teamId))) await notifyActivity(tx, teamId, "team");
+export function consumedStatement(sessionId: SessionId): Prisma.Sql {
+  return Prisma.sql`WITH consumed AS (
+      UPDATE team_messages m SET consumed_at = statement_timestamp()
+      WHERE m.target_session_id = ${sessionId} AND m.consumed_at IS NULL AND m.state = 'delivered'
+        AND NOT EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = ${sessionId} AND i.id = m.id)
+      RETURNING m.team_id
+    )
+    SELECT ${notifyColumnSql(Prisma.sql`t.team_id`, "team")} FROM (SELECT DISTINCT team_id FROM consumed) AS t`;
 }
 
 // ------------------------------------------------------------------ reading

@@ -8,7 +8,7 @@ import { TEAM_SYSTEM_PROMPT } from "./policy";
 import { teamLimits, workspaceLimits, type TeamLimits, type WorkspaceLimits } from "../limits";
 import { createWorkspaceTools } from "../workspace/tools";
 import { stopIfBudgetReached } from "./budget";
-import { markConsumed, recoverMailbox } from "./mailbox";
+import { consumedStatement, recoverMailbox } from "./mailbox";
 import { recoverProvisioning } from "./roster";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 
@@ -36,7 +36,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
     systemPrompt: TEAM_SYSTEM_PROMPT,
     toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),
     contextFor: () => new ContextRegistry([dateContextProvider, identity]),
-    onClaimed: markConsumed,
+    onClaimed: consumedStatement,
     budgetReached: stopIfBudgetReached,
     onRecover: async () => {
       await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);

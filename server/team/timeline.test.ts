@@ -12,7 +12,7 @@ import { createTestPerson } from "../testing/people";
 import { newTestSession } from "../testing/runtime-harness";
 import { DEFAULT_WORKSPACE_LIMITS } from "../limits";
 import { writeFile } from "../workspace";
-import { deliverPending, markConsumed, queueMessage } from "./mailbox";
+import { consumedStatement, deliverPending, queueMessage } from "./mailbox";
 import { leadOf, type Membership } from "./membership";
 import { createTask, updateTask, type TaskView } from "./task-board";
 import { compactTask } from "./tools/views";
@@ -288,7 +288,7 @@ describe("the team timeline", () => {
     await inTx(db, async (tx) => {
       const items = await claimInbox(tx, t.mate.sessionId, { firstStep: true });
       await appendEvents(tx, t.mate.sessionId, [{ kind: "turn_start", turnId: turn }, ...items.map((i) => ({ kind: "user_message" as const, messageId: i.id, text: i.text, source: i.source }))], null);
-      await markConsumed(tx, t.mate.sessionId, items);
+      await tx.$executeRaw(consumedStatement(t.mate.sessionId));
     });
     read = await followTimeline(db, t.lead, {}, follower);
     expect(read.entries.map(gist)).toEqual(["lead → mate: Please start (consumed)", "mate turn start"]);

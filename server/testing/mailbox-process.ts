@@ -4,7 +4,7 @@
 //
 // Environment:
 //   MAILBOX_RUNTIME=1          also host a runtime (test harness config, scripted model) whose
-//                              onClaimed hook is markConsumed, plus periodic mailbox recovery;
+//                              onClaimed hook is consumedStatement, plus periodic mailbox recovery;
 //                              without it the process only sends (it drives no agent)
 //   SCRIPTED_MODEL_DELAY_MS    pause between streamed chunks (default 0)
 //   AGENT_LEASE_TTL_MS         lease TTL of the hosted runtime (default 1000)
@@ -27,7 +27,7 @@ import { createDb, type Db } from "../db/client";
 import { isAppError } from "../errors";
 import { asSessionId } from "../ids";
 import {
-  markConsumed,
+  consumedStatement,
   queueMessage,
   recoverMailbox,
   sendMessage,
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     const rt = await startTestRuntime(url, {
       delayMs: Number(process.env.SCRIPTED_MODEL_DELAY_MS ?? 0),
       config: { leaseTtlMs: Number(process.env.AGENT_LEASE_TTL_MS ?? 1000), recoveryIntervalMs: 200 },
-      onClaimed: markConsumed,
+      onClaimed: consumedStatement,
     });
     // The harness keeps runtime log lines in memory; forward them as they come.
     const push = rt.logs.push.bind(rt.logs);
