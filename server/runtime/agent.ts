@@ -403,7 +403,7 @@ export class AgentDriver {
 
   /**
    * A turn's or step's start, in one round trip and one commit (after the budget and the
-   * runtime context were read, in one round trip of their own when they read anything):
+   * runtime context were read, side by side, when they read anything):
    *  1. the session row locked while the lease is ours (LEASE_LOST otherwise), with the stop or
    *     interrupt request stored for the turn;
    *  2. the last step's end (`stepEnd`), `start`, the claimed input (inbox.ts `claimCtes`: made
@@ -424,11 +424,11 @@ export class AgentDriver {
     context: { includeOptional: boolean },
     change?: SessionRowChange,
   ): Promise<"budget" | { abortRequest: "stop" | "interrupt" | null; events: SessionEvent[] }> {
-    // Both only read (or, over budget, mark the team stopped): asked together, they share a
-    // round trip (db.sqlCoalesced).
+    // Side by side, on connections of their own. (Coalesced into one write they would wait
+    // behind every statement queued before them in it: longer steps at 200 agents.)
     const [overBudget, contextPayloads] = await Promise.all([
-      this.overBudget(this.svc.db.sqlCoalesced),
-      this.contextPayloads(this.svc.db.sqlCoalesced, context),
+      this.overBudget(this.svc.db.sql),
+      this.contextPayloads(this.svc.db.sql, context),
     ]);
     if (overBudget) {
       await this.append(stepEnd);
