@@ -77,10 +77,12 @@ export function appendStatement(
   const rowsOf = (ps: EventPayload[]) =>
     JSON.stringify(ps.map((p) => ({ kind: p.kind, turnId: "turnId" in p ? p.turnId : null, messageId: messageIdOf(p), payload: p })));
   const fenced = lease !== null;
-  // r(v, i): the event rows in order. Claimed items become user messages (the payload the
-  // driver's own claimed input would have) between the first `at` payloads and the rest.
+  // r(v, i): the event rows in order. With a claim, the claimed items become user messages
+  // (the payload the driver's own claimed input would have) between the first `at` payloads and
+  // the rest, and are counted in SQL. Without one (the hot append: every flush, reply and tool
+  // result) the count is a parameter and the rows are read straight from the array.
   const rows = claim
-    ? Prisma.sql`${claim.ctes}, claimed_rows AS (
+    ? Prisma.sql`WITH ${claim.ctes}, claimed_rows AS (
         SELECT jsonb_build_object('kind', 'user_message', 'turnId', NULL, 'messageId', c.id,
             'payload', jsonb_build_object('kind', 'user_message', 'messageId', c.id, 'text', c.text, 'source', c.source)) AS v,
           row_number() OVER (ORDER BY c.position) AS i
@@ -90,11 +92,12 @@ export function appendStatement(
         UNION ALL SELECT c.v, ${claim.at} + c.i FROM claimed_rows c
         UNION ALL SELECT a.v, ${claim.at} + (SELECT count(*) FROM claimed_rows) + a.i
           FROM jsonb_array_elements(${rowsOf(payloads.slice(claim.at))}::jsonb) WITH ORDINALITY AS a(v, i)
-      )`
-    : Prisma.sql`r AS (SELECT e.v, e.i FROM jsonb_array_elements(${rowsOf(payloads)}::jsonb) WITH ORDINALITY AS e(v, i))`;
-  const n = Prisma.sql`(SELECT count(*)::int FROM r)`;
+      ),`
+    : Prisma.sql`WITH`;
+  const n = claim ? Prisma.sql`(SELECT count(*)::int FROM r)` : Prisma.sql`${payloads.length}`;
+  const from = claim ? Prisma.sql`r` : Prisma.sql`jsonb_array_elements(${rowsOf(payloads)}::jsonb) WITH ORDINALITY AS r(v, i)`;
   const sql = Prisma.sql`
-    WITH ${rows}, s AS (
+    ${rows} s AS (
       UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now(),
         spent_input_tokens = spent_input_tokens + ${add.inputTokens},
         spent_output_tokens = spent_output_tokens + ${add.outputTokens},
@@ -109,7 +112,7 @@ export function appendStatement(
     ), ins AS (
       INSERT INTO session_events (session_id, seq, kind, turn_id, message_id, payload, created_at)
       SELECT ${sessionId}, s.last_seq - ${n} + r.i::int, r.v->>'kind', r.v->>'turnId', r.v->>'messageId', r.v->'payload', ${createdAt}::timestamptz
-      FROM s, r
+      FROM s, ${from}
       RETURNING seq, payload
     )
     SELECT ins.seq, ins.payload FROM ins,
