@@ -13,13 +13,14 @@ export const ACTIVITY_CHANNEL = "agent_activity";
 
 /**
  * inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended;
- * state: the session's status changed; team: a team's board, mailbox, roster or budget changed
- * (sent on the team id, which is also its Lead's session id: the Lead's own state is unchanged);
+ * state: the session's status changed; team: a team's roster or budget changed; board: its task
+ * board; mail: its mailbox (these three are sent on the team id, which is also its Lead's
+ * session id: the Lead's own state is unchanged; split, so a live feed re-reads only what moved);
  * people: a team's people, roles, invites or presence changed (sent on the team id);
  * workspace: a team's files changed (sent on the team id); spend: a step's usage was added to
  * the session's spend (the room's figures move; nothing a waiting agent acts on).
  */
-const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "people", "workspace", "spend"]);
+const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "board", "mail", "people", "workspace", "spend"]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
 const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema, q: z.number().int().optional() });

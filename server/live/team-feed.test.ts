@@ -89,11 +89,14 @@ describe("the shared team feed", () => {
       await waitFor(() => a.reads > reads, 5_000, "the roster read");
       expect(a.reads).toBe(reads + 1);
 
-      // A board change reaches both feeds from one read round, as a patch with the new task.
+      // A board change reaches both feeds from one read round, as a patch with the new task:
+      // the board and the people's actions are read, nothing else.
       const changed = a.changed();
       const lead = leadOf(team);
+      const beforeBoard = a.reads;
       await createTask(db, lead, { subject: "Write the report", description: "" });
       await changed;
+      expect(a.reads).toBe(beforeBoard + 2);
       const patch = a.next(first.cursor, "owner")!;
       expect(patch.message.type).toBe("patch");
       if (patch.message.type !== "patch") return;
@@ -102,6 +105,12 @@ describe("the shared team feed", () => {
       const applied = applyTeamMessage(first.message.type === "state" ? first.message.state : null, patch.message)!;
       expect(applied.tasks.map((t) => t.subject)).toEqual(["Write the report"]);
       expect(b.next(patch.cursor, "owner")).toBeNull();
+
+      // A mailbox change re-reads the mailbox alone.
+      const beforeMail = a.reads;
+      hub.emit({ sessionId: team, kind: "mail" });
+      await waitFor(() => a.reads > beforeMail, 5_000, "the mailbox read");
+      expect(a.reads).toBe(beforeMail + 1);
 
       // A viewer's feed gets the people without emails; a role change resends people and role.
       const asViewer = a.next({ seq: patch.cursor.seq, role: "owner" }, "viewer")!;

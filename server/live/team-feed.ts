@@ -73,7 +73,9 @@ const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "pres
 
 /** What a notification on the team id can have changed (the Lead's session is the team id). */
 const ON_TEAM: Record<ActivityKind, Section[]> = {
-  team: ["roster", "tasks", "messages", "budget", "actions"],
+  team: ["roster", "budget", "actions"],
+  board: ["tasks", "actions"],
+  mail: ["messages"],
   state: ["roster"],
   spend: ["roster"],
   inbox: ["actions"],
@@ -85,6 +87,8 @@ const ON_TEAM: Record<ActivityKind, Section[]> = {
 /** … and one on a teammate's session. */
 const ON_MEMBER: Record<ActivityKind, Section[]> = {
   team: [],
+  board: [],
+  mail: [],
   state: ["roster"],
   spend: ["roster"],
   inbox: ["actions"],
@@ -345,11 +349,12 @@ export class TeamTail implements SharedReader {
         want("actions") ? recentActions(q, teamId) : null,
         want("workspace") ? workspaceSummary(q, teamId) : null,
       ]);
-    // The roster alone (a step's spend, every second) is one statement; several sections are
-    // read in one transaction: one commit instead of one per statement, and one snapshot, so
-    // the board, the mailbox and the roster the room shows are of the same moment.
+    // One section (the roster at a step's spend, every second; the mailbox at a message) is
+    // one statement; several are read in one transaction: one commit instead of one per
+    // statement, and one snapshot, so the board and the roster the room shows are of the same
+    // moment.
     const [members, tasks, messages, limit, people, presence, actions, workspace] =
-      sections.size === 1 && want("roster")
+      sections.size === 1
         ? await readSections(db, db.sql)
         : await db.$transaction((tx) => readSections(tx, tx), { isolationLevel: "RepeatableRead", maxWait: 10_000, timeout: 15_000 });
     if (this.closed) return;

@@ -193,7 +193,7 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
         )
         SELECT pending.n AS pending, inserted.seq, inserted.created_at AS "createdAt"
         FROM pending LEFT JOIN inserted ON true
-          LEFT JOIN LATERAL (SELECT ${notifySql(input.teamId, "team")} WHERE inserted.seq IS NOT NULL) AS notified ON true`,
+          LEFT JOIN LATERAL (SELECT ${notifySql(input.teamId, "mail")} WHERE inserted.seq IS NOT NULL) AS notified ON true`,
     ]);
     const row = InsertedRow.parse(inserted!.rows)[0]!;
     if (row.seq === null || row.createdAt === null) {
@@ -256,7 +256,7 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
           FROM queued q WHERE m.id = q.id AND m.state = 'queued'
           RETURNING 1
         )
-        SELECT (SELECT count(*)::int FROM queued) AS n, ${admission.notify} AS inbox, ${notifyColumnSql(Prisma.sql`t.team_id`, "team")} AS team
+        SELECT (SELECT count(*)::int FROM queued) AS n, ${admission.notify} AS inbox, ${notifyColumnSql(Prisma.sql`t.team_id`, "mail")} AS team
         FROM (SELECT DISTINCT team_id FROM queued) AS t`,
     ]);
     return Delivered.parse(result!.rows)[0]?.n ?? 0;
@@ -395,7 +395,7 @@ export function consumedStatement(sessionId: SessionId): Prisma.Sql {
         AND NOT EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = ${sessionId} AND i.id = m.id)
       RETURNING m.team_id
     )
-    SELECT ${notifyColumnSql(Prisma.sql`t.team_id`, "team")} FROM (SELECT DISTINCT team_id FROM consumed) AS t`;
+    SELECT ${notifyColumnSql(Prisma.sql`t.team_id`, "mail")} FROM (SELECT DISTINCT team_id FROM consumed) AS t`;
 }
 
 // ------------------------------------------------------------------ reading

@@ -703,7 +703,7 @@ describe("listTasks", () => {
 });
 
 describe("live activity", () => {
-  it("notifies the team id on every committed change", async () => {
+  it("notifies the team id on every committed change, as a board change", async () => {
     const t = await newTeam();
     const hub = new ActivityHub(tdb.url);
     await hub.start();
@@ -718,8 +718,8 @@ describe("live activity", () => {
       await notifyActivity(db, t.teamId, "event");
       await expect.poll(() => seen.length, { timeout: 5_000, interval: 20 }).toBeGreaterThanOrEqual(3);
       expect(seen).toEqual([
-        { sessionId: t.teamId, kind: "team" },
-        { sessionId: t.teamId, kind: "team" },
+        { sessionId: t.teamId, kind: "board" },
+        { sessionId: t.teamId, kind: "board" },
         { sessionId: t.teamId, kind: "event" },
       ]);
     } finally {

@@ -79,7 +79,7 @@ export async function createTask(
       },
     });
     if (by) await recordAction(tx, by, "task_changed", { detail: { taskId: formatTaskId(number), action: "create" } });
-    await notifyActivity(tx, teamId, "team");
+    await notifyActivity(tx, teamId, "board");
     return toView(tx, teamId, row);
   });
 }
@@ -125,7 +125,7 @@ export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTas
       data: { ...data, changedBy: asJson(changedBy(actor, by)), revision: { increment: 1 }, updatedAt: new Date() },
     });
     if (by) await recordAction(tx, by, "task_changed", { detail: { taskId, action: parsed.action } });
-    await notifyActivity(tx, teamId, "team");
+    await notifyActivity(tx, teamId, "board");
     return toView(tx, teamId, row);
   });
 }

@@ -30,7 +30,7 @@ export const waitAgentTool = (deps: TeamToolDeps) =>
       const woken = new Promise<void>((resolve) => (wake = resolve));
       const offs = members.map((m) =>
         deps.hub.on(m.sessionId, (a) => {
-          if (a.kind === "state" || a.kind === "inbox" || a.kind === "team") wake();
+          if (a.kind === "state" || a.kind === "inbox" || a.kind === "team" || a.kind === "board" || a.kind === "mail") wake();
         }),
       );
       try {
