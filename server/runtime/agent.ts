@@ -463,8 +463,8 @@ export class AgentDriver {
   }
 
   /**
-   * The runtime-context snapshot to append, if it changed or is no longer visible; rendered
-   * inside `db`, the transaction that starts the step.
+   * The runtime-context snapshot to append, if it changed or is no longer visible; its
+   * providers read through `db`.
    */
   private async contextPayloads(db: SqlRunner, opts: { includeOptional: boolean }): Promise<EventPayload[]> {
     const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date(), db }, opts);

@@ -8,7 +8,7 @@ import type { SessionId } from "../ids";
 export interface ContextScope {
   sessionId: SessionId;
   now: Date;
-  /** Where providers read: the transaction that starts the step (its reads add no commits). */
+  /** Where providers read (the driver's, just before the step starts). */
   db?: SqlRunner;
 }
 
