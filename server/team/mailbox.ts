@@ -101,15 +101,10 @@ export type TeamMessageView = z.infer<typeof TeamMessageViewSchema>;
 const TEAM_MESSAGE_FORMAT = "Team message %s from %s:\n%s";
 const TEAM_MESSAGE_HEADER = /^Team message (\S+) from (\S+):\n/;
 
-/** TEAM_MESSAGE_FORMAT written here (delivery writes it in SQL, teamMessageTextSql). */
+/** TEAM_MESSAGE_FORMAT written here (delivery writes it in SQL: deliverBatch). */
 export function teamMessageText(messageId: string, senderName: string, content: string): string {
   const [head, from, colon, tail] = TEAM_MESSAGE_FORMAT.split("%s") as [string, string, string, string];
   return `${head}${messageId}${from}${senderName}${colon}${content}${tail}`;
-}
-
-/** TEAM_MESSAGE_FORMAT as an SQL expression of the statement's own columns. */
-function teamMessageTextSql(messageId: Prisma.Sql, senderName: Prisma.Sql, content: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`format(${TEAM_MESSAGE_FORMAT}::text, ${messageId}, ${senderName}, ${content})`;
 }
 
 /** The parts of a text teamMessageText wrote, or null for any other text. */
@@ -232,7 +227,7 @@ async function deliverBatch(db: Db, targetSessionId: SessionId, opts: MailboxOpt
   const locked = { lockTimeoutMs: lockTimeoutMs(opts), advisoryLock: targetLock(targetSessionId) };
   const admission = steerAdmission(
     targetSessionId,
-    Prisma.sql`SELECT q.id, ${teamMessageTextSql(Prisma.sql`q.id`, Prisma.sql`q.sender_name`, Prisma.sql`q.content`)} AS text,
+    Prisma.sql`SELECT q.id, format(${TEAM_MESSAGE_FORMAT}::text, q.id, q.sender_name, q.content) AS text,
         jsonb_build_object('kind', 'team', 'teamId', q.team_id, 'messageId', q.id,
           'senderSessionId', q.sender_session_id, 'senderName', q.sender_name) AS source,
         q.seq AS ord
