@@ -117,7 +117,7 @@ export function appendStatement(
     )
     SELECT ins.seq, ins.payload FROM ins,
       LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', (SELECT last_seq FROM s))::text)) AS n
-      LEFT JOIN LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'spend')::text) WHERE ${spent}) AS m ON true
+      LEFT JOIN LATERAL (SELECT ${notifySql(sessionId, "spend")} WHERE ${spent}) AS m ON true
       LEFT JOIN LATERAL (SELECT ${notifySql(sessionId, "state")} WHERE ${change?.notifyState ?? false}) AS st ON true
     ORDER BY ins.seq`;
   // Postgres delivers identical notifications of one transaction once: one per row is one.

@@ -375,7 +375,6 @@ export function startMailboxRecovery(
 
 // ------------------------------------------------------------------ consumption
 
-
 /**
  * The runtime's onClaimed hook: a statement run in the claim's transaction, after the claim.
  * Team messages delivered to the session that are no longer in its inbox (claimed: delivery
