@@ -18,7 +18,7 @@ import type { ContextRegistry } from "./context-registry";
 import { snapshotToAppend } from "./context-registry";
 import { DeltaFlusher } from "./delta-flusher";
 import type { EventPayload, PayloadOf, SessionEvent } from "./events";
-import { retainedContextSnapshot, toModelMessages, visibleEvents } from "./history";
+import { ModelHistory } from "./history";
 import { claimCtes } from "./inbox";
 import { releaseLease } from "./lease";
 import {
@@ -80,6 +80,8 @@ type Settings = z.infer<typeof SessionSettings>;
 
 export class AgentDriver {
   private events: SessionEvent[] = [];
+  /** The model's view of `events`, kept up to date as they grow. */
+  private readonly history = new ModelHistory();
   /** Settles on wake(); renewed each round of the loop, so it means "woken since". */
   private wokenSince: Promise<void> = Promise.resolve();
   private wakeUp: () => void = () => undefined;
@@ -468,7 +470,7 @@ export class AgentDriver {
    */
   private async contextPayloads(db: SqlRunner, opts: { includeOptional: boolean }): Promise<EventPayload[]> {
     const current = await this.context.renderSnapshot({ sessionId: this.sessionId, now: new Date(), db }, opts);
-    const text = snapshotToAppend(current, retainedContextSnapshot(visibleEvents(this.events)));
+    const text = snapshotToAppend(current, this.history.retainedContextSnapshot(this.events));
     if (text === null) return [];
     return [{ kind: "user_message", messageId: newMessageId(), text, source: { kind: "runtime_context" } }];
   }
@@ -479,7 +481,7 @@ export class AgentDriver {
 
   /** Summarises the completed part of the history when the visible history is over budget. */
   private async maybeCompact(model: LanguageModel, price: Price, signal: AbortSignal): Promise<boolean> {
-    const plan = planCompaction(this.events, this.svc.config.compactionBudgetTokens);
+    const plan = planCompaction(this.events, this.svc.config.compactionBudgetTokens, this.history);
     if (!plan) return false;
     const [marker, summary] = await summarise(model, plan, signal);
     const usage = marker.usage ?? { inputTokens: 0, outputTokens: 0 };
@@ -505,7 +507,7 @@ export class AgentDriver {
     if (signal.aborted) throw new Error("aborted");
     const request = {
       system: this.svc.config.systemPrompt,
-      messages: toModelMessages(visibleEvents(this.events)),
+      messages: this.history.messages(this.events),
       tools: this.toolSpecs,
       purpose: "step" as const,
     };

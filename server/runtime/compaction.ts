@@ -1,7 +1,7 @@
 import { newMessageId } from "../ids";
 import type { LanguageModel, ModelMessage, Usage } from "../models/types";
 import type { EventPayload, PayloadOf, SessionEvent } from "./events";
-import { toModelMessages, visibleEvents } from "./history";
+import { ModelHistory, toModelMessages, visibleEvents } from "./history";
 
 // Compaction: when the history the model sees is over budget, the completed turns no earlier
 // compaction covered are summarised by the session's own model, and the summary replaces them
@@ -19,14 +19,14 @@ export interface CompactionPlan {
 
 /**
  * A plan when the visible history is over `budgetTokens` and completed turns are left that no
- * earlier compaction covered; otherwise null (an open turn is never summarised).
+ * earlier compaction covered; otherwise null (an open turn is never summarised). `history` is
+ * the driver's incremental view of the same log, when it keeps one.
  */
-export function planCompaction(events: SessionEvent[], budgetTokens: number): CompactionPlan | null {
-  const visible = visibleEvents(events);
-  if (estimateTokens(toModelMessages(visible)) <= budgetTokens) return null;
+export function planCompaction(events: readonly SessionEvent[], budgetTokens: number, history = new ModelHistory()): CompactionPlan | null {
+  if (history.estimatedTokens(events) <= budgetTokens) return null;
   const throughSeq = lastCompletedTurnSeq(events);
   if (throughSeq <= lastCompactedSeq(events)) return null;
-  return { throughSeq, messages: toModelMessages(visible.filter((e) => e.seq <= throughSeq)) };
+  return { throughSeq, messages: toModelMessages(visibleEvents(events).filter((e) => e.seq <= throughSeq)) };
 }
 
 /**
@@ -55,25 +55,14 @@ export async function summarise(model: LanguageModel, plan: CompactionPlan, sign
   ];
 }
 
-/** Rough token estimate (4 characters a token) of what the model would be sent. */
-function estimateTokens(messages: ModelMessage[]): number {
-  let chars = 0;
-  for (const m of messages) {
-    if (m.role === "user") chars += m.text.length;
-    else if (m.role === "assistant") chars += m.text.length + JSON.stringify(m.toolCalls).length;
-    else chars += JSON.stringify(m.results).length;
-  }
-  return Math.ceil(chars / 4);
-}
-
 /** Seq of the last turn_end (the end of the completed part of the log), or 0. */
-function lastCompletedTurnSeq(events: SessionEvent[]): number {
+function lastCompletedTurnSeq(events: readonly SessionEvent[]): number {
   for (let i = events.length - 1; i >= 0; i--) if (events[i]!.payload.kind === "turn_end") return events[i]!.seq;
   return 0;
 }
 
 /** throughSeq of the latest compaction, or 0. */
-function lastCompactedSeq(events: SessionEvent[]): number {
+function lastCompactedSeq(events: readonly SessionEvent[]): number {
   for (let i = events.length - 1; i >= 0; i--) {
     const p = events[i]!.payload;
     if (p.kind === "compaction") return p.throughSeq;
