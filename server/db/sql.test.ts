@@ -1,4 +1,5 @@
-import { describe, expect } from "vitest";
+import pg from "pg";
+import { describe, expect, vi } from "vitest";
 import { databaseTest } from "../testing/fixtures";
 import { createDb } from "./client";
 import { Prisma } from "./generated/client";
@@ -222,7 +223,30 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
       await one.$disconnect();
     }
   });
+  it("describes a prepared statement's rows once: later executions, alone or in a group, read them as described", async ({ tdb }) => {
+    const one = createDb(tdb.url, 1);
+    const describes = vi.spyOn(pg.Connection.prototype, "describe");
+    try {
+      await one.sql.$executeRaw`CREATE TABLE sql_test_describe (id int PRIMARY KEY)`;
+      const typed = (n: number) => Prisma.sql`SELECT ${n}::int AS n, ${`s${n}`}::text AS s, '2026-01-02T00:00:00Z'::timestamptz AS t`;
+      const insert = (id: number) => Prisma.sql`INSERT INTO sql_test_describe VALUES (${id})`;
+      describes.mockClear();
+      // The same text twice in one group: the second is written before the first's reply came.
+      const first = await Promise.all([one.sqlCoalesced.$queryRaw(typed(1)), one.sqlCoalesced.$queryRaw(typed(2)), one.sqlCoalesced.$executeRaw(insert(1))]);
+      expect(describes).toHaveBeenCalledTimes(3);
+      describes.mockClear();
+      const later = [await one.sql.$queryRaw(typed(3)), ...(await Promise.all([one.sqlCoalesced.$queryRaw(typed(4)), one.sqlCoalesced.$queryRaw(typed(5))]))];
+      expect(await one.sql.$executeRaw(insert(2))).toBe(1);
+      expect(describes).not.toHaveBeenCalled();
+      const at = new Date("2026-01-02T00:00:00Z");
+      expect([...first.slice(0, 2), ...later]).toEqual([1, 2, 3, 4, 5].map((n) => [{ n, s: `s${n}`, t: at }]));
+    } finally {
+      describes.mockRestore();
+      await one.$disconnect();
+    }
+  });
 });
+
 
 describe("db.sqlCoalesced (single statements of many callers, one write)", () => {
   it("sends the statements asked for in one turn of the event loop as one group; each commits or fails alone, in order", async ({ tdb }) => {

@@ -57,7 +57,7 @@ const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): unkn
  * waited for a lock.
  */
 class Pipeline implements pg.Submittable {
-  private readonly results: ResultBuilder[];
+  protected readonly results: ResultBuilder[];
   private index = 0;
   private failed = false;
   /** Statements this pipeline prepares, by index: unconfirmed until it has run. */
@@ -83,8 +83,15 @@ class Pipeline implements pg.Submittable {
       return asError(e);
     }
     this.prepared = preparedOn(connection);
-    this.preparing = write(connection, this.prepared, this.queries, values, false);
+    const written = write(connection, this.prepared, this.queries, values, false);
+    this.preparing = written.preparing;
+    written.described.forEach((fields, i) => this.describedAs(i, fields));
     return null;
+  }
+
+  /** A statement written without Describe: its rows as an earlier execution described them. */
+  protected describedAs(index: number, fields: unknown[] | undefined): void {
+    if (fields) this.results[index]!.addFields(fields);
   }
 
   handleRowDescription(msg: { fields: unknown[] }): void {
@@ -103,7 +110,13 @@ class Pipeline implements pg.Submittable {
   }
 
   handleCommandComplete(msg: unknown): void {
-    this.results[this.index]?.addCommandComplete(msg);
+    const r = this.results[this.index];
+    if (r) {
+      r.addCommandComplete(msg);
+      // A named statement's rows are described once (no RowDescription means none: fields []).
+      const text = this.queries[this.index]!.text;
+      if (this.prepared?.byText.has(text) && !this.prepared.fields.has(text)) this.prepared.fields.set(text, r.fields);
+    }
     this.index += 1;
   }
 
@@ -143,12 +156,17 @@ class Pipeline implements pg.Submittable {
 interface PreparedStatements {
   next: number;
   byText: Map<string, string>;
+  /**
+   * The rows of prepared statements, by text, as their first execution's Describe gave them:
+   * later executions skip Describe (the server's RowDescription and pg's reading of it).
+   */
+  fields: Map<string, unknown[]>;
 }
 const MAX_PREPARED = 256;
 const preparedByConnection = new WeakMap<object, PreparedStatements>();
 function preparedOn(connection: object): PreparedStatements {
   let p = preparedByConnection.get(connection);
-  if (!p) preparedByConnection.set(connection, (p = { next: 0, byText: new Map() }));
+  if (!p) preparedByConnection.set(connection, (p = { next: 0, byText: new Map(), fields: new Map() }));
   return p;
 }
 
@@ -158,9 +176,10 @@ function serialise(q: Prisma.Sql): unknown[] {
 }
 
 /**
- * Writes the statements (Parse unless prepared on this connection, Bind, Describe, Execute)
- * and one Sync after them all, or one after each (`syncEach`: each its own implicit
- * transaction), in one socket write. Gives the statements it prepares, by index.
+ * Writes the statements (Parse unless prepared on this connection, Bind, Describe unless its
+ * rows are known, Execute) and one Sync after them all, or one after each (`syncEach`: each
+ * its own implicit transaction), in one socket write. Gives the statements it prepares, by
+ * index, and the known rows of those written without Describe.
  */
 function write(
   connection: pg.Connection,
@@ -168,9 +187,10 @@ function write(
   queries: Prisma.Sql[],
   values: unknown[][],
   syncEach: boolean,
-): { index: number; text: string }[] {
+): { preparing: { index: number; text: string }[]; described: (unknown[] | undefined)[] } {
   const c = connection as unknown as PipelineConnection;
   const preparing: { index: number; text: string }[] = [];
+  const described: (unknown[] | undefined)[] = [];
   c.stream.cork();
   try {
     for (const [i, q] of queries.entries()) {
@@ -184,7 +204,9 @@ function write(
         c.parse({ name, text: q.text, types: [] }, true);
       }
       c.bind({ statement: name, values: values[i]! }, true);
-      c.describe({ type: "P", name: "" }, true);
+      const fields = name ? prepared.fields.get(q.text) : undefined;
+      if (!fields) c.describe({ type: "P", name: "" }, true);
+      described.push(fields);
       c.execute({ portal: "", rows: 0 }, true);
       if (syncEach) c.sync();
     }
@@ -192,7 +214,7 @@ function write(
   } finally {
     c.stream.uncork();
   }
-  return preparing;
+  return { preparing, described };
 }
 
 interface PipelineConnection {
@@ -367,6 +389,8 @@ type Settle = (error: Error | null, result?: pg.QueryResult) => void;
 class GroupWriter {
   /** Per statement: the text it prepares on this connection, if any. */
   readonly preparing: (string | null)[];
+  /** Per statement: its rows when written without Describe. */
+  described: (unknown[] | undefined)[] = [];
   prepared: PreparedStatements | undefined;
   /** Why the group could not be written (then every member fails with it). */
   failed: Error | null = null;
@@ -378,8 +402,9 @@ class GroupWriter {
   write(connection: pg.Connection): void {
     this.prepared = preparedOn(connection);
     const { statements } = this;
-    const preparing = write(connection, this.prepared, statements.map((st) => st.sql), statements.map((st) => st.values), true);
+    const { preparing, described } = write(connection, this.prepared, statements.map((st) => st.sql), statements.map((st) => st.values), true);
     for (const p of preparing) this.preparing[p.index] = p.text;
+    this.described = described;
   }
 }
 
@@ -409,6 +434,7 @@ class GroupMember extends Pipeline {
     this.prepared = this.writer.prepared;
     const text = this.writer.preparing[this.position];
     this.preparing = text ? [{ index: 0, text }] : [];
+    this.describedAs(0, this.writer.described[this.position]);
     return this.writer.failed;
   }
 }
