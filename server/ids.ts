@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 // Branded ids: a SessionId cannot be passed where a MessageId is expected.
 declare const brand: unique symbol;
@@ -12,7 +12,20 @@ export type UserId = Brand<string, "UserId">;
 
 /** Time-ordered, URL-safe id: 12 hex chars of milliseconds + 10 random hex chars. */
 function newId(prefix: string): string {
-  return `${prefix}_${Date.now().toString(16).padStart(12, "0")}${randomBytes(5).toString("hex")}`;
+  return `${prefix}_${Date.now().toString(16).padStart(12, "0")}${randomHex(5)}`;
+}
+
+// Random bytes drawn from a pool refilled a few kilobytes at a time: a call to the system's
+// generator per id cost more than the rest of making it (several ids are made per model step).
+const pool = Buffer.alloc(4096);
+let used = pool.length;
+function randomHex(bytes: number): string {
+  if (used + bytes > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  used += bytes;
+  return pool.toString("hex", used - bytes, used);
 }
 
 export const newSessionId = () => newId("ses") as SessionId;
