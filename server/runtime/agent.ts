@@ -77,6 +77,8 @@ const SessionSettings = z.object({
 });
 
 type Settings = z.infer<typeof SessionSettings>;
+const SettingsRows = z.array(SessionSettings);
+const AbortKindRows = z.array(z.object({ kind: z.string().nullable() }));
 
 export class AgentDriver {
   private events: SessionEvent[] = [];
@@ -117,7 +119,7 @@ export class AgentDriver {
   async checkAbortRequest(): Promise<void> {
     const rows = await this.svc.db.sql.$queryRaw`SELECT abort_request AS kind FROM sessions
       WHERE id = ${this.sessionId} AND active_turn_id IS NOT NULL`;
-    const kind = z.array(z.object({ kind: z.string().nullable() })).parse(rows)[0]?.kind;
+    const kind = AbortKindRows.parse(rows)[0]?.kind;
     if (kind === "stop" || kind === "interrupt") this.abortTurn(kind);
   }
 
@@ -190,7 +192,7 @@ export class AgentDriver {
           EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id) AS pending
         FROM sessions s WHERE s.id = ${this.sessionId}`,
       read: (rows) => {
-        const row = z.array(SessionSettings).parse(rows)[0];
+        const row = SettingsRows.parse(rows)[0];
         if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${this.sessionId} not found`);
         return row;
       },

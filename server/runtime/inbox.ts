@@ -44,6 +44,8 @@ export interface EnqueueInput {
  * Adds input and un-parks the agent (any new input is a waking input), inside the caller's
  * transaction: one statement, and the notification.
  */
+const InboxItemRows = z.array(InboxItemSchema);
+
 export async function enqueue(db: SqlRunner, sessionId: SessionId, input: EnqueueInput): Promise<InboxItemView> {
   const id = input.id ?? newMessageId();
   const rows = await db.$queryRaw`WITH s AS (
@@ -52,7 +54,7 @@ export async function enqueue(db: SqlRunner, sessionId: SessionId, input: Enqueu
     INSERT INTO inbox_items (session_id, id, mode, text, source)
     SELECT s.id, ${id}, ${input.mode}, ${input.text}, ${JSON.stringify(input.source)}::jsonb FROM s
     RETURNING ${INBOX_ITEM_COLUMNS}`;
-  const row = z.array(InboxItemSchema).parse(rows)[0];
+  const row = InboxItemRows.parse(rows)[0];
   if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`);
   await notifyActivity(db, sessionId, "inbox");
   return row;
@@ -170,9 +172,11 @@ export function claimCtes(sessionId: SessionId, at: { firstStep: boolean; unless
     )`;
 }
 
+const ClaimedRows = z.array(ClaimedRow);
+
 /** The claim on its own (claimCtes), giving the claimed items: for callers that append them themselves. */
 export async function claimInbox(tx: SqlRunner, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
-  return z
-    .array(ClaimedRow)
-    .parse(await tx.$queryRaw`WITH ${claimCtes(sessionId, at)} SELECT id, mode, text, source, position FROM claimed_items ORDER BY position`);
+  return ClaimedRows.parse(
+    await tx.$queryRaw`WITH ${claimCtes(sessionId, at)} SELECT id, mode, text, source, position FROM claimed_items ORDER BY position`,
+  );
 }

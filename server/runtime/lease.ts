@@ -2,13 +2,12 @@ import { z } from "zod";
 import type { SqlRunner } from "../db/sql";
 import { Prisma } from "../db/generated/client";
 import { asSessionId, type SessionId } from "../ids";
-import type { Lease } from "./session-log";
+import { IdRows, type Lease } from "./session-log";
 
 // Exactly one process drives an agent: it holds the lease on the session row. Every
 // acquisition bumps the fencing token, and every log append checks it (session-log.ts).
 
 const TokenRow = z.array(z.object({ lease_token: z.number().int() }));
-const IdRows = z.array(z.object({ id: z.string() }));
 
 /**
  * The agent (session row `s`) needs a driver: an open turn (left by a crash) or runnable

@@ -52,6 +52,15 @@ export interface ClaimInAppend {
 }
 
 /**
+ * The last payloads of an append, from index `from` on, appended only when `when` holds (in
+ * the append's own snapshot); the others regardless.
+ */
+export interface AppendOnlyWhen {
+  from: number;
+  when: Prisma.Sql;
+}
+
+/**
  * Appends events with gap-free seq numbers, in one statement (one round trip; on its own, one
  * commit; inside a transaction, part of it). The UPDATE on the session row both allocates the
  * seq range (the row lock serialises concurrent appenders) and fences: with a lease, it only
@@ -59,9 +68,10 @@ export interface ClaimInAppend {
  * The insert and the `event` notification (naming the newest seq) hang on that UPDATE's row;
  * `spend` (a step's usage and cost) is added to the session's counters by the same UPDATE and
  * notified as `spend` (the room's figures move; nothing a waiting agent acts on). `claim` adds
- * the input the same statement claims (its messages are built here, from the claimed rows).
- * Read, it gives the events as stored, or none when the row did not match (fence, `change.where`,
- * a required claim that found nothing).
+ * the input the same statement claims (its messages are built here, from the claimed rows);
+ * `onlyWhen` (not with `claim`) makes the last payloads conditional. Read, it gives the events
+ * as stored, or none when the row did not match (fence, `change.where`, a required claim that
+ * found nothing).
  */
 export function appendStatement(
   sessionId: SessionId,
@@ -70,7 +80,9 @@ export function appendStatement(
   spend?: SpendDelta,
   change?: SessionRowChange,
   claim?: ClaimInAppend,
+  onlyWhen?: AppendOnlyWhen,
 ): Statement<SessionEvent[]> {
+  if (claim && onlyWhen) throw new Error("appendStatement: claim and onlyWhen together");
   const add = spend ?? NO_SPEND;
   const spent = add.inputTokens !== 0 || add.outputTokens !== 0 || add.costNanos !== 0;
   const createdAt = new Date();
@@ -94,8 +106,13 @@ export function appendStatement(
           FROM jsonb_array_elements(${rowsOf(payloads.slice(claim.at))}::jsonb) WITH ORDINALITY AS a(v, i)
       ),`
     : Prisma.sql`WITH`;
-  const n = claim ? Prisma.sql`(SELECT count(*)::int FROM r)` : Prisma.sql`${payloads.length}`;
+  const n = claim
+    ? Prisma.sql`(SELECT count(*)::int FROM r)`
+    : onlyWhen
+      ? Prisma.sql`(${onlyWhen.from} + CASE WHEN ${onlyWhen.when} THEN ${payloads.length - onlyWhen.from} ELSE 0 END)`
+      : Prisma.sql`${payloads.length}`;
   const from = claim ? Prisma.sql`r` : Prisma.sql`jsonb_array_elements(${rowsOf(payloads)}::jsonb) WITH ORDINALITY AS r(v, i)`;
+  const only = onlyWhen ? Prisma.sql`WHERE r.i <= ${onlyWhen.from} OR (${onlyWhen.when})` : Prisma.empty;
   const sql = Prisma.sql`
     ${rows} s AS (
       UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = now(),
@@ -112,7 +129,7 @@ export function appendStatement(
     ), ins AS (
       INSERT INTO session_events (session_id, seq, kind, turn_id, message_id, payload, created_at)
       SELECT ${sessionId}, s.last_seq - ${n} + r.i::int, r.v->>'kind', r.v->>'turnId', r.v->>'messageId', r.v->'payload', ${createdAt}::timestamptz
-      FROM s, ${from}
+      FROM s, ${from} ${only}
       RETURNING seq, payload
     )
     SELECT ins.seq, ins.payload FROM ins,
@@ -171,12 +188,15 @@ export function leaseLockStatement(sessionId: SessionId, lease: Lease): Statemen
 /** Rows of sessions.abort_request: a stop or interrupt requested and not yet carried out. */
 export const AbortRequestRows = z.array(z.object({ abort_request: z.enum(["stop", "interrupt"]).nullable() }));
 
+/** Rows of one `id` column. */
+export const IdRows = z.array(z.object({ id: z.string() }));
+
 /**
  * Inside a transaction: holds a share lock on the session row while the lease is still ours
  * (a process taking the lease over waits for this transaction), or throws LEASE_LOST.
  */
 export async function assertLeaseHeld(tx: SqlRunner, sessionId: SessionId, lease: Lease): Promise<void> {
-  const rows = z.array(z.object({ id: z.string() })).parse(
+  const rows = IdRows.parse(
     await tx.$queryRaw`SELECT id FROM sessions
       WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token} FOR SHARE`,
   );
@@ -187,10 +207,10 @@ function messageIdOf(p: EventPayload): string | null {
   return p.kind === "user_message" || p.kind === "assistant_message" ? p.messageId : null;
 }
 
-const EventRow = z.object({ seq: z.number().int(), createdAt: z.date(), payload: EventPayloadSchema });
+const EventRows = z.array(z.object({ seq: z.number().int(), createdAt: z.date(), payload: EventPayloadSchema }));
 
 function parseRows(rows: unknown): SessionEvent[] {
-  return z.array(EventRow).parse(rows);
+  return EventRows.parse(rows);
 }
 
 /** Rows per query when a whole history is read. */

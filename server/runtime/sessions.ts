@@ -138,6 +138,7 @@ export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<Sess
   return toView(row);
 }
 
+const RecordRows = z.array(z.record(z.string(), z.unknown()));
 const QueuedInput = z.array(InboxItemSchema.extend({ createdAt: z.coerce.date() }));
 
 /**
@@ -145,7 +146,7 @@ const QueuedInput = z.array(InboxItemSchema.extend({ createdAt: z.coerce.date() 
  * re-read by the live feed at every turn's end and claim.
  */
 export async function getSessionWithInbox(db: SqlRunner, sessionId: SessionId): Promise<{ session: SessionView; inbox: InboxItemView[] }> {
-  const rows = z.array(z.record(z.string(), z.unknown())).parse(
+  const rows = RecordRows.parse(
     await db.$queryRaw`SELECT s.id, s.title, s.model, s.status, s.active_turn_id AS "activeTurnId", s.lease_owner AS "leaseOwner",
         s.lease_expires_at AS "leaseExpiresAt", s.last_seq AS "lastSeq", s.optional_context AS "optionalContext",
         s.forked_from_id AS "forkedFromId", s.created_by AS "createdBy", s.created_at AS "createdAt", s.updated_at AS "updatedAt",

@@ -53,8 +53,12 @@ export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOut
   };
 }
 
-/** What ending a turn changes on the session row, in the turn_end's own append. */
-const CLEAR_ACTIVE_TURN = Prisma.sql`active_turn_id = NULL, abort_request = NULL`;
+/** What ending a turn changes on the session row, in the turn_end's own append (only `when` it holds). */
+function clearActiveTurn(when?: Prisma.Sql): Prisma.Sql {
+  if (!when) return Prisma.sql`active_turn_id = NULL, abort_request = NULL`;
+  return Prisma.sql`active_turn_id = CASE WHEN ${when} THEN NULL ELSE active_turn_id END,
+    abort_request = CASE WHEN ${when} THEN NULL ELSE abort_request END`;
+}
 
 /** A step's finished reply that has not been appended yet: it commits with the turn's end. */
 export interface PendingReply {
@@ -65,12 +69,12 @@ export interface PendingReply {
 /**
  * Commits the last step's reply and ends the turn as completed unless steer input is pending
  * (then false: the reply is in the log and the turn goes on), in one round trip and one commit:
- * the session row locked under the lease, the reply appended, then (a statement of its own, so
- * its snapshot sees every steer committed before the lock was granted) the turn_end appended
- * and the active turn cleared only while no steer item waits. The row lock orders this against
- * "steer now" (inbox.ts): a steer either lands before the check and extends the turn, or sees
- * no active turn and is refused. `then` is read in the same round trip, after the end (the
- * driver's next look at its session).
+ * the session row locked under the lease, then one append (a statement of its own, so its
+ * snapshot sees every steer committed before the lock was granted) of the reply, and of the
+ * turn_end with the active turn cleared only while no steer item waits. The row lock orders
+ * this against "steer now" (inbox.ts): a steer either lands before the check and extends the
+ * turn, or sees no active turn and is refused. `then` is read in the same round trip, after
+ * the end (the driver's next look at its session).
  */
 export async function tryCompleteTurn<T>(
   scope: TurnCloseScope,
@@ -80,17 +84,23 @@ export async function tryCompleteTurn<T>(
 ): Promise<{ completed: boolean; then: T }> {
   const { sessionId, lease } = scope;
   const lock = leaseLockStatement(sessionId, lease);
-  const append = appendStatement(sessionId, reply.payloads, lease, reply.spend);
-  const end = appendStatement(sessionId, [{ kind: "turn_end", turnId, reason: "completed" }], lease, undefined, {
-    set: CLEAR_ACTIVE_TURN,
-    where: Prisma.sql`NOT EXISTS (SELECT 1 FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')`,
-  });
-  const [locked, replied, ended, after] = await scope.db.sql.batch([lock.sql, append.sql, end.sql, then.sql]);
+  const noSteer = Prisma.sql`NOT EXISTS (SELECT 1 FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')`;
+  const payloads: EventPayload[] = [...reply.payloads, { kind: "turn_end", turnId, reason: "completed" }];
+  const append = appendStatement(
+    sessionId,
+    payloads,
+    lease,
+    reply.spend,
+    { set: clearActiveTurn(noSteer) },
+    undefined,
+    { from: reply.payloads.length, when: noSteer },
+  );
+  const [locked, appendedRows, after] = await scope.db.sql.batch([lock.sql, append.sql, then.sql]);
   lock.read(locked!.rows);
-  scope.committed(appended(append.read(replied!.rows), reply.payloads.length, sessionId, lease));
-  const events = end.read(ended!.rows);
-  if (events.length > 0) scope.committed(events);
-  return { completed: events.length > 0, then: then.read(after!.rows) };
+  const events = append.read(appendedRows!.rows);
+  const completed = events.length === payloads.length;
+  scope.committed(completed ? events : appended(events, reply.payloads.length, sessionId, lease));
+  return { completed, then: then.read(after!.rows) };
 }
 
 /**
@@ -136,7 +146,7 @@ async function closeTurn(scope: TurnCloseScope, turnId: TurnId, ending: TurnEndi
   await scope.append(
     [...before, turnEnd],
     notice === null ? undefined : (tx) => enqueue(tx, scope.sessionId, { mode: "steer", text: notice, source: { kind: "system" } }).then(() => undefined),
-    { set: CLEAR_ACTIVE_TURN },
+    { set: clearActiveTurn() },
   );
 }
 
