@@ -92,11 +92,11 @@ export async function recordAction(
   });
 }
 
+const RoleRows = z.array(z.object({ role: TeamRoleSchema }));
+
 /** Refused as the request's own check would have: outside the team, the session or team is not found. */
 async function assertStillAllowed(tx: Tx, by: HumanActor, need: Need, sessionId: SessionId | undefined): Promise<void> {
-  const [row] = z
-    .array(z.object({ role: TeamRoleSchema }))
-    .parse(await tx.$queryRaw`SELECT role FROM team_people WHERE team_id = ${by.teamId} AND user_id = ${by.person.id} FOR SHARE`);
+  const [row] = RoleRows.parse(await tx.$queryRaw`SELECT role FROM team_people WHERE team_id = ${by.teamId} AND user_id = ${by.person.id} FOR SHARE`);
   if (!row) {
     throw sessionId
       ? new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId })

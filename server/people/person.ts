@@ -49,6 +49,8 @@ export async function personFromHeaders(auth: Auth, db: Db, headers: Headers): P
   return personOf({ ...found.user, instanceOwner: found.user.instanceOwner ?? null }, { kind: "session", id: found.session.id });
 }
 
+const HeldRows = z.array(z.object({ held: z.number() }));
+
 /** The credential still holds: its session row is not revoked or expired, its token not revoked. */
 export async function credentialHolds(db: SqlRunner, person: Person): Promise<boolean> {
   const c = person.credential;
@@ -58,5 +60,5 @@ export async function credentialHolds(db: SqlRunner, person: Person): Promise<bo
     c.kind === "token"
       ? await db.$queryRaw`SELECT 1 AS held FROM api_tokens WHERE id = ${c.id} AND user_id = ${person.id}`
       : await db.$queryRaw`SELECT 1 AS held FROM auth_sessions WHERE id = ${c.id} AND user_id = ${person.id} AND expires_at > now()`;
-  return z.array(z.object({ held: z.number() })).parse(rows).length > 0;
+  return HeldRows.parse(rows).length > 0;
 }

@@ -28,6 +28,8 @@ export interface PresenceUpdate {
   typingTo: SessionId | null;
 }
 
+const ChangedRows = z.array(z.object({ changed: z.boolean() }));
+
 /**
  * Upserts a tab's row (a client id stays with the person and team that made it); notifies the
  * room only when what the room shows changed, so heartbeats cost no wake-ups.
@@ -35,7 +37,7 @@ export interface PresenceUpdate {
 export async function updatePresence(db: DbOrTx, teamId: SessionId, userId: UserId, u: PresenceUpdate): Promise<void> {
   // Tabs that vanished without closing (crash, lost network) leave no rows behind.
   await db.$executeRaw`DELETE FROM presence WHERE team_id = ${teamId} AND last_seen < now() - make_interval(secs => ${PRESENCE_TTL_MS / 1000})`;
-  const [row] = z.array(z.object({ changed: z.boolean() })).parse(
+  const [row] = ChangedRows.parse(
     await db.$queryRaw`WITH old AS (SELECT watching, typing_to FROM presence WHERE client_id = ${u.clientId}),
       up AS (
         INSERT INTO presence (client_id, team_id, user_id, watching, typing_to, last_seen)
@@ -55,15 +57,17 @@ export async function leavePresence(db: DbOrTx, teamId: SessionId, userId: UserI
   if (count > 0) await notifyActivity(db, teamId, "people");
 }
 
+const PresenceRows = z.array(
+  z.object({ client_id: z.string(), user_id: z.string(), name: z.string(), watching: z.string().nullable(), typing_to: z.string().nullable() }),
+);
+
 /** The room's live tabs (rows older than the TTL are gone), one entry per tab. */
 export async function listPresence(db: DbOrTx, teamId: SessionId): Promise<PresenceView[]> {
-  const rows = z
-    .array(z.object({ client_id: z.string(), user_id: z.string(), name: z.string(), watching: z.string().nullable(), typing_to: z.string().nullable() }))
-    .parse(
-      await db.$queryRaw`SELECT p.client_id, p.user_id, u.name, p.watching, p.typing_to FROM presence p
-        JOIN users u ON u.id = p.user_id JOIN team_people tp ON tp.team_id = p.team_id AND tp.user_id = p.user_id
-        WHERE p.team_id = ${teamId} AND p.last_seen > now() - make_interval(secs => ${PRESENCE_TTL_MS / 1000})
-        ORDER BY u.name, p.client_id`,
-    );
+  const rows = PresenceRows.parse(
+    await db.$queryRaw`SELECT p.client_id, p.user_id, u.name, p.watching, p.typing_to FROM presence p
+      JOIN users u ON u.id = p.user_id JOIN team_people tp ON tp.team_id = p.team_id AND tp.user_id = p.user_id
+      WHERE p.team_id = ${teamId} AND p.last_seen > now() - make_interval(secs => ${PRESENCE_TTL_MS / 1000})
+      ORDER BY u.name, p.client_id`,
+  );
   return rows.map((r) => ({ clientId: r.client_id, userId: r.user_id, name: r.name, watching: r.watching, typingTo: r.typing_to }));
 }

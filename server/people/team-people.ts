@@ -26,6 +26,8 @@ export async function roleIn(db: DbOrTx, teamId: SessionId, userId: UserId): Pro
   return row ? TeamRoleSchema.parse(row.role) : null;
 }
 
+const AccessRows = z.array(z.object({ team_id: z.string(), role: TeamRoleSchema }));
+
 /**
  * The access check: the team the session belongs to (a teammate's session id resolves to its
  * team), and the person's role in it. Outside the team the session does not exist for them
@@ -43,13 +45,11 @@ export async function authorize(
   opts: { teamOnly?: boolean } = {},
 ): Promise<TeamAccess> {
   const teamOnly = opts.teamOnly === true;
-  const rows = z
-    .array(z.object({ team_id: z.string(), role: TeamRoleSchema }))
-    .parse(
-      await db.$queryRaw`SELECT s.team_id, p.role FROM sessions s
-        JOIN team_people p ON p.team_id = s.team_id AND p.user_id = ${person.id}
-        WHERE s.id = ${sessionId} AND (NOT ${teamOnly} OR s.id = s.team_id)`,
-    );
+  const rows = AccessRows.parse(
+    await db.$queryRaw`SELECT s.team_id, p.role FROM sessions s
+      JOIN team_people p ON p.team_id = s.team_id AND p.user_id = ${person.id}
+      WHERE s.id = ${sessionId} AND (NOT ${teamOnly} OR s.id = s.team_id)`,
+  );
   const row = rows[0];
   if (!row) throw notFound();
   const refusal = refusalFor(need, row.role);

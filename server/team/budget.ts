@@ -44,14 +44,13 @@ export function budgetView(row: LimitRow | undefined, spent: Spend): BudgetView 
   return { limit, spent, reached: isReached(limit, spent), stoppedAt: row?.budget_stopped_at ?? null };
 }
 
+const BudgetRows = z.array(LimitRow.extend(SpendRowSchema.shape));
+
 async function budgetRow(db: SqlRunner, teamId: string) {
-  return z
-    .array(LimitRow.extend(SpendRowSchema.shape))
-    .parse(
-      await db.$queryRaw`SELECT t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at, spend.*
-        FROM teams t CROSS JOIN ${teamSpendSums(Prisma.sql`t.id`)} spend WHERE t.id = ${teamId}`,
-    )
-    .map((r) => ({ row: r, spent: spendOf(r) }))[0];
+  return BudgetRows.parse(
+    await db.$queryRaw`SELECT t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at, spend.*
+      FROM teams t CROSS JOIN ${teamSpendSums(Prisma.sql`t.id`)} spend WHERE t.id = ${teamId}`,
+  ).map((r) => ({ row: r, spent: spendOf(r) }))[0];
 }
 
 /** The team's budget and what its sessions have spent. */
@@ -60,10 +59,14 @@ export async function teamBudget(db: DbOrTx, teamId: SessionId): Promise<BudgetV
   return budgetView(found?.row, found?.spent ?? NO_SPEND);
 }
 
+const LimitRows = z.array(LimitRow);
+
 /** The team's limits alone, for a reader that has the spend already (the room: one figure everywhere). */
 export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<LimitRow | undefined> {
-  return z.array(LimitRow).parse(await db.$queryRaw`SELECT budget_tokens, budget_cost_nanos, budget_stopped_at FROM teams WHERE id = ${teamId}`)[0];
+  return LimitRows.parse(await db.$queryRaw`SELECT budget_tokens, budget_cost_nanos, budget_stopped_at FROM teams WHERE id = ${teamId}`)[0];
 }
+
+const TeamLimitRows = z.array(LimitRow.extend({ team_id: z.string() }));
 
 /**
  * For the runtime, at a turn's start and at every step boundary, inside that transaction: is
@@ -74,12 +77,10 @@ export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<Li
  */
 export async function stopIfBudgetReached(tx: SqlRunner, sessionId: SessionId): Promise<boolean> {
   // The limits first, in one read: a team without a budget (the usual case) costs no spend sum.
-  const limits = z
-    .array(LimitRow.extend({ team_id: z.string() }))
-    .parse(
-      await tx.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
-        FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}`,
-    )[0];
+  const limits = TeamLimitRows.parse(
+    await tx.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
+      FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}`,
+  )[0];
   if (!limits || (limits.budget_tokens === null && limits.budget_cost_nanos === null)) return false;
   const teamId = limits.team_id;
   const found = await budgetRow(tx, teamId);
@@ -92,6 +93,8 @@ export async function stopIfBudgetReached(tx: SqlRunner, sessionId: SessionId): 
   if (found.row.budget_stopped_at === null) await notifyActivity(tx, teamId, "team");
   return true;
 }
+
+const SessionIdRows = z.array(z.object({ id: z.string() }));
 
 /**
  * An owner or member sets the team's budget (null: no limit of that kind). A budget above the
@@ -108,7 +111,7 @@ export async function setBudget(db: Db, by: HumanActor, limit: BudgetLimit): Pro
       WHERE id = ${by.teamId}`;
     await recordAction(tx, by, "budget_set", { detail: { tokens: limit.tokens, costNanos: limit.costNanos } });
     if (!reached) {
-      const waiting = z.array(z.object({ id: z.string() })).parse(
+      const waiting = SessionIdRows.parse(
         await tx.$queryRaw`SELECT s.id FROM sessions s WHERE s.team_id = ${by.teamId}
           AND EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id)`,
       );

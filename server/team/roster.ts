@@ -68,13 +68,15 @@ const RosterRow = SpendRowSchema.extend({
   error: z.string().nullable(),
 });
 type RosterRow = z.infer<typeof RosterRow>;
+const RosterRows = z.array(RosterRow);
+const MemberPhaseSchema = z.enum(["provisioning", "active", "failed"]);
 
 /**
  * Lead first, then teammates in creation order, each with its live status, its spend and why
  * its last turn failed (if it did): one statement (the team feed reads it every second).
  */
 export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<MemberView[]> {
-  const rows = z.array(RosterRow).parse(
+  const rows = RosterRows.parse(
     await db.$queryRaw`WITH roster AS (
         SELECT true AS is_lead, 0 AS ordinal, NULL::text AS name, ${teamId}::text AS session_id, NULL::text AS description,
           NULL::text AS context, NULL::text AS phase, NULL::text AS diagnostic, NULL::jsonb AS member_model, NULL::jsonb AS added_by
@@ -118,7 +120,7 @@ export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<Mem
   return [
     leadView,
     ...rows.slice(1).map((m) => {
-      const phase = z.enum(["provisioning", "active", "failed"]).parse(m.phase);
+      const phase = MemberPhaseSchema.parse(m.phase);
       return MemberViewSchema.parse({
         name: m.name,
         role: "teammate",
@@ -242,6 +244,17 @@ async function lastTurnEndSeq(db: DbOrTx, sessionId: string): Promise<number> {
   return row?.seq ?? 0;
 }
 
+const ProvisioningRows = z.array(
+  z.object({
+    sessionId: z.string(),
+    phase: z.string(),
+    prompt: z.string().nullable(),
+    context: z.string(),
+    forkThroughSeq: z.number().int().nullable(),
+    model: ModelChoiceSchema.nullable(),
+  }),
+);
+
 /**
  * Step 2, idempotent and safe to run from several processes at once (the member row is locked):
  * creates the child session if missing, gives it its initial task if it holds none, and marks
@@ -251,21 +264,10 @@ async function lastTurnEndSeq(db: DbOrTx, sessionId: string): Promise<number> {
  */
 export async function completeProvisioning(db: DbOrTx, teamId: SessionId, name: string): Promise<MemberView> {
   await inTx(db, async (tx) => {
-    const rows = z
-      .array(
-        z.object({
-          sessionId: z.string(),
-          phase: z.string(),
-          prompt: z.string().nullable(),
-          context: z.string(),
-          forkThroughSeq: z.number().int().nullable(),
-          model: ModelChoiceSchema.nullable(),
-        }),
-      )
-      .parse(
-        await tx.$queryRaw`SELECT session_id AS "sessionId", phase, prompt, context, fork_through_seq AS "forkThroughSeq", model
-          FROM team_members WHERE team_id = ${teamId} AND name = ${name} FOR UPDATE`,
-      );
+    const rows = ProvisioningRows.parse(
+      await tx.$queryRaw`SELECT session_id AS "sessionId", phase, prompt, context, fork_through_seq AS "forkThroughSeq", model
+        FROM team_members WHERE team_id = ${teamId} AND name = ${name} FOR UPDATE`,
+    );
     const m = rows[0];
     if (!m) throw new AppError("TEAM_MEMBER_NOT_FOUND", `No teammate named "${name}"`);
     if (m.phase !== "provisioning") return;
@@ -353,12 +355,14 @@ export function initialTaskId(childId: SessionId): MessageId {
   return asMessageId(`msg_task_${childId}`);
 }
 
+const SettledRows = z.array(z.object({ session_id: z.string() }));
+
 /**
  * provisioning → active | failed; no other transition. A failed member's session (if one
  * exists) is marked failed too, so every view shows it and no process ever drives it.
  */
 async function settleMember(db: DbOrTx, teamId: string, name: string, phase: "active" | "failed", diagnostic: string | null) {
-  const rows = z.array(z.object({ session_id: z.string() })).parse(
+  const rows = SettledRows.parse(
     await db.$queryRaw`UPDATE team_members SET phase = ${phase}, diagnostic = ${diagnostic}, updated_at = now()
       WHERE team_id = ${teamId} AND name = ${name} AND phase = 'provisioning' RETURNING session_id`,
   );
@@ -409,26 +413,26 @@ export const TeamSummarySchema = z.object({
 });
 export type TeamSummary = z.infer<typeof TeamSummarySchema>;
 
+const TeamSummaryRows = z.array(
+  SpendRowSchema.extend({
+    id: z.string(),
+    role: TeamRoleSchema,
+    member_count: z.number(),
+    last_activity_at: z.date(),
+  }),
+);
+
 /** A person's teams (Lead sessions), most recently active first; the count includes the Lead. */
 export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: number }): Promise<TeamSummary[]> {
-  const rows = z
-    .array(
-      SpendRowSchema.extend({
-        id: z.string(),
-        role: TeamRoleSchema,
-        member_count: z.number(),
-        last_activity_at: z.date(),
-      }),
-    )
-    .parse(
-      await db.$queryRaw`SELECT s.id, p.role,
-          (SELECT count(*)::int FROM team_members m WHERE m.team_id = s.id) + 1 AS member_count,
-          (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at, spend.*
-        FROM sessions s JOIN team_people p ON p.team_id = s.id AND p.user_id = ${opts.userId}
-        CROSS JOIN ${teamSpendSums(Prisma.sql`s.id`)} spend
-        WHERE s.member_name IS NULL AND s.team_id = s.id
-        ORDER BY last_activity_at DESC LIMIT ${opts.limit ?? 100}`,
-    );
+  const rows = TeamSummaryRows.parse(
+    await db.$queryRaw`SELECT s.id, p.role,
+        (SELECT count(*)::int FROM team_members m WHERE m.team_id = s.id) + 1 AS member_count,
+        (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at, spend.*
+      FROM sessions s JOIN team_people p ON p.team_id = s.id AND p.user_id = ${opts.userId}
+      CROSS JOIN ${teamSpendSums(Prisma.sql`s.id`)} spend
+      WHERE s.member_name IS NULL AND s.team_id = s.id
+      ORDER BY last_activity_at DESC LIMIT ${opts.limit ?? 100}`,
+  );
   const leads = await db.session.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: { ...STATUS_COLUMNS, id: true, title: true, model: true } });
   const byId = new Map(leads.map((l) => [l.id, l]));
   return rows.flatMap((r) => {

@@ -245,6 +245,7 @@ const EventRow = z.object({
   task_action: z.string().nullable(),
 });
 type EventRow = z.infer<typeof EventRow>;
+const EventRows = z.array(EventRow);
 
 /**
  * Up to `limit` timeline events of each session beyond its bound, and each session's last seq,
@@ -286,8 +287,12 @@ async function readSessionEvents(
         AND c.tl = ANY(${p.kinds}::text[]) AND ${range}
       ORDER BY ${order} LIMIT ${limit}
     ) e ON true`;
-  return z.array(EventRow).parse(rows);
+  return EventRows.parse(rows);
 }
+
+const EventTaskId = z.string();
+const EventTaskAction = TaskActionSchema.nullable();
+const EventTaskStatus = TaskStatusSchema.nullable();
 
 function eventEntry(r: EventRow, member: string): Sourced | null {
   if (r.seq === null || r.created_at === null || r.tl === null) return null;
@@ -312,10 +317,10 @@ function eventEntry(r: EventRow, member: string): Sourced | null {
         return {
           ...common,
           kind: "task",
-          taskId: z.string().parse(r.task_id),
-          action: r.tool_name === "team_task_create" ? "create" : TaskActionSchema.nullable().parse(r.task_action),
+          taskId: EventTaskId.parse(r.task_id),
+          action: r.tool_name === "team_task_create" ? "create" : EventTaskAction.parse(r.task_action),
           subject: r.task_subject,
-          status: TaskStatusSchema.nullable().parse(r.task_status),
+          status: EventTaskStatus.parse(r.task_status),
           revision: r.task_revision,
           ownerName: r.task_owner,
           by: { kind: "member", name: member },
@@ -345,6 +350,7 @@ const MailRow = z.object({
   tool_call_key: z.string().nullable(),
 });
 type MailRow = z.infer<typeof MailRow>;
+const MailRows = z.array(MailRow);
 
 async function readMail(db: DbOrTx, teamId: SessionId, p: Plan, where: Prisma.Sql, order: Prisma.Sql, limit: number): Promise<MailRow[]> {
   if (!p.mail) return [];
@@ -354,7 +360,7 @@ async function readMail(db: DbOrTx, teamId: SessionId, p: Plan, where: Prisma.Sq
       left(m.content, ${LIMITS.timelineExcerptChars}) AS content, m.state, m.consumed_at, m.tool_call_key
     FROM team_messages m WHERE m.team_id = ${teamId} AND ${where} ${of}
     ORDER BY ${order} LIMIT ${limit}`;
-  return z.array(MailRow).parse(rows);
+  return MailRows.parse(rows);
 }
 
 /** Message entries; each links to the sender's reply that called send_message. */
@@ -393,6 +399,7 @@ async function mailEntries(db: DbOrTx, rows: readonly MailRow[]): Promise<Source
 
 const ActionRow = z.object({ id: z.bigint(), created_at: z.date(), user_id: z.string(), user_name: z.string(), detail: z.unknown() });
 type ActionRow = z.infer<typeof ActionRow>;
+const ActionRows = z.array(ActionRow);
 const TaskChangedDetail = z.object({ taskId: z.string(), action: TaskChangeSchema });
 
 async function readActions(db: DbOrTx, teamId: SessionId, p: Plan, where: Prisma.Sql, order: Prisma.Sql, limit: number): Promise<ActionRow[]> {
@@ -401,7 +408,7 @@ async function readActions(db: DbOrTx, teamId: SessionId, p: Plan, where: Prisma
     SELECT id, created_at, user_id, user_name, detail FROM person_actions
     WHERE team_id = ${teamId} AND action = 'task_changed' AND ${where}
     ORDER BY ${order} LIMIT ${limit}`;
-  return z.array(ActionRow).parse(rows);
+  return ActionRows.parse(rows);
 }
 
 async function actionEntries(db: DbOrTx, teamId: SessionId, rows: readonly ActionRow[]): Promise<Sourced[]> {

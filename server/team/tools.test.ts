@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import { asSessionId, asTurnId, newMessageId, type SessionId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
-import { notifyActivity } from "../live/activity";
+import { activityWaiter, notifyActivity } from "../live/activity";
 import { listInbox } from "../runtime/inbox";
 import { findOrphanedSessions } from "../runtime/lease";
 import { createSession, forkSession, getSession, promptSession } from "../runtime/sessions";
@@ -379,6 +379,14 @@ describe("wait_agent ends", () => {
     const lead = await newLead();
     const a = await spawn(lead, "slowpoke");
     await waitForTurns(rt.db, a, 1);
+    // Its driver goes idle after the turn's end, with a notification that must not land in the
+    // wait: the status committed, then every notification so far delivered to the hub
+    // (Postgres delivers them in commit order, so a marker sent now arrives after them).
+    await waitFor(async () => (await getSession(rt.db, a)).status === "idle", 10_000, "the teammate idle");
+    const marker = activityWaiter(rt.hub, "ses_hub_marker");
+    await notifyActivity(rt.db.sql, "ses_hub_marker", "state");
+    await marker.wait(10_000);
+    marker.dispose();
     // The teammate looks busy (an open turn: no noProgress), and nothing announces a change
     // (written without a notification; its idle driver holds the lease, so no sweep adopts it).
     await rt.db.$executeRaw`UPDATE sessions SET active_turn_id = 'turn_held_open' WHERE id = ${a}`;

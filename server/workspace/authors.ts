@@ -29,6 +29,7 @@ const InProgressRow = z.object({
   owner_name: z.string().nullable(),
   write_scopes: z.array(z.string()).nullable(),
 });
+const InProgressRows = z.array(InProgressRow);
 
 export interface ScopeCheck {
   taskIds: string[];
@@ -37,7 +38,7 @@ export interface ScopeCheck {
 
 /** The writer's in-progress tasks and the write-scope warnings for `path`, read in `tx`. */
 export async function checkScopes(tx: Tx, teamId: SessionId, writer: Writer, path: string): Promise<ScopeCheck> {
-  const rows = z.array(InProgressRow).parse(
+  const rows = InProgressRows.parse(
     await tx.$queryRaw`SELECT t.number, t.owner_session_id, t.write_scopes,
         CASE WHEN t.owner_session_id = ${teamId} THEN ${LEAD_NAME} ELSE m.name END AS owner_name
       FROM team_tasks t LEFT JOIN team_members m ON m.session_id = t.owner_session_id

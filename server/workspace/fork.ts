@@ -7,6 +7,7 @@ import type { SessionId } from "../ids";
 // match the transcript it starts from. A fork teammate needs nothing: it is in the same team.
 
 const CutRow = z.object({ change: z.number().int().nullable() });
+const CutRows = z.array(CutRow);
 
 /**
  * Copies the changes of `from`'s workspace made at or before `asOf` (the event-log clock of the
@@ -14,7 +15,7 @@ const CutRow = z.object({ change: z.number().int().nullable() });
  * workspace, so the copied ones are a prefix of its history: cut at the newest change by then.
  */
 export async function copyWorkspaceAsOf(tx: Tx, from: SessionId, to: SessionId, asOf: Date): Promise<void> {
-  const cut = z.array(CutRow).parse(
+  const cut = CutRows.parse(
     await tx.$queryRaw`SELECT max(change) AS change FROM workspace_versions WHERE team_id = ${from} AND created_at <= ${asOf}`,
   )[0]?.change;
   if (cut === null || cut === undefined) return;

@@ -19,12 +19,13 @@ import {
   type WorkspaceSummary,
 } from "./schema";
 import { underPrefix } from "./prefix";
-import { contentOf, CounterRow, notFound } from "./store";
+import { contentOf, CounterRows, notFound } from "./store";
 
 // Reading a workspace: listings (path order, byte-wise), a file or one of its versions, its
 // history, the team's changes in order, and search. Rows read back are parsed with zod.
 
 const EntryRow = z.object({ path: z.string(), version: z.number().int(), bytes: z.number().int(), author: AuthorSchema, created_at: z.date() });
+const EntryRows = z.array(EntryRow);
 
 export async function listFiles(
   db: DbOrTx,
@@ -34,7 +35,7 @@ export async function listFiles(
   const prefix = normalisePrefix(q.prefix);
   const limit = q.limit ?? LIMITS.workspaceListDefault;
   const after = q.cursor === undefined ? Prisma.sql`TRUE` : Prisma.sql`f.path > ${q.cursor}`;
-  const rows = z.array(EntryRow).parse(
+  const rows = EntryRows.parse(
     await db.$queryRaw`SELECT f.path, f.version, f.bytes, v.author, v.created_at
       FROM workspace_files f JOIN workspace_versions v ON v.team_id = f.team_id AND v.path = f.path AND v.version = f.version
       WHERE f.team_id = ${teamId} AND f.blob_sha IS NOT NULL AND ${underPrefix(prefix)} AND ${after}
@@ -55,6 +56,7 @@ const VersionRow = z.object({
   warnings: z.array(z.string()).nullable(),
   created_at: z.date(),
 });
+const VersionRows = z.array(VersionRow);
 const VERSION_COLUMNS = Prisma.sql`path, version, change, blob_sha, bytes, author, task_ids, warnings, created_at`;
 
 function toVersion(r: z.infer<typeof VersionRow>): VersionView {
@@ -83,7 +85,7 @@ export async function fileHistory(
 ): Promise<VersionView[]> {
   const path = normaliseFilePath(rawPath);
   const before = q.beforeVersion === undefined ? Prisma.sql`TRUE` : Prisma.sql`version < ${q.beforeVersion}`;
-  const rows = z.array(VersionRow).parse(
+  const rows = VersionRows.parse(
     await db.$queryRaw`SELECT ${VERSION_COLUMNS} FROM workspace_versions WHERE team_id = ${teamId} AND path = ${path} AND ${before}
       ORDER BY version DESC LIMIT ${q.limit ?? LIMITS.workspaceListMax}`,
   );
@@ -102,7 +104,7 @@ export async function listWorkspaceChanges(
   const before = opts.beforeChange === undefined ? Prisma.sql`TRUE` : Prisma.sql`change < ${opts.beforeChange}`;
   // Paging backwards (only `before`) takes the newest page; the page is returned oldest first.
   const backwards = opts.beforeChange !== undefined && opts.afterChange === undefined;
-  const rows = z.array(VersionRow).parse(
+  const rows = VersionRows.parse(
     await db.$queryRaw`SELECT ${VERSION_COLUMNS} FROM workspace_versions WHERE team_id = ${teamId} AND ${after} AND ${before}
       ORDER BY change ${backwards ? Prisma.sql`DESC` : Prisma.sql`ASC`} LIMIT ${limit}`,
   );
@@ -122,7 +124,7 @@ export async function readFile(
   q: { path: string; version?: number; startLine?: number; endLine?: number; maxBytes?: number },
 ): Promise<FileContent> {
   const path = normaliseFilePath(q.path);
-  const rows = z.array(VersionRow).parse(
+  const rows = VersionRows.parse(
     q.version === undefined
       ? await db.$queryRaw`SELECT ${VERSION_COLUMNS} FROM workspace_versions v
           WHERE team_id = ${teamId} AND path = ${path} AND version = (SELECT version FROM workspace_files WHERE team_id = ${teamId} AND path = ${path})`
@@ -179,11 +181,12 @@ export async function readFile(
 }
 
 export async function workspaceSummary(db: DbOrTx, teamId: SessionId): Promise<WorkspaceSummary> {
-  const row = z.array(CounterRow).parse(await db.$queryRaw`SELECT file_count, total_bytes, last_change FROM workspaces WHERE team_id = ${teamId}`)[0];
+  const row = CounterRows.parse(await db.$queryRaw`SELECT file_count, total_bytes, last_change FROM workspaces WHERE team_id = ${teamId}`)[0];
   return { files: row?.file_count ?? 0, bytes: row?.total_bytes ?? 0, lastChange: row?.last_change ?? 0 };
 }
 
 const MatchRow = z.object({ path: z.string(), line: z.coerce.number().int(), text: z.string() });
+const MatchRows = z.array(MatchRow);
 
 /** Searches at once per process: each may scan a whole workspace, and the pool is shared. */
 const SEARCH_SLOTS = 2;
@@ -229,7 +232,7 @@ export async function searchFiles(
         await tx.$executeRaw`SET LOCAL statement_timeout = '5s'`;
         // Compiled once up front, so a bad pattern is refused even where no file is read.
         if (q.regex) await tx.$queryRaw`SELECT regexp_like('', ${q.query}, ${flags})`;
-        return z.array(MatchRow).parse(
+        return MatchRows.parse(
           await tx.$queryRaw`SELECT f.path, l.n AS line, left(l.line, ${LIMITS.workspaceMatchChars}) AS text
             FROM workspace_files f JOIN workspace_blobs b ON b.sha256 = f.blob_sha,
               LATERAL regexp_split_to_table(b.content, E'\\n') WITH ORDINALITY AS l(line, n)

@@ -20,28 +20,31 @@ import type { ChangeResult } from "./schema";
 
 /** A `workspaces` row: the counters every change locks and the summary reads. */
 export const CounterRow = z.object({ file_count: z.number().int(), total_bytes: z.coerce.number().int(), last_change: z.number().int() });
+export const CounterRows = z.array(CounterRow);
 const HeadRow = z.object({ version: z.number().int(), blob_sha: z.string().nullable(), bytes: z.number().int() });
+const HeadRows = z.array(HeadRow);
 const ContentRow = z.object({ content: z.string() });
+const ContentRows = z.array(ContentRow);
 
 /** The locked counters of `teamId`'s workspace (made on first use). */
 async function lockWorkspace(tx: Tx, teamId: SessionId) {
   const rows = await tx.$queryRaw`INSERT INTO workspaces (team_id) VALUES (${teamId})
     ON CONFLICT (team_id) DO UPDATE SET team_id = EXCLUDED.team_id
     RETURNING file_count, total_bytes, last_change`;
-  return z.array(CounterRow).parse(rows)[0]!;
+  return CounterRows.parse(rows)[0]!;
 }
 
 type Head = z.infer<typeof HeadRow> & { live: boolean };
 
 async function headOf(tx: Tx, teamId: SessionId, path: string): Promise<Head | null> {
-  const row = z.array(HeadRow).parse(
+  const row = HeadRows.parse(
     await tx.$queryRaw`SELECT version, blob_sha, bytes FROM workspace_files WHERE team_id = ${teamId} AND path = ${path}`,
   )[0];
   return row ? { ...row, live: row.blob_sha !== null } : null;
 }
 
 export async function contentOf(tx: DbOrTx, sha: string): Promise<string> {
-  return z.array(ContentRow).parse(await tx.$queryRaw`SELECT content FROM workspace_blobs WHERE sha256 = ${sha}`)[0]!.content;
+  return ContentRows.parse(await tx.$queryRaw`SELECT content FROM workspace_blobs WHERE sha256 = ${sha}`)[0]!.content;
 }
 
 export function notFound(path: string, head: { version: number } | null): AppError {
@@ -69,10 +72,12 @@ function staleVersion(path: string, expected: number, head: Head | null): AppErr
   });
 }
 
+const PathRows = z.array(z.object({ path: z.string() }));
+
 /** A live file may not be a directory of another, nor lie under one (`a` and `a/b`). */
 async function assertNoDirectoryClash(tx: Tx, teamId: SessionId, path: string): Promise<void> {
   const parents = path.split("/").slice(0, -1).map((_, i, all) => all.slice(0, i + 1).join("/"));
-  const rows = z.array(z.object({ path: z.string() })).parse(
+  const rows = PathRows.parse(
     await tx.$queryRaw`SELECT path FROM workspace_files
       WHERE team_id = ${teamId} AND blob_sha IS NOT NULL
         AND (path = ANY(${parents}::text[]) OR (${underPrefix(path, Prisma.raw("path"))} AND path <> ${path}))

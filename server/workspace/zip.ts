@@ -11,14 +11,16 @@ import type { SessionId } from "../ids";
 // cannot tear it).
 
 const HeadRow = z.object({ path: z.string(), version: z.number().int(), bytes: z.number().int(), blob_sha: z.string(), created_at: z.date() });
+const HeadRows = z.array(HeadRow);
 const BlobRow = z.object({ sha256: z.string(), content: z.string() });
+const BlobRows = z.array(BlobRow);
 
 /** Files fetched per round trip, and the bytes a window may hold. */
 const WINDOW_FILES = 64;
 const WINDOW_BYTES = 4 * 1024 * 1024;
 
 export async function workspaceZip(db: DbOrTx, teamId: SessionId): Promise<{ stream: Readable; files: number }> {
-  const heads = z.array(HeadRow).parse(
+  const heads = HeadRows.parse(
     await db.$queryRaw`SELECT f.path, f.version, f.bytes, f.blob_sha, v.created_at
       FROM workspace_files f JOIN workspace_versions v ON v.team_id = f.team_id AND v.path = f.path AND v.version = f.version
       WHERE f.team_id = ${teamId} AND f.blob_sha IS NOT NULL ORDER BY f.path`,
@@ -38,7 +40,7 @@ export async function workspaceZip(db: DbOrTx, teamId: SessionId): Promise<{ str
       loaded.delete(w - 1); // entries are read in order: the previous window is done
       const shas = [...new Set(windows[w]!.map((h) => h.blob_sha))];
       p = db.$queryRaw`SELECT sha256, content FROM workspace_blobs WHERE sha256 = ANY(${shas}::text[])`.then(
-        (rows) => new Map(z.array(BlobRow).parse(rows).map((r) => [r.sha256, r.content])),
+        (rows) => new Map(BlobRows.parse(rows).map((r) => [r.sha256, r.content])),
       );
       loaded.set(w, p);
     }

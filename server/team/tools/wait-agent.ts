@@ -49,12 +49,14 @@ export const waitAgentTool = (deps: TeamToolDeps) =>
     },
   });
 
+const CountRows = z.array(z.object({ n: z.number() }));
+
 /**
  * Another member can still change something: it needs a driver (runs a turn, or has input
  * waiting that will wake or cold-resume it), or is being provisioned.
  */
 async function othersMakingProgress(db: Db, teamId: SessionId, me: SessionId): Promise<boolean> {
-  const rows = z.array(z.object({ n: z.number() })).parse(
+  const rows = CountRows.parse(
     await db.$queryRaw`SELECT count(*)::int AS n FROM sessions s WHERE s.team_id = ${teamId} AND s.id <> ${me} AND ${NEEDS_DRIVER}`,
   );
   const provisioning = await db.teamMember.count({ where: { teamId, phase: "provisioning" } });
