@@ -32,10 +32,7 @@ export class ScriptedModel implements LanguageModel {
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk> {
     // The keyless playbooks read what was asked, not who asked it.
-    const reply = this.playbook({
-      ...request,
-      messages: request.messages.map((m) => (m.role === "user" ? { ...m, text: parseHumanPrompt(m.text).body } : m)),
-    });
+    const reply = this.playbook({ ...request, messages: request.messages.map(withoutAuthor) });
     const pace = new Pace(this.opts.delayMs, signal);
     try {
       for (const piece of chunkText(reply.text)) {
@@ -55,6 +52,18 @@ export class ScriptedModel implements LanguageModel {
     yield { type: "finish", usage: estimateUsage(request, reply) };
   }
 }
+
+/**
+ * A user message as the playbooks read it: the prompt without its author line. Kept per
+ * message: a driver sends the same message objects at every step of a session.
+ */
+function withoutAuthor(m: ModelMessage): ModelMessage {
+  if (m.role !== "user") return m;
+  let out = bodies.get(m);
+  if (!out) bodies.set(m, (out = { ...m, text: parseHumanPrompt(m.text).body }));
+  return out;
+}
+const bodies = new WeakMap<ModelMessage, ModelMessage>();
 
 /**
  * Pauses end on a grid of PACE_GRID_MS marks (the mark nearest the pause's due time, so a
