@@ -3,7 +3,7 @@ import { describe, expect, vi } from "vitest";
 import { databaseTest } from "../testing/fixtures";
 import { createDb } from "./client";
 import { Prisma } from "./generated/client";
-import { queryAndNotify, sqlTx } from "./sql";
+import { sqlTx } from "./sql";
 
 const it = databaseTest();
 
@@ -247,72 +247,6 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
   });
 });
 
-
-describe("notifications after the commit (batch's notify, queryAndNotify)", () => {
-  /** A LISTEN connection of its own; `next()` resolves with the next payload on the channel. */
-  async function listen(url: string, channel: string) {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const payloads: string[] = [];
-    let wake: () => void = () => undefined;
-    client.on("notification", (n) => {
-      payloads.push(n.payload ?? "");
-      wake();
-    });
-    await client.query(`LISTEN ${channel}`);
-    return {
-      async next(): Promise<string> {
-        while (payloads.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-        return payloads.shift()!;
-      },
-      close: () => client.end(),
-    };
-  }
-
-  it("sends them in a transaction of their own, without a flush, after the statements, even when those failed", async ({ tdb }) => {
-    const one = createDb(tdb.url, 1);
-    const listener = await listen(tdb.url, "sql_test_after");
-    try {
-      await one.sql.$executeRaw`CREATE TABLE sql_test_after (id int PRIMARY KEY)`;
-      // The payload says whether the notifying transaction flushes its commit, and whether the
-      // row is visible to it (committed before it ran).
-      const notify = (label = "") =>
-        Prisma.sql`SELECT pg_notify('sql_test_after', current_setting('synchronous_commit') || ' ' || (SELECT count(*) FROM sql_test_after)::text || ${label})`;
-      const insert = (id: number) => Prisma.sql`INSERT INTO sql_test_after VALUES (${id})`;
-      await one.sql.batch([insert(1)], [notify()]);
-      expect(await listener.next()).toBe("off 1");
-      // The data transaction still commits durably: the setting was the notifying transaction's alone.
-      expect(await one.sql.$queryRaw`SELECT current_setting('synchronous_commit') AS s`).toEqual([{ s: "on" }]);
-      await expect(one.sql.batch([insert(1)], [notify()])).rejects.toMatchObject({ code: "23505" });
-      expect(await listener.next()).toBe("off 1");
-      // Coalesced: the group's notifications in one transaction after every member.
-      await Promise.all([one.sqlCoalesced.batch([insert(2)], [notify(" a")]), one.sqlCoalesced.batch([insert(3)], [notify(" b")])]);
-      expect([await listener.next(), await listener.next()]).toEqual(["off 3 a", "off 3 b"]);
-    } finally {
-      await listener.close();
-      await one.$disconnect();
-    }
-  });
-
-  it("inside a transaction, sends them with it: at its commit, never after a rollback", async ({ tdb }) => {
-    const one = createDb(tdb.url, 2);
-    const listener = await listen(tdb.url, "sql_test_in_tx");
-    try {
-      const notify = (text: string) => Prisma.sql`SELECT pg_notify('sql_test_in_tx', ${text} || ' ' || current_setting('synchronous_commit'))`;
-      await expect(
-        one.sqlTx(async (tx) => {
-          await queryAndNotify(tx, [Prisma.sql`SELECT 1 AS n`], [notify("rolled back")]);
-          throw new Error("abandon");
-        }),
-      ).rejects.toThrow("abandon");
-      await one.sqlTx((tx) => queryAndNotify(tx, [Prisma.sql`SELECT 1 AS n`], [notify("committed")]));
-      expect(await listener.next()).toBe("committed on");
-    } finally {
-      await listener.close();
-      await one.$disconnect();
-    }
-  });
-});
 
 describe("db.sqlCoalesced (single statements of many callers, one write)", () => {
   it("sends the statements asked for in one turn of the event loop as one group; each commits or fails alone, in order", async ({ tdb }) => {

@@ -83,9 +83,9 @@ class Pipeline implements pg.Submittable {
       return asError(e);
     }
     this.prepared = preparedOn(connection);
-    const [written] = write(connection, this.prepared, [{ queries: this.queries, values }]);
-    this.preparing = written!.preparing;
-    written!.described.forEach((fields, i) => this.describedAs(i, fields));
+    const written = write(connection, this.prepared, this.queries, values, false);
+    this.preparing = written.preparing;
+    written.described.forEach((fields, i) => this.describedAs(i, fields));
     return null;
   }
 
@@ -175,52 +175,46 @@ function serialise(q: Prisma.Sql): unknown[] {
   return q.values.map((v) => prepareValue(param(v)));
 }
 
-/** Statements that run in one implicit transaction (one Sync after them), with their wire values. */
-interface Transaction {
-  queries: Prisma.Sql[];
-  values: unknown[][];
-}
-
-/** What writing a transaction's statements left to know: those it prepares and the known rows of those sent without Describe, by index. */
-interface Written {
-  preparing: { index: number; text: string }[];
-  described: (unknown[] | undefined)[];
-}
-
 /**
- * Writes each transaction's statements (Parse unless prepared on this connection, Bind,
- * Describe unless its rows are known, Execute) and a Sync after them, all in one socket write.
+ * Writes the statements (Parse unless prepared on this connection, Bind, Describe unless its
+ * rows are known, Execute) and one Sync after them all, or one after each (`syncEach`: each
+ * its own implicit transaction), in one socket write. Gives the statements it prepares, by
+ * index, and the known rows of those written without Describe.
  */
-function write(connection: pg.Connection, prepared: PreparedStatements, transactions: Transaction[]): Written[] {
+function write(
+  connection: pg.Connection,
+  prepared: PreparedStatements,
+  queries: Prisma.Sql[],
+  values: unknown[][],
+  syncEach: boolean,
+): { preparing: { index: number; text: string }[]; described: (unknown[] | undefined)[] } {
   const c = connection as unknown as PipelineConnection;
-  const out: Written[] = [];
+  const preparing: { index: number; text: string }[] = [];
+  const described: (unknown[] | undefined)[] = [];
   c.stream.cork();
   try {
-    for (const { queries, values } of transactions) {
-      const written: Written = { preparing: [], described: [] };
-      out.push(written);
-      for (const [i, q] of queries.entries()) {
-        let name = prepared.byText.get(q.text);
-        if (name === undefined) {
-          name = prepared.byText.size < MAX_PREPARED ? `at_${prepared.next++}` : "";
-          if (name) {
-            prepared.byText.set(q.text, name);
-            written.preparing.push({ index: i, text: q.text });
-          }
-          c.parse({ name, text: q.text, types: [] }, true);
+    for (const [i, q] of queries.entries()) {
+      let name = prepared.byText.get(q.text);
+      if (name === undefined) {
+        name = prepared.byText.size < MAX_PREPARED ? `at_${prepared.next++}` : "";
+        if (name) {
+          prepared.byText.set(q.text, name);
+          preparing.push({ index: i, text: q.text });
         }
-        c.bind({ statement: name, values: values[i]! }, true);
-        const fields = name ? prepared.fields.get(q.text) : undefined;
-        if (!fields) c.describe({ type: "P", name: "" }, true);
-        written.described.push(fields);
-        c.execute({ portal: "", rows: 0 }, true);
+        c.parse({ name, text: q.text, types: [] }, true);
       }
-      c.sync();
+      c.bind({ statement: name, values: values[i]! }, true);
+      const fields = name ? prepared.fields.get(q.text) : undefined;
+      if (!fields) c.describe({ type: "P", name: "" }, true);
+      described.push(fields);
+      c.execute({ portal: "", rows: 0 }, true);
+      if (syncEach) c.sync();
     }
+    if (!syncEach) c.sync();
   } finally {
     c.stream.uncork();
   }
-  return out;
+  return { preparing, described };
 }
 
 interface PipelineConnection {
@@ -293,22 +287,10 @@ export class PgSql implements SqlRunner {
 
   /**
    * The statements in one round trip (Pipeline above), their results in order. On the pool they
-   * commit together or not at all, and `notify` (statements that only send notifications) runs
-   * after them in the same write, in a transaction of its own (notifyingTransaction); in a
-   * transaction they are all part of it.
+   * commit together or not at all; in a transaction they are part of it.
    */
-  async batch(queries: Prisma.Sql[], notify: Prisma.Sql[] = []): Promise<pg.QueryResult[]> {
-    if (!(this.target instanceof pg.Pool)) return (await pipeline(this.target, [...queries, ...notify])).slice(0, queries.length);
-    if (notify.length > 0) {
-      const pool = this.target;
-      return new Promise((resolve, reject) => {
-        void runGroup(pool, [
-          { queries, settle: (error, results) => (error ? reject(error) : resolve(results)) },
-          // A notification that failed is one not sent: the statements committed all the same.
-          { queries: notifyingTransaction(notify), settle: () => undefined },
-        ]);
-      });
-    }
+  async batch(queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
+    if (!(this.target instanceof pg.Pool)) return pipeline(this.target, queries);
     const { client, release } = await checkout(this.target);
     let broken: Error | undefined;
     try {
@@ -323,93 +305,17 @@ export class PgSql implements SqlRunner {
 }
 
 /**
- * Notifications (pg_notify) sent in a transaction of their own, after the statements they tell
- * of committed, with synchronous_commit off. A transaction that notifies takes a lock of the
- * whole server from its commit until its commit record is flushed (Postgres serialises
- * notifying commits to keep the queue in commit order), so notifications sent from the writing
- * transaction made every such commit wait for the flushes of all the others, one at a time:
- * this server's commit rate capped every notifying writer together (docs/PERFORMANCE.md).
- * Alone, a notifying commit needs no flush (a notification is not kept across a crash anyway),
- * so the lock is held for microseconds. Written in the same socket write as the statements, it
- * needs no round trip of its own and no help from this process once written; it runs even if
- * they failed, so a notification must be one a listener can take in vain (they re-read).
- */
-function notifyingTransaction(notify: Prisma.Sql[]): Prisma.Sql[] {
-  return [Prisma.sql`SELECT set_config('synchronous_commit', 'off', true)`, ...notify];
-}
-
-/**
- * Rows of `queries`, with `notify` (statements that only send notifications) run once they
- * committed: through this module's runners, after them in the same round trip (PgSql.batch,
- * CoalescedSql.batch; one transaction for `queries` outside a transaction); through Prisma's
- * client or transaction client, after them, one statement at a time.
- */
-export async function queryAndNotify(db: SqlRunner, queries: Prisma.Sql[], notify: Prisma.Sql[]): Promise<unknown[][]> {
-  if (db instanceof PgSql || db instanceof CoalescedSql) return (await db.batch(queries, notify)).map((r) => r.rows);
-  const rows: unknown[][] = [];
-  for (const q of queries) rows.push((await db.$queryRaw(q)) as unknown[]);
-  for (const n of notify) await db.$executeRaw(n);
-  return rows;
-}
-
-/** A transaction of a group (one Sync after its statements), and where its outcome goes. */
-interface GroupTransaction {
-  queries: Prisma.Sql[];
-  settle(error: Error | null, results: pg.QueryResult[]): void;
-}
-
-/**
- * Transactions on one pool connection, in one socket write, each with its own Sync: each
- * commits or fails alone, in order. One whose values pg cannot send fails alone, unwritten.
- */
-async function runGroup(pool: pg.Pool, asked: GroupTransaction[]): Promise<void> {
-  const group: (GroupTransaction & Transaction)[] = [];
-  for (const t of asked) {
-    try {
-      group.push({ ...t, values: t.queries.map(serialise) });
-    } catch (e) {
-      t.settle(asError(e), []);
-    }
-  }
-  if (group.length === 0) return;
-  let connection: Awaited<ReturnType<typeof checkout>>;
-  try {
-    connection = await checkout(pool);
-  } catch (e) {
-    for (const t of group) t.settle(asError(e), []);
-    return;
-  }
-  const { client, release } = connection;
-  let broken: Error | undefined;
-  const writer = new GroupWriter(group);
-  // Each member is handed to the client when the one before it settles (its error or its
-  // ReadyForQuery), before pg reads the next message: never two queries queued at once.
-  const members: GroupMember[] = group.map(
-    (t, i) =>
-      new GroupMember(writer, i, t.queries, (error, results) => {
-        broken ??= brokenBy(error);
-        t.settle(error, results);
-        const next = members[i + 1];
-        if (next) client.query(next);
-        else release(broken);
-      }),
-  );
-  client.query(members[0]!);
-}
-
-/**
  * Single statements from many callers, each its own transaction (autocommit), coalesced: those
  * asked for in the same turn of the event loop (up to `maxGroup`) go out in one socket write on
  * one connection, each with a Sync of its own, so each commits or fails alone, in the order
  * asked, while this process and the server wake once for all of them (on this machine a socket
- * write and a wake-up cost far more than a small statement: docs/PERFORMANCE.md). Their
- * notifications (`batch`'s `notify`) follow in one transaction for the whole group. Groups run
+ * write and a wake-up cost far more than a small statement: docs/PERFORMANCE.md). Groups run
  * side by side on their own connections: nothing orders one group against another. For
  * frequent statements that may wait for the ones queued before them, such as streamed text's
  * flushes (one in flight per agent).
  */
 export class CoalescedSql implements SqlRunner {
-  private queue: { queries: Prisma.Sql[]; notify: Prisma.Sql[]; settle: GroupTransaction["settle"] }[] = [];
+  private queue: { sql: Prisma.Sql; settle: Settle }[] = [];
   private scheduled = false;
   /** Groups sent, one socket write each (diagnostics). */
   groups = 0;
@@ -420,62 +326,101 @@ export class CoalescedSql implements SqlRunner {
   ) {}
 
   async $queryRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<unknown[]> {
-    return (await this.batch([toSql(query, values)]))[0]!.rows;
+    return (await this.run(toSql(query, values))).rows;
   }
 
   async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
-    return (await this.batch([toSql(query, values)]))[0]!.rowCount ?? 0;
+    return (await this.run(toSql(query, values))).rowCount ?? 0;
   }
 
-  /** `queries` as one transaction of the next group, `notify` with the group's notifications. */
-  batch(queries: Prisma.Sql[], notify: Prisma.Sql[] = []): Promise<pg.QueryResult[]> {
+  private run(sql: Prisma.Sql): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ queries, notify, settle: (error, results) => (error ? reject(error) : resolve(results)) });
+      this.queue.push({ sql, settle: (error, result) => (error ? reject(error) : resolve(result!)) });
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
-        while (this.queue.length > 0) {
-          const asked = this.queue.splice(0, this.maxGroup);
-          const notify = asked.flatMap((t) => t.notify);
-          const group: GroupTransaction[] = notify.length > 0 ? [...asked, { queries: notifyingTransaction(notify), settle: () => undefined }] : asked;
-          this.groups += 1;
-          void runGroup(this.pool, group);
-        }
+        while (this.queue.length > 0) void this.send(this.queue.splice(0, this.maxGroup));
       });
     });
   }
+
+  private async send(asked: { sql: Prisma.Sql; settle: Settle }[]): Promise<void> {
+    // Serialised first: a statement with a value pg cannot send fails alone and is not sent.
+    const group: { sql: Prisma.Sql; values: unknown[]; settle: Settle }[] = [];
+    for (const { sql, settle } of asked) {
+      try {
+        group.push({ sql, values: serialise(sql), settle });
+      } catch (e) {
+        settle(asError(e));
+      }
+    }
+    if (group.length === 0) return;
+    let connection: Awaited<ReturnType<typeof checkout>>;
+    try {
+      connection = await checkout(this.pool);
+    } catch (e) {
+      for (const w of group) w.settle(asError(e));
+      return;
+    }
+    const { client, release } = connection;
+    this.groups += 1;
+    let broken: Error | undefined;
+    const writer = new GroupWriter(group);
+    // Each member is handed to the client when the one before it settles (its error or its
+    // ReadyForQuery), before pg reads the next message: never two queries queued at once.
+    const members: GroupMember[] = group.map(
+      (w, i) =>
+        new GroupMember(writer, i, w.sql, (error, results) => {
+          broken ??= brokenBy(error);
+          w.settle(error, results[0]);
+          const next = members[i + 1];
+          if (next) client.query(next);
+          else release(broken);
+        }),
+    );
+    client.query(members[0]!);
+  }
 }
 
-/** Writes a group's transactions, each with its own Sync, when its first member is submitted. */
+type Settle = (error: Error | null, result?: pg.QueryResult) => void;
+
+/** Writes a group's statements, each with its own Sync, when its first member is submitted. */
 class GroupWriter {
-  /** Per transaction: what writing it left to know (Pipeline). */
-  written: Written[] = [];
+  /** Per statement: the text it prepares on this connection, if any. */
+  readonly preparing: (string | null)[];
+  /** Per statement: its rows when written without Describe. */
+  described: (unknown[] | undefined)[] = [];
   prepared: PreparedStatements | undefined;
   /** Why the group could not be written (then every member fails with it). */
   failed: Error | null = null;
 
-  constructor(private readonly transactions: Transaction[]) {}
+  constructor(private readonly statements: { sql: Prisma.Sql; values: unknown[] }[]) {
+    this.preparing = statements.map(() => null);
+  }
 
   write(connection: pg.Connection): void {
     this.prepared = preparedOn(connection);
-    this.written = write(connection, this.prepared, this.transactions);
+    const { statements } = this;
+    const { preparing, described } = write(connection, this.prepared, statements.map((st) => st.sql), statements.map((st) => st.values), true);
+    for (const p of preparing) this.preparing[p.index] = p.text;
+    this.described = described;
   }
 }
 
 /**
- * One transaction of a group, as pg's client sees it: a pipeline, handed over when the one
- * before it settles. The first writes the whole group; the others write nothing and read their
- * own replies, which follow on the wire in order.
+ * One statement of a group, as pg's client sees it: a pipeline of one statement, handed over
+ * when the one before it settles. The first writes the whole group; the others write nothing
+ * and read their own replies, which follow on the wire in order.
  */
 class GroupMember extends Pipeline {
   constructor(
     private readonly writer: GroupWriter,
     private readonly position: number,
-    queries: Prisma.Sql[],
+    sql: Prisma.Sql,
     done: (error: Error | null, results: pg.QueryResult[]) => void,
   ) {
-    super(queries, done);
+    super([sql], done);
   }
 
   override submit(connection: pg.Connection): Error | null {
@@ -485,11 +430,11 @@ class GroupMember extends Pipeline {
       // Not an error of the server's: the connection is dropped with the group.
       this.writer.failed = asError(e);
     }
-    // What this transaction prepares, so a failure forgets it (Pipeline.handleError).
+    // What this statement prepares, so a failure forgets it (Pipeline.handleError).
     this.prepared = this.writer.prepared;
-    const written = this.writer.written[this.position];
-    this.preparing = written?.preparing ?? [];
-    written?.described.forEach((fields, i) => this.describedAs(i, fields));
+    const text = this.writer.preparing[this.position];
+    this.preparing = text ? [{ index: 0, text }] : [];
+    this.describedAs(0, this.writer.described[this.position]);
     return this.writer.failed;
   }
 }
@@ -518,11 +463,11 @@ export class SqlTx extends PgSql {
     return this.committedWith;
   }
 
-  override async batch(queries: Prisma.Sql[], notify: Prisma.Sql[] = []): Promise<pg.QueryResult[]> {
+  override async batch(queries: Prisma.Sql[]): Promise<pg.QueryResult[]> {
     if (this.committedWith) throw new Error("sqlTx: a statement after commitWith");
     const opening = this.opening ?? [];
     this.opening = null;
-    return (await super.batch([...opening, ...queries], notify)).slice(opening.length);
+    return (await super.batch([...opening, ...queries])).slice(opening.length);
   }
 
   /**

@@ -449,11 +449,12 @@ export class AgentDriver {
     });
     const stopped = noRequest && stepEnd.length > 0 ? appendStatement(sessionId, stepEnd, lease, undefined, { where: Prisma.sql`NOT (${noRequest})` }) : null;
     const hook = this.svc.onClaimed?.(sessionId);
-    // `stopped` notifies as `append` does (an `event`, no spend, no state): one notify for both.
-    const [locked, appendedRows, ...rest] = await this.svc.db.sql.batch(
-      [lock.sql, append.sql, ...(stopped ? [stopped.sql] : []), ...(hook ? [hook] : [])],
-      [append.notify],
-    );
+    const [locked, appendedRows, ...rest] = await this.svc.db.sql.batch([
+      lock.sql,
+      append.sql,
+      ...(stopped ? [stopped.sql] : []),
+      ...(hook ? [hook] : []),
+    ]);
     const stored = lock.read(locked!.rows).abortRequest;
     const abortRequest = firstStep ? null : stored;
     const events = abortRequest ? (stopped?.read(rest[0]!.rows) ?? []) : append.read(appendedRows!.rows);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { queryAndNotify, type SqlRunner } from "../db/sql";
+import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
 import { Prisma } from "../db/generated/client";
@@ -37,15 +37,6 @@ export interface SessionRowChange {
 export interface Statement<T> {
   sql: Prisma.Sql;
   read(rows: unknown): T;
-}
-
-/**
- * A statement whose notifications are a statement of their own, `notify`, to send once it
- * committed (db/sql.ts queryAndNotify, `batch`'s notify): in the same transaction they would
- * make its commit wait on a server-wide lock (notifyingTransaction).
- */
-export interface NotifyingStatement<T> extends Statement<T> {
-  notify: Prisma.Sql;
 }
 
 /**
@@ -90,7 +81,7 @@ export function appendStatement(
   change?: SessionRowChange,
   claim?: ClaimInAppend,
   onlyWhen?: AppendOnlyWhen,
-): NotifyingStatement<SessionEvent[]> {
+): Statement<SessionEvent[]> {
   if (claim && onlyWhen) throw new Error("appendStatement: claim and onlyWhen together");
   const add = spend ?? NO_SPEND;
   const spent = add.inputTokens !== 0 || add.outputTokens !== 0 || add.costNanos !== 0;
@@ -141,18 +132,15 @@ export function appendStatement(
       FROM s, ${from} ${only}
       RETURNING seq, payload
     )
-    SELECT ins.seq, ins.payload FROM ins ORDER BY ins.seq`;
-  // Sent after the commit, whether or not the row matched: the `event` names the newest seq
-  // then, and a listener that finds nothing new has lost a read. A fenced append's are sent
-  // only while the lease is still its own (after a lost lease, the new holder's appends tell).
-  const notify = Prisma.sql`SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', id, 'k', 'event', 'q', last_seq)::text)
-      ${spent ? Prisma.sql`, ${notifySql(sessionId, "spend")}` : Prisma.empty}
-      ${change?.notifyState ? Prisma.sql`, ${notifySql(sessionId, "state")}` : Prisma.empty}
-    FROM sessions WHERE id = ${sessionId}
-      ${lease ? Prisma.sql`AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}` : Prisma.empty}`;
+    SELECT ins.seq, ins.payload FROM ins,
+      LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', (SELECT last_seq FROM s))::text)) AS n
+      LEFT JOIN LATERAL (SELECT ${notifySql(sessionId, "spend")} WHERE ${spent}) AS m ON true
+      LEFT JOIN LATERAL (SELECT ${notifySql(sessionId, "state")} WHERE ${change?.notifyState ?? false}) AS st ON true
+    ORDER BY ins.seq`;
+  // Postgres delivers identical notifications of one transaction once: one per row is one.
   // The events come back as stored: a payload read from the log later is the same to the letter
   // (jsonb orders object keys its own way), for the live feeds and the driver's own history.
-  return { sql, notify, read: (result) => StoredRows.parse(result).map((r) => ({ seq: r.seq, createdAt, payload: r.payload })) };
+  return { sql, read: (result) => StoredRows.parse(result).map((r) => ({ seq: r.seq, createdAt, payload: r.payload })) };
 }
 
 function leaseLost(sessionId: SessionId): AppError {
@@ -177,8 +165,7 @@ export async function appendEvents(
 ): Promise<SessionEvent[]> {
   if (payloads.length === 0) return [];
   const statement = appendStatement(sessionId, payloads, lease, spend, change);
-  const [rows] = await queryAndNotify(db, [statement.sql], [statement.notify]);
-  return appended(statement.read(rows), payloads.length, sessionId, lease);
+  return appended(statement.read(await db.$queryRaw(statement.sql)), payloads.length, sessionId, lease);
 }
 
 /**

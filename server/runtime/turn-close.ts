@@ -95,7 +95,7 @@ export async function tryCompleteTurn<T>(
     undefined,
     { from: reply.payloads.length, when: noSteer },
   );
-  const [locked, appendedRows, after] = await scope.db.sql.batch([lock.sql, append.sql, then.sql], [append.notify]);
+  const [locked, appendedRows, after] = await scope.db.sql.batch([lock.sql, append.sql, then.sql]);
   lock.read(locked!.rows);
   const events = append.read(appendedRows!.rows);
   const completed = events.length === payloads.length;
