@@ -3,7 +3,8 @@ import type { ModelMessage, ToolCall } from "../models/types";
 import type { SessionEvent } from "./events";
 import { formatHumanPrompt } from "./human-prompt";
 
-// Pure projections of the session log. The model history is derived, never stored.
+// Projections of the session log. The model history is derived, never stored (ModelHistory
+// keeps a driver's derivation up to date in memory).
 
 /** The events the model still sees: after the latest compaction, with its summary first. */
 export function visibleEvents(events: readonly SessionEvent[]): readonly SessionEvent[] {
@@ -35,7 +36,7 @@ class MessageFold {
   private readonly closed: ModelMessage[] = [];
   private open: ToolCall[] = [];
   private results = new Map<string, { output: unknown; isError: boolean }>();
-  /** estimateTokens's characters of `closed`. */
+  /** The characters of `closed` that the token estimate counts (messageChars). */
   private closedChars = 0;
   /** The text of the last runtime-context snapshot folded in. */
   snapshot: string | null = null;
