@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import pg from "pg";
 import { z } from "zod";
@@ -8,8 +9,20 @@ import type { SessionEvent } from "../runtime/events";
 
 // Postgres LISTEN/NOTIFY fan-out. A notification is only a hint that a session changed:
 // readers always re-read rows by seq, so a lost or coalesced notification loses nothing.
+//
+// Two ways to notify. In the writer's transaction (notifyActivity, notifySql): sent exactly
+// when it commits. Announced (ActivityHub.announce): this process hears it at once, other
+// processes in a NOTIFY transaction of its own shortly after, which the runtime's appends use:
+// Postgres holds a server-wide lock from a notifying transaction's commit until its commit
+// record is flushed, so notifying commits cannot share a flush, and every append notified.
 
 export const ACTIVITY_CHANNEL = "agent_activity";
+
+/**
+ * Announcements reach other processes in at most one NOTIFY transaction per this many ms (the
+ * first at once): a bounded number of commits per process however much it announces.
+ */
+export const ANNOUNCE_INTERVAL_MS = 25;
 
 /**
  * inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended;
@@ -23,7 +36,8 @@ export const ACTIVITY_CHANNEL = "agent_activity";
 const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "board", "mail", "people", "workspace", "spend"]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
-const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema, q: z.number().int().optional() });
+/** o: the announcing hub (ActivityHub.announce), which does not hear its own notification again. */
+const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema, q: z.number().int().optional(), o: z.string().optional() });
 export type Activity = {
   sessionId: string;
   kind: ActivityKind;
@@ -34,8 +48,8 @@ export type Activity = {
 };
 
 /** A notification's payload, as the hub reads it back. */
-export function activityPayload(sessionId: string, kind: ActivityKind, lastSeq?: number): string {
-  return JSON.stringify({ s: sessionId, k: kind, ...(lastSeq === undefined ? {} : { q: lastSeq }) });
+export function activityPayload(sessionId: string, kind: ActivityKind, lastSeq?: number, origin?: string): string {
+  return JSON.stringify({ s: sessionId, k: kind, ...(lastSeq === undefined ? {} : { q: lastSeq }), ...(origin === undefined ? {} : { o: origin }) });
 }
 
 /** The notification as an SQL expression, so it can ride in a statement that has other work. */
@@ -56,10 +70,13 @@ export async function notifyActivity(db: SqlRunner, sessionId: string, kind: Act
   await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind, lastSeq)})`;
 }
 
+/** One transaction: every payload notified (a statement alone commits on its own). */
+const NOTIFY_ALL = `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`;
+
 /**
- * One LISTEN connection per process, fanned out to in-process subscribers by session id.
- * Reconnects with backoff; after a reconnect every subscriber is poked, since notifications
- * sent while disconnected are gone.
+ * One connection per process: it LISTENs, fanned out to in-process subscribers by session id,
+ * and sends this process's announcements. Reconnects with backoff; after a reconnect every
+ * subscriber is poked, since notifications sent while disconnected are gone.
  */
 export class ActivityHub {
   private readonly emitter = new EventEmitter();
@@ -67,6 +84,13 @@ export class ActivityHub {
   private closed = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly closers = new Set<() => void>();
+  /** Names this hub in its announcements' payloads. */
+  private readonly origin = randomBytes(6).toString("base64url");
+  /** Announcements not sent yet, one per session and kind (the newest seq). */
+  private readonly pending = new Map<string, Activity>();
+  private sendTimer: NodeJS.Timeout | null = null;
+  private sending: Promise<void> | null = null;
+  private lastSentAt = -Infinity;
 
   constructor(private readonly databaseUrl: string) {
     this.emitter.setMaxListeners(0);
@@ -81,13 +105,16 @@ export class ActivityHub {
     client.on("notification", (msg) => {
       if (msg.channel !== ACTIVITY_CHANNEL || !msg.payload) return;
       const parsed = ActivityPayload.safeParse(JSON.parse(msg.payload));
-      if (parsed.success) this.emit({ sessionId: parsed.data.s, kind: parsed.data.k, lastSeq: parsed.data.q });
+      if (parsed.success && parsed.data.o !== this.origin) this.emit({ sessionId: parsed.data.s, kind: parsed.data.k, lastSeq: parsed.data.q });
     });
     client.on("error", () => this.scheduleReconnect(client));
     client.on("end", () => this.scheduleReconnect(client));
     await client.connect();
-    await client.query(`LISTEN ${ACTIVITY_CHANNEL}`);
+    // Announcements need no flush of their own: they follow commits that were flushed, and a
+    // notification is gone with the server anyway.
+    await client.query(`LISTEN ${ACTIVITY_CHANNEL}; SET synchronous_commit = off`);
     this.client = client;
+    this.scheduleSend();
   }
 
   private scheduleReconnect(failed: pg.Client): void {
@@ -115,6 +142,54 @@ export class ActivityHub {
     this.emitter.emit("*", activity);
   }
 
+  /**
+   * A change that committed (call it after the commit): this process's subscribers hear it now
+   * (with `events`, if given), other processes' within ANNOUNCE_INTERVAL_MS or so, coalesced
+   * per session and kind. A process that dies before sending loses the hint for the others;
+   * their readers catch up at the session's next notification or their periodic re-read.
+   */
+  announce(activity: Activity): void {
+    this.emit(activity);
+    this.queue(activity);
+    this.scheduleSend();
+  }
+
+  private queue({ sessionId, kind, lastSeq }: Activity): void {
+    const key = `${kind}:${sessionId}`;
+    const prev = this.pending.get(key);
+    // Without a seq a notification means "re-read": merged, it stays one.
+    const merged = !prev ? lastSeq : prev.lastSeq === undefined || lastSeq === undefined ? undefined : Math.max(prev.lastSeq, lastSeq);
+    this.pending.set(key, { sessionId, kind, lastSeq: merged });
+  }
+
+  /** One send at a time, at most one per ANNOUNCE_INTERVAL_MS; what comes meanwhile waits and merges. */
+  private scheduleSend(): void {
+    if (this.closed || this.sendTimer || this.sending || !this.client || this.pending.size === 0) return;
+    const wait = Math.max(0, this.lastSentAt + ANNOUNCE_INTERVAL_MS - performance.now());
+    this.sendTimer = setTimeout(() => {
+      this.sendTimer = null;
+      this.sending = this.send().finally(() => {
+        this.sending = null;
+        this.scheduleSend();
+      });
+    }, wait);
+  }
+
+  private async send(): Promise<void> {
+    const client = this.client;
+    if (!client || this.pending.size === 0) return;
+    const batch = [...this.pending.values()];
+    this.pending.clear();
+    this.lastSentAt = performance.now();
+    try {
+      await client.query(NOTIFY_ALL, [ACTIVITY_CHANNEL, batch.map((a) => activityPayload(a.sessionId, a.kind, a.lastSeq, this.origin))]);
+    } catch {
+      // The connection is failing: keep the batch (merged with what came since) for the next one.
+      for (const a of batch) this.queue(a);
+      this.scheduleReconnect(client);
+    }
+  }
+
   /** Listen to one session's activity (or "*" for all). Returns an unsubscribe function. */
   on(sessionId: string, fn: (a: Activity) => void): () => void {
     this.emitter.on(sessionId, fn);
@@ -137,8 +212,13 @@ export class ActivityHub {
     this.closers.add(fn);
   }
 
+  /** Sends what is still to be announced, then disconnects. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.sendTimer) clearTimeout(this.sendTimer);
+    this.sendTimer = null;
+    await this.sending;
+    await this.send();
     for (const fn of this.closers) fn();
     this.closers.clear();
     if (this.retryTimer) clearTimeout(this.retryTimer);

@@ -5,7 +5,7 @@ import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError, isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
-import { notifyActivity, notifySql } from "../live/activity";
+import type { Activity } from "../live/activity";
 import { costNanos, FREE, type Price } from "../models/catalog";
 import { estimateUsage } from "../models/estimate";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
@@ -27,6 +27,7 @@ import {
   assertLeaseHeld,
   leaseLockStatement,
   readEventsAfter,
+  spends,
   type Lease,
   type SessionRowChange,
   type SpendDelta,
@@ -58,8 +59,11 @@ export interface AgentServices {
    * budget)? Then no turn starts, and a running turn ends with reason `budget`.
    */
   budgetReached?: (db: SqlRunner, sessionId: SessionId) => Promise<boolean>;
-  /** After each committed append: this process's live feeds take the events without a read. */
-  published?: (sessionId: SessionId, events: SessionEvent[]) => void;
+  /**
+   * After each commit that changes what the session shows (ActivityHub.announce): this
+   * process's live feeds take an append's events without a read, other processes hear of it.
+   */
+  announce(activity: Activity): void;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
   afterToolEffect?: (sessionId: SessionId, toolName: string, callKey: string) => Promise<void>;
   log(line: string): void;
@@ -163,12 +167,12 @@ export class AgentDriver {
         // Idle long enough: evict. The runtime re-checks the inbox after we exit, so input
         // that races with the release still finds a driver.
         await releaseLease(this.svc.db.sql, this.sessionId, this.lease);
-        await notifyActivity(this.svc.db.sql, this.sessionId, "state");
+        this.svc.announce({ sessionId: this.sessionId, kind: "state" });
         return;
       }
       if (this.closing === "shutdown") {
         await releaseLease(this.svc.db.sql, this.sessionId, this.lease);
-        await notifyActivity(this.svc.db.sql, this.sessionId, "state");
+        this.svc.announce({ sessionId: this.sessionId, kind: "state" });
       } else if (this.closing === "lease_lost") this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
     } catch (e) {
       if (isAppError(e, "LEASE_LOST") || this.closing === "lease_lost") {
@@ -205,14 +209,11 @@ export class AgentDriver {
   }
 
   private async setStatus(status: "running" | "idle"): Promise<void> {
-    // The status and its notification in one statement: an unchanged status notifies nothing.
-    await this.svc.db.sql.$queryRaw`WITH s AS (
-        UPDATE sessions SET status = ${status}
-        WHERE id = ${this.sessionId} AND lease_owner = ${this.lease.owner} AND lease_token = ${this.lease.token}
-          AND status <> ${status}
-        RETURNING id
-      )
-      SELECT ${notifySql(this.sessionId, "state")} FROM s`;
+    // An unchanged status is not announced.
+    const changed = await this.svc.db.sql.$executeRaw`UPDATE sessions SET status = ${status}
+      WHERE id = ${this.sessionId} AND lease_owner = ${this.lease.owner} AND lease_token = ${this.lease.token}
+        AND status <> ${status}`;
+    if (changed > 0) this.svc.announce({ sessionId: this.sessionId, kind: "state" });
   }
 
   /** Appends under the lease and keeps the in-memory copy of the log exact. */
@@ -231,17 +232,23 @@ export class AgentDriver {
           return evs;
         })
       : await appendEvents(this.svc.db.sql, this.sessionId, payloads, this.lease, spend, change);
-    this.committed(added);
+    this.committed(added, { spend: spends(spend) });
     return added;
   }
 
-  /** Keeps the in-memory copy of the log exact and tells this process's feeds. */
-  private committed(events: SessionEvent[]): void {
+  /**
+   * Keeps the in-memory copy of the log exact and announces the append (and what else moved
+   * with it: the spend, the status).
+   */
+  private committed(events: SessionEvent[], moved: { spend?: boolean; state?: boolean } = {}): void {
     if (events.length === 0) return;
     this.events.push(...events);
     // Two appends in flight at once (a flush and a model_wait) may answer out of seq order.
     if (this.events.length > events.length && this.events.at(-events.length - 1)!.seq > events[0]!.seq) this.events.sort((a, b) => a.seq - b.seq);
-    this.svc.published?.(this.sessionId, events);
+    const { sessionId } = this;
+    this.svc.announce({ sessionId, kind: "event", lastSeq: events.at(-1)!.seq, events });
+    if (moved.spend) this.svc.announce({ sessionId, kind: "spend" });
+    if (moved.state) this.svc.announce({ sessionId, kind: "state" });
   }
 
   /** What the turn-closing functions (turn-close.ts) need from this driver. */
@@ -253,7 +260,7 @@ export class AgentDriver {
       lease: this.lease,
       tools: this.tools,
       append: (payloads, extra, change) => this.append(payloads, extra, undefined, change),
-      committed: (events) => this.committed(events),
+      committed: (events, moved) => this.committed(events, moved),
       log: (line) => this.svc.log(line),
     };
   }
@@ -302,7 +309,7 @@ export class AgentDriver {
       [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }],
       { firstStep: true },
       context,
-      { set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'`, notifyState: true },
+      { set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'` },
     );
     if (started === "budget" || started.events.length === 0) {
       this.turnAbort = null;
@@ -458,7 +465,8 @@ export class AgentDriver {
     const stored = lock.read(locked!.rows).abortRequest;
     const abortRequest = firstStep ? null : stored;
     const events = abortRequest ? (stopped?.read(rest[0]!.rows) ?? []) : append.read(appendedRows!.rows);
-    this.committed(events);
+    // A turn's start moves the status (change.set).
+    this.committed(events, { state: change !== undefined && !abortRequest });
     return { abortRequest, events };
   }
 

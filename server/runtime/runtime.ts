@@ -61,7 +61,7 @@ export class Runtime {
       onClaimed: opts.onClaimed,
       budgetReached: opts.budgetReached,
       afterToolEffect: opts.afterToolEffect,
-      published: (sessionId, events) => opts.hub.emit({ sessionId, kind: "event", lastSeq: events.at(-1)?.seq, events }),
+      announce: (activity) => opts.hub.announce(activity),
       log: opts.log ?? ((line) => console.log(`[runtime] ${line}`)),
     };
   }
@@ -69,7 +69,11 @@ export class Runtime {
   /** Starts heartbeats and recovery, and adopts agents left without a driver. */
   async start(): Promise<void> {
     this.offActivity = this.opts.hub.on("*", (a) => {
-      if (a.sessionId === "*") return void this.recover();
+      // A LISTEN reconnect: hints sent meanwhile are gone, so every agent looks at its inbox again.
+      if (a.sessionId === "*") {
+        for (const driver of this.drivers.values()) driver.wake();
+        return void this.recover();
+      }
       if (a.kind === "inbox") void this.wake(asSessionId(a.sessionId));
       else if (a.kind === "abort") void this.drivers.get(a.sessionId)?.checkAbortRequest();
     });

@@ -3,7 +3,6 @@ import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
 import { Prisma } from "../db/generated/client";
-import { ACTIVITY_CHANNEL, notifySql } from "../live/activity";
 import { EventPayloadSchema, type EventPayload, type SessionEvent } from "./events";
 
 /** A held lease. Every append under a lease is fenced by its token. */
@@ -23,14 +22,18 @@ export interface SpendDelta {
 }
 const NO_SPEND: SpendDelta = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costNanos: 0 };
 
+/** Whether a step's usage moves the session's spend (then the room's figures move: `spend`). */
+export function spends(spend: SpendDelta | undefined): boolean {
+  return spend !== undefined && (spend.inputTokens !== 0 || spend.outputTokens !== 0 || spend.costNanos !== 0);
+}
+
 /**
  * What else an append changes on the session row it locks anyway (the turn's start or end),
- * in the same UPDATE: `set` more columns, only `where` this also holds, and notify `state`.
+ * in the same UPDATE: `set` more columns, only `where` this also holds.
  */
 export interface SessionRowChange {
   set?: Prisma.Sql;
   where?: Prisma.Sql;
-  notifyState?: boolean;
 }
 
 /** A statement and how its rows are read: run alone, in a batch, or with a COMMIT. */
@@ -65,9 +68,9 @@ export interface AppendOnlyWhen {
  * commit; inside a transaction, part of it). The UPDATE on the session row both allocates the
  * seq range (the row lock serialises concurrent appenders) and fences: with a lease, it only
  * matches while the lease token is still ours, so a process that lost its lease writes nothing.
- * The insert and the `event` notification (naming the newest seq) hang on that UPDATE's row;
- * `spend` (a step's usage and cost) is added to the session's counters by the same UPDATE and
- * notified as `spend` (the room's figures move; nothing a waiting agent acts on). `claim` adds
+ * The insert hangs on that UPDATE's row; `spend` (a step's usage and cost) is added to the
+ * session's counters by the same UPDATE. It notifies nothing: the writer announces what
+ * committed (the runtime: ActivityHub.announce, outside the transaction). `claim` adds
  * the input the same statement claims (its messages are built here, from the claimed rows);
  * `onlyWhen` (not with `claim`) makes the last payloads conditional. Read, it gives the events
  * as stored, or none when the row did not match (fence, `change.where`, a required claim that
@@ -84,7 +87,6 @@ export function appendStatement(
 ): Statement<SessionEvent[]> {
   if (claim && onlyWhen) throw new Error("appendStatement: claim and onlyWhen together");
   const add = spend ?? NO_SPEND;
-  const spent = add.inputTokens !== 0 || add.outputTokens !== 0 || add.costNanos !== 0;
   const createdAt = new Date();
   const rowsOf = (ps: EventPayload[]) =>
     JSON.stringify(ps.map((p) => ({ kind: p.kind, turnId: "turnId" in p ? p.turnId : null, messageId: messageIdOf(p), payload: p })));
@@ -132,12 +134,7 @@ export function appendStatement(
       FROM s, ${from} ${only}
       RETURNING seq, payload
     )
-    SELECT ins.seq, ins.payload FROM ins,
-      LATERAL (SELECT pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}::text, 'k', 'event', 'q', (SELECT last_seq FROM s))::text)) AS n
-      LEFT JOIN LATERAL (SELECT ${notifySql(sessionId, "spend")} WHERE ${spent}) AS m ON true
-      LEFT JOIN LATERAL (SELECT ${notifySql(sessionId, "state")} WHERE ${change?.notifyState ?? false}) AS st ON true
-    ORDER BY ins.seq`;
-  // Postgres delivers identical notifications of one transaction once: one per row is one.
+    SELECT ins.seq, ins.payload FROM ins ORDER BY ins.seq`;
   // The events come back as stored: a payload read from the log later is the same to the letter
   // (jsonb orders object keys its own way), for the live feeds and the driver's own history.
   return { sql, read: (result) => StoredRows.parse(result).map((r) => ({ seq: r.seq, createdAt, payload: r.payload })) };

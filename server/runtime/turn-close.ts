@@ -7,7 +7,7 @@ import { BUDGET_RESUME_NOTICE, RESUME_NOTICE } from "./config";
 import type { EventPayload, SessionEvent } from "./events";
 import { unfinishedStreamText } from "./history";
 import { enqueue } from "./inbox";
-import { appended, appendStatement, leaseLockStatement, type Lease, type SessionRowChange, type SpendDelta, type Statement } from "./session-log";
+import { appended, appendStatement, leaseLockStatement, spends, type Lease, type SessionRowChange, type SpendDelta, type Statement } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
 
@@ -28,8 +28,8 @@ export interface TurnCloseScope {
    * `change` in the append's own statement.
    */
   append(payloads: EventPayload[], extra?: (tx: SqlRunner) => Promise<void>, change?: SessionRowChange): Promise<unknown>;
-  /** Events appended here without `append`: the driver's copy of the log takes them. */
-  committed(events: SessionEvent[]): void;
+  /** Events appended here without `append`: the driver's copy of the log takes them (and announces them). */
+  committed(events: SessionEvent[], moved?: { spend?: boolean }): void;
   log(line: string): void;
 }
 
@@ -99,7 +99,7 @@ export async function tryCompleteTurn<T>(
   lock.read(locked!.rows);
   const events = append.read(appendedRows!.rows);
   const completed = events.length === payloads.length;
-  scope.committed(completed ? events : appended(events, reply.payloads.length, sessionId, lease));
+  scope.committed(completed ? events : appended(events, reply.payloads.length, sessionId, lease), { spend: spends(reply.spend) });
   return { completed, then: then.read(after!.rows) };
 }
 
