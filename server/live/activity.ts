@@ -29,11 +29,12 @@ export const ANNOUNCE_INTERVAL_MS = 25;
  * state: the session's status changed; team: a team's roster or budget changed; board: its task
  * board; mail: its mailbox (these three are sent on the team id, which is also its Lead's
  * session id: the Lead's own state is unchanged; split, so a live feed re-reads only what moved);
- * people: a team's people, roles, invites or presence changed (sent on the team id);
+ * people: a team's people, roles, invites or presence changed (sent on the team id); actions: a
+ * person did something in the team (people/actions.ts: the record's row; on the team id);
  * workspace: a team's files changed (sent on the team id); spend: a step's usage was added to
  * the session's spend (the room's figures move; nothing a waiting agent acts on).
  */
-const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "board", "mail", "people", "workspace", "spend"]);
+const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "board", "mail", "people", "actions", "workspace", "spend"]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
 /** o: the announcing hub (ActivityHub.announce), which does not hear its own notification again. */
@@ -69,6 +70,9 @@ export function notifyColumnSql(sessionId: Prisma.Sql, kind: ActivityKind): Pris
 export async function notifyActivity(db: SqlRunner, sessionId: string, kind: ActivityKind, lastSeq?: number): Promise<void> {
   await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind, lastSeq)})`;
 }
+
+/** The event a reconnect's poke reaches session listeners by (not "*": every activity goes there). */
+const POKE = Symbol("poke");
 
 /** One transaction: every payload notified (a statement alone commits on its own). */
 const NOTIFY_ALL = `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`;
@@ -126,7 +130,7 @@ export class ActivityHub {
       this.retryTimer = null;
       if (this.closed) return;
       this.connect().then(
-        () => this.emitter.emit("*", { sessionId: "*", kind: "state" } satisfies Activity),
+        () => this.emit({ sessionId: "*", kind: "state" }),
         () => (this.retryTimer = setTimeout(attempt, 1000)),
       );
     };
@@ -134,11 +138,11 @@ export class ActivityHub {
   }
 
   /**
-   * Local fan-out, also used by in-process writers to skip the round trip (the runtime
-   * publishes each committed append with its events, so this process's feeds need no read).
+   * Local fan-out (announce's first half). Session id "*" is a poke: every listener, of every
+   * session, re-reads.
    */
   emit(activity: Activity): void {
-    this.emitter.emit(activity.sessionId, activity);
+    this.emitter.emit(activity.sessionId === "*" ? POKE : activity.sessionId, activity);
     this.emitter.emit("*", activity);
   }
 
@@ -193,12 +197,11 @@ export class ActivityHub {
   /** Listen to one session's activity (or "*" for all). Returns an unsubscribe function. */
   on(sessionId: string, fn: (a: Activity) => void): () => void {
     this.emitter.on(sessionId, fn);
-    // A reconnect pokes "*": session listeners hear it too so they re-read.
-    const poke = (a: Activity) => a.sessionId === "*" && fn(a);
-    if (sessionId !== "*") this.emitter.on("*", poke);
+    // A reconnect pokes everyone (sessionId "*"): session listeners hear it too so they re-read.
+    if (sessionId !== "*") this.emitter.on(POKE, fn);
     return () => {
       this.emitter.off(sessionId, fn);
-      if (sessionId !== "*") this.emitter.off("*", poke);
+      if (sessionId !== "*") this.emitter.off(POKE, fn);
     };
   }
 

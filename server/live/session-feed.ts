@@ -109,7 +109,7 @@ export class SessionTail implements SharedReader {
   private onActivity(a: Activity): void {
     if (a.sessionId === "*") return this.schedule({ events: true, state: true });
     // Neither a step's spend nor a change of the team (on a Lead's id) is in the session's state.
-    if (a.kind === "spend" || a.kind === "team" || a.kind === "board" || a.kind === "mail" || a.kind === "people" || a.kind === "workspace") return;
+    if (a.kind === "spend" || a.kind === "team" || a.kind === "board" || a.kind === "mail" || a.kind === "people" || a.kind === "actions" || a.kind === "workspace") return;
     if (a.kind !== "event") return this.schedule({ events: false, state: true });
     if (!this.loaded) return this.schedule({ events: true, state: false });
     if (a.events?.[0]?.seq === this.head + 1) return this.take(a.events);

@@ -89,14 +89,14 @@ describe("the shared team feed", () => {
       await waitFor(() => a.reads > reads, 5_000, "the roster read");
       expect(a.reads).toBe(reads + 1);
 
-      // A board change reaches both feeds from one read round, as a patch with the new task:
-      // the board and the people's actions are read, nothing else.
+      // An agent's board change reaches both feeds from one read round, as a patch with the new
+      // task: the board alone is read (a person's change also notifies `actions`).
       const changed = a.changed();
       const lead = leadOf(team);
       const beforeBoard = a.reads;
       await createTask(db, lead, { subject: "Write the report", description: "" });
       await changed;
-      expect(a.reads).toBe(beforeBoard + 2);
+      expect(a.reads).toBe(beforeBoard + 1);
       const patch = a.next(first.cursor, "owner")!;
       expect(patch.message.type).toBe("patch");
       if (patch.message.type !== "patch") return;
@@ -111,6 +111,12 @@ describe("the shared team feed", () => {
       hub.emit({ sessionId: team, kind: "mail" });
       await waitFor(() => a.reads > beforeMail, 5_000, "the mailbox read");
       expect(a.reads).toBe(beforeMail + 1);
+
+      // A person's action re-reads the recent actions alone.
+      const beforeActions = a.reads;
+      hub.emit({ sessionId: team, kind: "actions" });
+      await waitFor(() => a.reads > beforeActions, 5_000, "the actions read");
+      expect(a.reads).toBe(beforeActions + 1);
 
       // A viewer's feed gets the people without emails; a role change resends people and role.
       const asViewer = a.next({ seq: patch.cursor.seq, role: "owner" }, "viewer")!;

@@ -19,8 +19,9 @@ import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./sh
 import type { ListDelta, TeamFeedMessage, TeamPatch } from "./team-delta";
 
 // The shared reader behind every live feed of one team in this process. Each change re-reads
-// only the sections its notification can have changed (a step's spend: the roster; a board
-// or mailbox change: board, mailbox, roster, budget; people: people, presence), once for all of the team's feeds;
+// only the sections its notification can have changed (ON_TEAM, ON_MEMBER: a step's spend or a
+// status: the roster; a board change: the board; a person's action: the recent actions), once
+// for all of the team's feeds;
 // each section keeps the tail's seq of its last change, so a feed sends only what changed
 // since what it sent (team-delta.ts), and a reconnect that names an id of this tail resumes
 // with just the changes since. Notifications stay hints: presence and the roster (a crashed
@@ -73,15 +74,16 @@ const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "pres
 
 /** What a notification on the team id can have changed (the Lead's session is the team id). */
 const ON_TEAM: Record<ActivityKind, Section[]> = {
-  team: ["roster", "budget", "actions"],
-  board: ["tasks", "actions"],
+  team: ["roster", "budget"],
+  board: ["tasks"],
   mail: ["messages"],
   state: ["roster"],
   spend: ["roster"],
-  inbox: ["actions"],
-  abort: ["actions"],
-  people: ["people", "presence", "actions"],
-  workspace: ["workspace", "actions"],
+  inbox: [],
+  abort: [],
+  people: ["people", "presence"],
+  actions: ["actions"],
+  workspace: ["workspace"],
   event: [],
 };
 /** … and one on a teammate's session. */
@@ -91,9 +93,10 @@ const ON_MEMBER: Record<ActivityKind, Section[]> = {
   mail: [],
   state: ["roster"],
   spend: ["roster"],
-  inbox: ["actions"],
-  abort: ["actions"],
+  inbox: [],
+  abort: [],
   people: [],
+  actions: [],
   workspace: [],
   event: [],
 };

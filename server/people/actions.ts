@@ -2,6 +2,7 @@ import { z } from "zod";
 import { asJson, type DbOrTx, type Tx } from "../db/client";
 import type { SessionId } from "../ids";
 import { AppError } from "../errors";
+import { notifyActivity } from "../live/activity";
 import type { Person } from "./person";
 import { refusalFor, TeamRoleSchema, type Need } from "./roles";
 
@@ -80,6 +81,8 @@ export async function recordAction(
 ): Promise<void> {
   const need = NEEDS[action];
   if (need) await assertStillAllowed(tx, by, need, at.sessionId);
+  // The room's recent actions re-read on this alone: no other change adds to them.
+  await notifyActivity(tx, by.teamId, "actions");
   await tx.personAction.create({
     data: {
       teamId: by.teamId,

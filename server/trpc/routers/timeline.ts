@@ -67,7 +67,7 @@ async function* timelineFeed(ctx: PersonContext, id: SessionId, filter: Timeline
     // The Lead's events and the team's board, mailbox, workspace and people changes come on the team id.
     const refs = await teamMemberRefs(ctx.db, id);
     const waiters = [
-      activityWaiter(ctx.hub, id, ["event", "state", "team", "board", "mail", "people", "workspace"]),
+      activityWaiter(ctx.hub, id, ["event", "state", "team", "board", "mail", "people", "actions", "workspace"]),
       ...refs.filter((r) => r.sessionId !== id).map((r) => activityWaiter(ctx.hub, r.sessionId, ["event"])),
     ];
     try {
