@@ -75,7 +75,7 @@ import { chunkText } from "../server/models/scripted";
 import { httpClient } from "../server/testing/http-client";
 import { signUpOverHttp } from "../server/testing/people";
 import { ChildMessageSchema, goPrompt, LOOP_RESOLUTION_MS, loopDelayMs, REPLY, SEND_EVERY, standbyPrompt, WORKERS, type ChildMessage, type ModelCall, type ParentMessage } from "./capacity-shared";
-import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, withBenchDatabase } from "./support";
+import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, startNodeOptions, withBenchDatabase } from "./support";
 
 const Knobs = z.object({
   BENCH_CAPACITY_NS: z
@@ -122,7 +122,7 @@ class AppProcess {
   static start(databaseUrl: string, chunkMs: number): Promise<AppProcess> {
     const child = fork(path.join(import.meta.dirname, "capacity-server.ts"), [], {
       // BENCH_CAPACITY_CPU_PROF=<dir>: a V8 CPU profile of the app server per N, for finding where its time goes.
-      execArgv: ["--import", "tsx", ...(process.env.BENCH_CAPACITY_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CAPACITY_CPU_PROF}`] : [])],
+      execArgv: [...startNodeOptions(), "--import", "tsx", ...(process.env.BENCH_CAPACITY_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CAPACITY_CPU_PROF}`] : [])],
       env: { ...process.env, BENCH_CAPACITY_DATABASE_URL: databaseUrl, BENCH_CAPACITY_CHUNK_MS: String(chunkMs) },
       // stdout stays ours (the JSON); the server's own output goes to stderr.
       stdio: ["ignore", "pipe", "inherit", "ipc"],
@@ -689,6 +689,7 @@ async function main(): Promise<void> {
     machine: { cpus: os.cpus().length, loadAverage1m: round(os.loadavg()[0]!, 2), node: process.version, ...server },
     setup: {
       processes: "one app server process (startAppServer, no pages, product configuration, no step cap); subscribers and this driver in another",
+      appNodeOptions: startNodeOptions(),
       agentsPerTeam: 4,
       scriptedModelDelayMs: knobs.BENCH_CAPACITY_CHUNK_MS,
       chunksPerSec: knobs.BENCH_CAPACITY_CHUNK_MS > 0 ? round(1000 / knobs.BENCH_CAPACITY_CHUNK_MS) : null,

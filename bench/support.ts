@@ -1,5 +1,8 @@
-import type { Db } from "../server/db/client";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import pg from "pg";
+import { z } from "zod";
+import type { Db } from "../server/db/client";
 import { dropDatabase, withClient } from "../server/db/admin";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 
@@ -9,6 +12,21 @@ import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from ".
 export const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The Node options `npm start` gives the app server (package.json's start script, up to its
+ * script; `--import` excluded): a benchmark's app server process runs with the same.
+ */
+export function startNodeOptions(): string[] {
+  const pkg = z.object({ scripts: z.object({ start: z.string() }) }).parse(JSON.parse(readFileSync(path.join(import.meta.dirname, "..", "package.json"), "utf8")));
+  const args = pkg.scripts.start.split(/\s+/).slice(1);
+  const options: string[] = [];
+  for (let i = 0; i < args.length && args[i]!.startsWith("--"); i++) {
+    if (args[i] === "--import") i++;
+    else options.push(args[i]!);
+  }
+  return options;
+}
 
 /** Checks every 10 ms until `check` holds; throws after `timeoutMs`. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
