@@ -40,13 +40,13 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { chromium, type Browser, type Page } from "@playwright/test";
 import { chromiumLaunchOptions } from "../e2e/chromium";
-import { createDb, inTx, type Db } from "../server/db/client";
+import { createDb, type Db } from "../server/db/client";
 import { dropDatabase } from "../server/db/admin";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { asSessionId, type SessionId } from "../server/ids";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
-import { appendEvents } from "../server/runtime/session-log";
+import { appendNotified } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
 import { freePort } from "../server/testing/net";
 import { signUpOverHttp, type HttpPerson } from "../server/testing/people";
@@ -109,7 +109,7 @@ async function seedHistory(db: Db, id: SessionId, turns: number, lastReply: stri
   }
   for (let i = 0; i < payloads.length; i += 200) {
     const batch = payloads.slice(i, i + 200);
-    await inTx(db, (tx) => appendEvents(tx, id, batch, null));
+    await appendNotified(db, id, batch);
   }
   return payloads.length;
 }
@@ -167,7 +167,7 @@ async function measureLoads(browser: Browser, owner: HttpPerson, baseUrl: string
 
 async function measureStreaming(db: Db, page: Page, id: SessionId) {
   const turnId = "turn_stream";
-  await inTx(db, (tx) => appendEvents(tx, id, [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }], null));
+  await appendNotified(db, id, [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }]);
   await page.locator('article[aria-label="Reply"][data-streaming]').waitFor({ state: "attached", timeout: 30_000 }).catch(() => undefined);
   const box = page.getByRole("textbox", { name: "Prompt", exact: true });
   await box.click();
@@ -200,7 +200,7 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
         full += text;
         batch.push({ kind: "assistant_delta", turnId, step: 0, text });
       }
-      await inTx(db, (tx) => appendEvents(tx, id, batch, null));
+      await appendNotified(db, id, batch);
       if (TX_GAP_MS > 0) await sleep(TX_GAP_MS);
     }
     lastCommitAt = Date.now();
@@ -212,10 +212,7 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
       .waitFor({ state: "attached", timeout: 60_000 })
       .then(() => (lastDeltaShownMs = Date.now() - lastCommitAt))
       .catch(() => undefined);
-    await inTx(db, (tx) =>
-      appendEvents(
-        tx,
-        id,
+    await appendNotified(db, id,
         [
           {
             kind: "assistant_message",
@@ -231,8 +228,6 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
           { kind: "step_end", turnId, step: 0 },
           { kind: "turn_end", turnId, reason: "completed" },
         ],
-        null,
-      ),
     );
     const finalCommitAt = Date.now();
     let finalShownMs: number | null = null;
@@ -281,9 +276,7 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
 /** Event-to-screen latency of prompts (user_message events) in every page at once. */
 function measureLatency(db: Db, pages: Page[], id: SessionId) {
   return markerLatency(pages, LATENCY_SAMPLES, null, (i, marker) =>
-    inTx(db, (tx) =>
-      appendEvents(tx, id, [{ kind: "user_message", messageId: `msg_lat_${i}`, text: `${marker} is this prompt on screen yet?`, source: { kind: "human" } }], null),
-    ),
+    appendNotified(db, id, [{ kind: "user_message", messageId: `msg_lat_${i}`, text: `${marker} is this prompt on screen yet?`, source: { kind: "human" } }]),
   );
 }
 

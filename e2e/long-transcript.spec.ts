@@ -1,10 +1,10 @@
 import { expect, test } from "@playwright/test";
-import { createDb, inTx } from "../server/db/client";
+import { createDb } from "../server/db/client";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { asSessionId } from "../server/ids";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
-import { appendEvents } from "../server/runtime/session-log";
+import { appendNotified } from "../server/runtime/session-log";
 import { createSession } from "../server/runtime/sessions";
 import { anonymousContext, signUpOverApi } from "./accounts";
 import { transcript } from "./helpers";
@@ -46,7 +46,7 @@ test("a long transcript opens at its end, reads earlier pages on demand, and rea
   try {
     const lead = asSessionId((await createSession(db, { title: "Long history", model: SCRIPTED_CHOICE })).id);
     const payloads = Array.from({ length: TURNS }, (_, t) => turn(t)).flat();
-    for (let i = 0; i < payloads.length; i += 300) await inTx(db, (tx) => appendEvents(tx, lead, payloads.slice(i, i + 300), null));
+    for (let i = 0; i < payloads.length; i += 300) await appendNotified(db, lead, payloads.slice(i, i + 300));
     const events = payloads.length;
     const page = await context.newPage();
     // A fresh instance: its first account owns it, and the team seeded before any account.
@@ -63,9 +63,7 @@ test("a long transcript opens at its end, reads earlier pages on demand, and rea
     await expect(prompts.first()).toContainText(`Prompt ${newest[0]}:`);
 
     // The live feed goes on from that page's last event, without repeating it.
-    await inTx(db, (tx) =>
-      appendEvents(tx, lead, [{ kind: "user_message", messageId: "msg_live", text: "A prompt after the page", source: { kind: "human", name: "Lena Long" } }], null),
-    );
+    await appendNotified(db, lead, [{ kind: "user_message", messageId: "msg_live", text: "A prompt after the page", source: { kind: "human", name: "Lena Long" } }]);
     await expect(prompts.last()).toContainText("A prompt after the page");
     await expect(transcript(page).getByText(`Reply ${TURNS - 1}:`)).toHaveCount(1);
 

@@ -10,7 +10,7 @@ import { listPresence, PresenceViewSchema, type PresenceView } from "../people/p
 import { TeamRoleSchema, type TeamRole } from "../people/roles";
 import { peopleFor, readPeople, TeamPersonViewSchema, type TeamPersonView } from "../people/team-people";
 import { budgetView, BudgetViewSchema, teamBudgetLimit, type BudgetView } from "../team/budget";
-import { listMessages, TeamMessageViewSchema, type TeamMessageView } from "../team/mailbox";
+import { recentMessages, TeamMessageViewSchema, type TeamMessageView } from "../team/mailbox";
 import { listMembers, MemberViewSchema, teamSpend, type MemberView } from "../team/roster";
 import { listTasks, TaskViewSchema, type TaskView } from "../team/task-board";
 import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../workspace";
@@ -345,7 +345,7 @@ export class TeamTail implements SharedReader {
       Promise.all([
         want("roster") ? listMembers(roster, teamId) : null,
         want("tasks") ? allTasks(q, teamId) : null,
-        want("messages") ? listMessages(q, teamId, { limit: LIMITS.messageListMax }) : null,
+        want("messages") ? recentMessages(q, teamId, LIMITS.messageListMax) : null,
         want("budget") ? teamBudgetLimit(q, teamId) : undefined,
         want("people") ? readPeople(q, teamId) : null,
         want("presence") ? listPresence(q, teamId) : null,

@@ -23,6 +23,7 @@ import {
 import {
   deliverPending,
   listMessages,
+  recentMessages,
   consumedStatement,
   queueMessage,
   recoverMailbox,
@@ -285,6 +286,9 @@ describe("delivery (Steer)", () => {
     }
     expect(await listMessages(db, team.teamId, { afterSeq: after[0]!.seq })).toEqual([after[1]]);
     expect(await listMessages(db, team.teamId, { limit: 1 })).toEqual([after[0]]);
+    // The room shows the newest: with more messages than it reads, the last ones, in seq order.
+    expect(await recentMessages(db, team.teamId, 1)).toEqual([after[1]]);
+    expect(await recentMessages(db, team.teamId, 5)).toEqual(after);
   });
 });
 

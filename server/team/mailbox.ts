@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Prisma } from "../db/generated/client";
+import { Prisma, type TeamMessage as TeamMessageRow } from "../db/generated/client";
 import type { Db, DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
@@ -411,20 +411,28 @@ export async function listMessages(
     orderBy: { seq: "asc" },
     take: limit,
   });
-  return rows.map((r) =>
-    TeamMessageViewSchema.parse({
-      id: r.id,
-      teamId: r.teamId,
-      seq: r.seq,
-      senderSessionId: r.senderSessionId,
-      senderName: r.senderName,
-      targetSessionId: r.targetSessionId,
-      targetName: r.targetName,
-      content: r.content,
-      state: messageState(r),
-      createdAt: r.createdAt,
-      deliveredAt: r.deliveredAt,
-      consumedAt: r.consumedAt,
-    }),
-  );
+  return rows.map(messageView);
+}
+
+/** The team's newest `limit` messages (what the room shows), in seq order. */
+export async function recentMessages(db: DbOrTx, teamId: string, limit: number): Promise<TeamMessageView[]> {
+  const rows = await db.teamMessage.findMany({ where: { teamId }, orderBy: { seq: "desc" }, take: limit });
+  return rows.reverse().map(messageView);
+}
+
+function messageView(r: TeamMessageRow): TeamMessageView {
+  return TeamMessageViewSchema.parse({
+    id: r.id,
+    teamId: r.teamId,
+    seq: r.seq,
+    senderSessionId: r.senderSessionId,
+    senderName: r.senderName,
+    targetSessionId: r.targetSessionId,
+    targetName: r.targetName,
+    content: r.content,
+    state: messageState(r),
+    createdAt: r.createdAt,
+    deliveredAt: r.deliveredAt,
+    consumedAt: r.consumedAt,
+  });
 }
