@@ -11,10 +11,11 @@ import type { SessionEvent } from "../runtime/events";
 // readers always re-read rows by seq, so a lost or coalesced notification loses nothing.
 //
 // Two ways to notify. In the writer's transaction (notifyActivity, notifySql): sent exactly
-// when it commits. Announced (ActivityHub.announce): this process hears it at once, other
-// processes in a NOTIFY transaction of its own shortly after, which the runtime's appends use:
-// Postgres holds a server-wide lock from a notifying transaction's commit until its commit
-// record is flushed, so notifying commits cannot share a flush, and every append notified.
+// when it commits. Announced after the commit (ActivityHub.announce; the runtime's appends):
+// this process hears it at once, other processes in a NOTIFY transaction of the hub's own
+// shortly after. Postgres holds a server-wide lock from a notifying transaction's commit until
+// its commit record is flushed, so notifying commits never share a flush: the appends, several
+// per step, must not notify in their own transactions.
 
 export const ACTIVITY_CHANNEL = "agent_activity";
 
