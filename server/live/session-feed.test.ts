@@ -83,12 +83,12 @@ describe("the shared session feed", () => {
       await tail.ready;
       const before = tail.reads.events;
 
-      // Committed and published by this process (as the runtime does): no read, and the
-      // database's own notification of the same seq (it comes later) is skipped too.
+      // Committed and published by this process (as the runtime does): no read, and a
+      // notification of the same seq (another writer's hint) is skipped too.
       const notified = nextActivity(hub, id, (a) => a.kind === "event" && a.events === undefined);
       const first = await append(db, id, [delta(1), delta(2)]);
       const changed = tail.changed();
-      // The database's notification may overtake the publish: it waits a moment for it.
+      // A notification that comes before the publish waits a moment for it.
       hub.emit({ sessionId: id, kind: "event", lastSeq: 2 });
       hub.emit({ sessionId: id, kind: "event", lastSeq: 2, events: first });
       await changed;

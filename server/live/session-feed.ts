@@ -115,8 +115,8 @@ export class SessionTail implements SharedReader {
     if (a.events?.[0]?.seq === this.head + 1) return this.take(a.events);
     if (a.lastSeq === undefined) return this.schedule({ events: true, state: false });
     if (a.lastSeq <= this.head) return;
-    // The database's notification often overtakes this process's own publish of the same
-    // append: give the publish a moment before reading what it would bring anyway.
+    // A seq past a gap (another process's notification, or this process's publishes of two
+    // appends answered out of order): give a publish of the gap a moment before reading.
     this.wanted = Math.max(this.wanted, a.lastSeq);
     this.graceTimer ??= setTimeout(() => {
       this.graceTimer = null;
