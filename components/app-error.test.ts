@@ -1,7 +1,7 @@
 import { TRPCClientError } from "@trpc/client";
 import { describe, expect, it } from "vitest";
 import type { AppRouter } from "./api-types";
-import { accessLost, appCodeOf } from "./app-error";
+import { accessLost, appCodeOf, feedRetries, retryDelayMs } from "./app-error";
 
 describe("appCodeOf", () => {
   it("reads the app code the server's error formatter adds", () => {
@@ -22,11 +22,15 @@ describe("appCodeOf", () => {
   });
 });
 
+const refusal = (
+  appCode: "TEAM_NOT_FOUND" | "SESSION_NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL" | "INVALID_INPUT",
+  code: "NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL_SERVER_ERROR" | "BAD_REQUEST",
+) =>
+  TRPCClientError.from<AppRouter>({
+    error: { code: -32004, message: "refused", data: { code, httpStatus: 404, appCode, details: null, zodError: null, path: "team.live" } },
+  });
+
 describe("accessLost", () => {
-  const refusal = (appCode: "TEAM_NOT_FOUND" | "SESSION_NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL", code: "NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL_SERVER_ERROR") =>
-    TRPCClientError.from<AppRouter>({
-      error: { code: -32004, message: "refused", data: { code, httpStatus: 404, appCode, details: null, zodError: null, path: "team.live" } },
-    });
 
   it("is true when the team is gone for the person or they are signed out", () => {
     expect(accessLost(refusal("TEAM_NOT_FOUND", "NOT_FOUND"))).toBe(true);
@@ -39,5 +43,30 @@ describe("accessLost", () => {
     expect(accessLost(refusal("INTERNAL", "INTERNAL_SERVER_ERROR"))).toBe(false);
     expect(accessLost(TRPCClientError.from<AppRouter>(new Error("fetch failed")))).toBe(false);
     expect(accessLost(null)).toBe(false);
+  });
+});
+
+describe("feedRetries", () => {
+  it("opens a feed again for as long as the app gives no answer (server away or starting)", () => {
+    const noAnswer = TRPCClientError.from<AppRouter>(new Error("EventSource failed"));
+    expect(feedRetries(noAnswer, 1)).toBe(true);
+    expect(feedRetries(noAnswer, 1_000)).toBe(true);
+  });
+
+  it("tries a few times after an internal failure, then lets it show", () => {
+    expect(feedRetries(refusal("INTERNAL", "INTERNAL_SERVER_ERROR"), 1)).toBe(true);
+    expect(feedRetries(refusal("INTERNAL", "INTERNAL_SERVER_ERROR"), 3)).toBe(false);
+  });
+
+  it("never after a refusal another try would get again", () => {
+    expect(feedRetries(refusal("TEAM_NOT_FOUND", "NOT_FOUND"), 1)).toBe(false);
+    expect(feedRetries(refusal("UNAUTHORIZED", "UNAUTHORIZED"), 1)).toBe(false);
+    expect(feedRetries(refusal("INVALID_INPUT", "BAD_REQUEST"), 1)).toBe(false);
+  });
+});
+
+describe("retryDelayMs", () => {
+  it("doubles from 500 ms and stays at 5 s", () => {
+    expect([0, 1, 2, 3, 4, 10].map(retryDelayMs)).toEqual([500, 1_000, 2_000, 4_000, 5_000, 5_000]);
   });
 });

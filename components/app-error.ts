@@ -18,3 +18,20 @@ export function accessLost(error: Pick<ApiError, "data"> | null | undefined): bo
   const code = appCodeOf(error);
   return code !== null && ACCESS_LOST.has(code);
 }
+
+/**
+ * Whether a live feed that failed is opened again (resuming from its last event id) after
+ * `attempts` tries: always when the app gave no answer (the server away, or answering 503 while
+ * it starts); a few times after an internal failure, so one that persists shows; never after
+ * another refusal (access lost, bad input), which another try would get again.
+ */
+export function feedRetries(error: Pick<ApiError, "data"> | null | undefined, attempts: number): boolean {
+  const code = appCodeOf(error);
+  return code === null || (code === "INTERNAL" && attempts < FEED_INTERNAL_TRIES);
+}
+const FEED_INTERNAL_TRIES = 3;
+
+/** The wait before the attempt after `attempt` failed ones: doubling from 500 ms, at most 5 s. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(500 * 2 ** attempt, 5_000);
+}

@@ -1,15 +1,19 @@
 "use client";
 
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, retryLink, splitLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import superjson from "superjson";
 import { MAX_BATCH_SIZE } from "~/server/trpc/batch";
 import type { AppRouter } from "./api-types";
+import { feedRetries, retryDelayMs } from "./app-error";
 
 // The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
-// Server-Sent Events (which resume from the last event id after a reconnect).
+// Server-Sent Events (which resume from the last event id after a reconnect). The browser
+// reconnects an event stream by itself only after a network error; a feed the server failed
+// (a 503 while it starts, an internal error) is opened again here, from its last event id.
+// Queries and mutations are retried where they are used (React Query), not here.
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -20,6 +24,7 @@ export function Providers({ children }: { children: ReactNode }) {
   const [trpcClient] = useState(() =>
     createTRPCClient<AppRouter>({
       links: [
+        retryLink({ retry: ({ op, error, attempts }) => op.type === "subscription" && feedRetries(error, attempts), retryDelayMs }),
         splitLink({
           condition: (op) => op.type === "subscription",
           true: httpSubscriptionLink({ url: "/api/trpc", transformer: superjson }),

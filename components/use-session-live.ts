@@ -4,7 +4,7 @@ import { skipToken, useMutation, useQuery, useQueryClient } from "@tanstack/reac
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useEffect, useState } from "react";
 import type { SessionLiveState, TranscriptEvent } from "./api-types";
-import { accessLost } from "./app-error";
+import { accessLost, retryDelayMs } from "./app-error";
 import { fromNewestPage, withEarlierPage, withLive, type LoadedTranscript } from "./transcript-pages";
 import { useTRPC } from "./trpc";
 
@@ -23,7 +23,7 @@ function newestPage(trpc: ReturnType<typeof useTRPC>, sessionId: string) {
     staleTime: Infinity,
     gcTime: 30_000,
     retry: (_: number, error: Parameters<typeof accessLost>[0]) => !accessLost(error),
-    retryDelay: (attempt: number) => Math.min(500 * 2 ** attempt, 5_000),
+    retryDelay: retryDelayMs,
   };
 }
 
