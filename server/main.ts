@@ -6,6 +6,7 @@ import next from "next";
 import { createDb } from "./db/client";
 import { teamLimitsOf, workspaceLimitsOf, type Env } from "./env";
 import { isDownload, serveDownload } from "./http/downloads";
+import { heldRequests } from "./http/held-requests";
 import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
@@ -75,12 +76,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   }
 
   // The handler needs the listening port (PORT=0 picks one): until it is set, requests wait.
-  let handle: http.RequestListener | null = null;
-  const server = http.createServer((req, res) => {
-    if (handle) return handle(req, res);
-    res.statusCode = 503;
-    res.end("Starting");
-  });
+  const requests = heldRequests();
+  const server = http.createServer(requests.listener);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.env.PORT, opts.env.HOST, () => resolve());
@@ -116,7 +113,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     }),
   });
 
-  handle = (req, res) => {
+  requests.serve((req, res) => {
     const nonce = newNonce();
     const csp = contentSecurityPolicy(nonce, policy);
     setSecurityHeaders(res, csp);
@@ -136,7 +133,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     }
     res.statusCode = 404;
     res.end("Not found");
-  };
+  });
   await runtime.start();
 
   return {
