@@ -21,8 +21,8 @@ export function accessLost(error: Pick<ApiError, "data"> | null | undefined): bo
 
 /**
  * Whether a live feed that failed is opened again (resuming from its last event id) after
- * `attempts` tries: always when the app gave no answer (the server away, or answering 503 while
- * it starts); a few times after an internal failure, so one that persists shows; never after
+ * `attempts` tries: always when the app gave no answer (the server away, or a proxy's 503 for
+ * it); a few times after an internal failure, so one that persists shows; never after
  * another refusal (access lost, bad input), which another try would get again.
  */
 export function feedRetries(error: Pick<ApiError, "data"> | null | undefined, attempts: number): boolean {

@@ -11,8 +11,9 @@ import { feedRetries, retryDelayMs } from "./app-error";
 
 // The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
 // Server-Sent Events (which resume from the last event id after a reconnect). The browser
-// reconnects an event stream by itself only after a network error; a feed the server failed
-// (a 503 while it starts, an internal error) is opened again here, from its last event id.
+// reconnects an event stream by itself only after a network error; a feed that failed otherwise
+// (a proxy's 503 while the server is away, an internal error) is opened again here, from its
+// last event id.
 // Queries and mutations are retried where they are used (React Query), not here.
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();

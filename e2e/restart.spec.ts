@@ -6,8 +6,8 @@ import { startServer, stopServer } from "./server";
 
 // Kill the server with SIGKILL in the middle of a team run and start it again on the same
 // database: the page reconnects by itself, still signed in (sessions live in the database),
-// nothing is lost, and the scenario finishes. A server that is starting answers 503: a live
-// feed refused so (the browser's event stream gives up on it) must open again by itself.
+// nothing is lost, and the scenario finishes. A live feed answered with a 503 meanwhile (a proxy
+// in front while the server is away) ends the browser's event stream: it must open again by itself.
 
 const port = Number(process.env.E2E_RESTART_PORT ?? 3190);
 const base = `http://127.0.0.1:${port}/`;
@@ -31,7 +31,7 @@ test("a SIGKILLed server comes back: the room reconnects and the team finishes",
     server.kill("SIGKILL");
     await new Promise((r) => server.once("exit", r));
     await expect(page.getByRole("status").filter({ hasText: "Reconnecting" }).first()).toBeVisible({ timeout: 30_000 });
-    // The next attempt of the team feed and of a session feed each gets the starting server's 503.
+    // The next attempt of the team feed and of a session feed each gets a 503.
     const refused = new Set<string>();
     await page.route(/\/api\/trpc\/(team|session)\.live\?/, (route) => {
       const feed = new URL(route.request().url()).pathname;
