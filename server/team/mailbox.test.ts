@@ -5,6 +5,7 @@ import pg from "pg";
 import { afterEach, describe, expect } from "vitest";
 import { createDb, type Db } from "../db/client";
 import { isAppError } from "../errors";
+import { ACTIVITY_CHANNEL } from "../live/activity";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
 import type { PayloadOf, SessionEvent } from "../runtime/events";
 import { listInbox } from "../runtime/inbox";
@@ -361,12 +362,23 @@ describe("temporary delivery failure", () => {
     const locker = new pg.Client({ connectionString: tdb.url });
     locker.on("error", () => undefined);
     await locker.connect();
+    // The room hears of the row left queued (the queued row's own commit notifies nothing).
+    const listener = new pg.Client({ connectionString: tdb.url });
+    await listener.connect();
+    const roomHeard = new Promise<void>((resolve) =>
+      listener.on("notification", (n) => {
+        const payload = JSON.parse(n.payload ?? "{}") as { s?: string; k?: string };
+        if (payload.s === team.teamId && payload.k === "mail") resolve();
+      }),
+    );
+    await listener.query(`LISTEN ${ACTIVITY_CHANNEL}`);
     let res: SendResult;
     try {
       await locker.query("BEGIN");
       await locker.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [target.sessionId]);
       res = await send(team, team.m.researcher!, target, "retry me later", { deliveryLockTimeoutMs: 200, log: (l) => logs.push(l) });
       expect(res.status).toBe("queued");
+      await roomHeard;
       expect(logs.join("\n")).toMatch(/failed, left queued: [\s\S]*lock timeout/);
       const row = await db.teamMessage.findUniqueOrThrow({ where: { id: res.messageId } });
       expect(row).toMatchObject({ state: "queued", deliveredAt: null, consumedAt: null });
@@ -379,6 +391,7 @@ describe("temporary delivery failure", () => {
     } finally {
       await locker.query("ROLLBACK").catch(() => undefined);
       await locker.end().catch(() => undefined);
+      await listener.end().catch(() => undefined);
     }
 
     expect(await recoverMailbox(db)).toBe(1);

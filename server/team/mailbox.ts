@@ -173,7 +173,11 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
     // Under the lock (a statement of its own: a snapshot taken after the lock was granted sees
     // every earlier send), so concurrent senders cannot both squeeze into the last free place.
     // Counting and inserting in one statement saves a round trip on the hot path, and it goes
-    // with the COMMIT: a full mailbox inserts (and notifies) nothing, so committing is harmless.
+    // with the COMMIT: a full mailbox inserts nothing, so committing is harmless. It notifies
+    // nothing: the delivery right after it notifies the room (`mail`), and a row left queued is
+    // announced by sendMessage or delivered by recovery, which notifies. A notifying commit
+    // holds Postgres's notification lock until its flush, so it shares a flush with no other:
+    // one per send instead of two delivers a fifth more messages a second.
     const [inserted] = await tx.commitWith([
       Prisma.sql`WITH pending AS (
           SELECT count(*)::int AS n FROM team_messages
@@ -187,8 +191,7 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
           RETURNING seq, created_at
         )
         SELECT pending.n AS pending, inserted.seq, inserted.created_at AS "createdAt"
-        FROM pending LEFT JOIN inserted ON true
-          LEFT JOIN LATERAL (SELECT ${notifySql(input.teamId, "mail")} WHERE inserted.seq IS NOT NULL) AS notified ON true`,
+        FROM pending LEFT JOIN inserted ON true`,
     ]);
     const row = InsertedRow.parse(inserted!.rows)[0]!;
     if (row.seq === null || row.createdAt === null) {
@@ -205,6 +208,7 @@ export async function queueMessage(db: Db, input: SendMessageInput, opts: Mailbo
 // ------------------------------------------------------------------ step 2: deliver
 
 const Delivered = z.array(z.object({ n: z.number().int() }));
+const MessageStateRows = z.array(z.object({ state: z.string() }));
 
 /**
  * One delivery transaction for one target: every queued row (up to MAX_DELIVERY_BATCH), in seq
@@ -292,10 +296,11 @@ export async function sendMessage(db: Db, input: SendMessageInput, opts: SendOpt
   } catch (e) {
     log(`delivery of ${messageId} to ${input.target.name} (${input.target.sessionId}) failed, left queued: ${errorText(e)}`);
   }
-  // A concurrent delivery may still have taken this row along.
+  // A concurrent delivery may still have taken this row along. The room hears of the row
+  // either way (the queued row notified nothing).
   try {
-    const row = await db.teamMessage.findUnique({ where: { id: messageId }, select: { state: true } });
-    if (row?.state === "delivered") return { messageId, status: "accepted" };
+    const rows = await db.sql.$queryRaw`SELECT state::text, ${notifySql(input.teamId, "mail")} FROM team_messages WHERE id = ${messageId}`;
+    if (MessageStateRows.parse(rows)[0]?.state === "delivered") return { messageId, status: "accepted" };
   } catch (e) {
     log(`could not read the state of ${messageId}: ${errorText(e)}`);
   }
