@@ -6,7 +6,7 @@ import type { EventPayload, SessionEvent } from "../runtime/events";
 import { appendEvents, readEventsAfter } from "../runtime/session-log";
 import { databaseTest } from "../testing/fixtures";
 import { newTestSession, waitFor } from "../testing/runtime-harness";
-import { ActivityHub, type Activity } from "./activity";
+import { ActivityHub } from "./activity";
 import { SessionFeeds } from "./session-feed";
 
 // The shared reader of a session's live feeds, against a real database and LISTEN/NOTIFY. Its
@@ -24,17 +24,6 @@ const delta = (i: number): EventPayload => ({ kind: "assistant_delta", turnId: "
 
 function append(db: Db, id: SessionId, payloads: EventPayload[]): Promise<SessionEvent[]> {
   return inTx(db, (tx) => appendEvents(tx, id, payloads, null));
-}
-
-/** Resolves with the first activity on `id` that `match` accepts. */
-function nextActivity(hub: ActivityHub, id: string, match: (a: Activity) => boolean): Promise<Activity> {
-  return new Promise((resolve) => {
-    const off = hub.on(id, (a) => {
-      if (!match(a)) return;
-      off();
-      resolve(a);
-    });
-  });
 }
 
 describe("the shared session feed", () => {
@@ -75,7 +64,7 @@ describe("the shared session feed", () => {
     }
   });
 
-  it("takes published events without a read, skips hints it holds, and reads a gap by seq", async ({ db, hub }) => {
+  it("takes published events without a read, skips hints it holds, reads another process's append at once and a gap by seq", async ({ db, hub }) => {
     const feeds = new SessionFeeds(db, hub);
     const id = await newTestSession(db);
     const tail = feeds.acquire(id);
@@ -85,26 +74,36 @@ describe("the shared session feed", () => {
 
       // Committed and published by this process (as the runtime does): no read, and a
       // notification of the same seq (another writer's hint) is skipped too.
-      const notified = nextActivity(hub, id, (a) => a.kind === "event" && a.events === undefined);
       const first = await append(db, id, [delta(1), delta(2)]);
       const changed = tail.changed();
-      // A notification that comes before the publish waits a moment for it.
-      hub.emit({ sessionId: id, kind: "event", lastSeq: 2 });
       hub.emit({ sessionId: id, kind: "event", lastSeq: 2, events: first });
       await changed;
       expect(tail.eventsAfter(0, 500)).toEqual(first);
-      expect(await notified).toMatchObject({ lastSeq: 2 });
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 2 });
+      // Publishes answered out of order (4 before 3): the gap's publish is waited for, not read.
+      const third = await append(db, id, [delta(3)]);
+      const fourth = await append(db, id, [delta(4)]);
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 4, events: fourth });
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 3, events: third });
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 4, events: fourth });
+      expect(tail.eventsAfter(0, 500)?.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
       // Past the publish grace (30 ms): still no read.
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(tail.reads.events).toBe(before);
 
-      // Event 3 committed by someone else, event 4 published: the gap is read from rows.
-      await append(db, id, [delta(3)]);
-      const fourth = await append(db, id, [delta(4)]);
-      hub.emit({ sessionId: id, kind: "event", lastSeq: 4, events: fourth });
-      const caughtUp = await waitFor(() => (tail.eventsAfter(2, 500)?.length === 2 ? tail.eventsAfter(0, 500) : null), 5_000, "the gap read");
-      expect(caughtUp.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
-      expect(tail.reads.events).toBeGreaterThan(before);
+      // Another process's append is only notified: its read starts at once, not after a grace.
+      await append(db, id, [delta(5)]);
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 5 });
+      expect(tail.reads.events).toBe(before + 1);
+      await waitFor(() => (tail.eventsAfter(4, 500)?.length === 1 ? true : null), 5_000, "the notified append");
+
+      // Event 6 committed by someone else, event 7 published: the gap is read from rows.
+      await append(db, id, [delta(6)]);
+      const seventh = await append(db, id, [delta(7)]);
+      hub.emit({ sessionId: id, kind: "event", lastSeq: 7, events: seventh });
+      const caughtUp = await waitFor(() => (tail.eventsAfter(5, 500)?.length === 2 ? tail.eventsAfter(0, 500) : null), 5_000, "the gap read");
+      expect(caughtUp.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(tail.reads.events).toBe(before + 2);
     } finally {
       feeds.release(tail);
     }

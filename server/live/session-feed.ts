@@ -25,7 +25,7 @@ export const FEED_BATCH = 500;
 const TAIL_EVENTS = 1_000;
 /** The safety net: a watched session's rows are re-read this often even without a hint. */
 export const FEED_REREAD_MS = 15_000;
-/** How long a notified append may wait for this process's own publish of it before a read. */
+/** How long a publish past a gap waits for this process's publish of the gap before a read. */
 const PUBLISH_GRACE_MS = 30;
 /**
  * Events that change the state a room shows without a `state` or `inbox` notification of their
@@ -52,7 +52,7 @@ export class SessionTail implements SharedReader {
   private readonly change = new ChangeSignal();
   private readonly off: () => void;
   private readonly timer: NodeJS.Timeout;
-  /** The newest seq a notification named; read after PUBLISH_GRACE_MS unless published by then. */
+  /** The newest seq published past a gap; read after PUBLISH_GRACE_MS unless the gap is published by then. */
   private wanted = 0;
   private graceTimer: NodeJS.Timeout | null = null;
   /** Reads made so far (diagnostics: tests and benchmarks see that one read serves every feed). */
@@ -115,8 +115,11 @@ export class SessionTail implements SharedReader {
     if (a.events?.[0]?.seq === this.head + 1) return this.take(a.events);
     if (a.lastSeq === undefined) return this.schedule({ events: true, state: false });
     if (a.lastSeq <= this.head) return;
-    // A seq past a gap (another process's notification, or this process's publishes of two
-    // appends answered out of order): give a publish of the gap a moment before reading.
+    // Another process's append (a notification carries no events): read it now. This
+    // process never hears its own appends by notification, only by their publish.
+    if (!a.events) return this.schedule({ events: true, state: false });
+    // This process's publishes of two appends answered out of order: give the gap's publish a
+    // moment before reading.
     this.wanted = Math.max(this.wanted, a.lastSeq);
     this.graceTimer ??= setTimeout(() => {
       this.graceTimer = null;
