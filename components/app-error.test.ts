@@ -31,7 +31,6 @@ const refusal = (
   });
 
 describe("accessLost", () => {
-
   it("is true when the team is gone for the person or they are signed out", () => {
     expect(accessLost(refusal("TEAM_NOT_FOUND", "NOT_FOUND"))).toBe(true);
     expect(accessLost(refusal("SESSION_NOT_FOUND", "NOT_FOUND"))).toBe(true);
