@@ -3,7 +3,7 @@ import { describe, expect, vi } from "vitest";
 import { databaseTest } from "../testing/fixtures";
 import { createDb } from "./client";
 import { Prisma } from "./generated/client";
-import { sqlTx } from "./sql";
+import { BatchedSql, sqlTx } from "./sql";
 
 const it = databaseTest();
 
@@ -247,6 +247,26 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
   });
 });
 
+
+describe("BatchedSql (one caller's reads, asked together)", () => {
+  it("sends the statements asked for in one turn as one round trip and one transaction; a later one goes in a round of its own", async ({ db }) => {
+    const reads = new BatchedSql(db.sql);
+    const txid = async (run: BatchedSql) => ((await run.$queryRaw`SELECT txid_current()::text AS id`) as { id: string }[])[0]!.id;
+    const [a, b] = await Promise.all([txid(reads), txid(reads)]);
+    expect(a).toBe(b);
+    const later = await txid(reads);
+    expect(later).not.toBe(a);
+  });
+
+  it("fails the statements of a round together: they ran in one transaction", async ({ db }) => {
+    const reads = new BatchedSql(db.sql);
+    const [ok, bad] = await Promise.allSettled([reads.$queryRaw`SELECT 1 AS one`, reads.$queryRaw`SELECT 1 / 0 AS boom`]);
+    expect(ok.status).toBe("rejected");
+    expect(bad.status).toBe("rejected");
+    // The connection went back to the pool in a usable state.
+    expect(await reads.$queryRaw`SELECT 2 AS two`).toEqual([{ two: 2 }]);
+  });
+});
 
 describe("db.sqlCoalesced (single statements of many callers, one write)", () => {
   it("sends the statements asked for in one turn of the event loop as one group; each commits or fails alone, in order", async ({ tdb }) => {

@@ -305,6 +305,43 @@ export class PgSql implements SqlRunner {
 }
 
 /**
+ * Statements one caller needs together, asked for in the same turn of the event loop, sent as
+ * one pipeline on one pool connection: one round trip and one implicit transaction, so one
+ * commit where each alone would be one (read-only autocommits count as commits too). They
+ * commit or fail together, so it is for independent reads: a step's budget and runtime
+ * context, a feed's credential and role. A statement asked for later goes in a later round.
+ */
+export class BatchedSql implements SqlRunner {
+  private round: { sql: Prisma.Sql; settle: Settle }[] = [];
+
+  constructor(private readonly sql: PgSql) {}
+
+  async $queryRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<unknown[]> {
+    return (await this.run(toSql(query, values))).rows;
+  }
+
+  async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
+    return (await this.run(toSql(query, values))).rowCount ?? 0;
+  }
+
+  private run(sql: Prisma.Sql): Promise<pg.QueryResult> {
+    return new Promise((resolve, reject) => {
+      this.round.push({ sql, settle: (error, result) => (error ? reject(error) : resolve(result!)) });
+      if (this.round.length === 1) setImmediate(() => this.send());
+    });
+  }
+
+  private send(): void {
+    const round = this.round;
+    this.round = [];
+    this.sql.batch(round.map((r) => r.sql)).then(
+      (results) => round.forEach((r, i) => r.settle(null, results[i])),
+      (e: unknown) => round.forEach((r) => r.settle(asError(e))),
+    );
+  }
+}
+
+/**
  * Single statements from many callers, each its own transaction (autocommit), coalesced: those
  * asked for in the same turn of the event loop (up to `maxGroup`) go out in one socket write on
  * one connection, each with a Sync of its own, so each commits or fails alone, in the order

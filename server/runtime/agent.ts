@@ -2,7 +2,7 @@ import { z } from "zod";
 import { abortableWait } from "../abortable";
 import type { Db } from "../db/client";
 import { Prisma } from "../db/generated/client";
-import type { SqlRunner } from "../db/sql";
+import { BatchedSql, type SqlRunner } from "../db/sql";
 import { AppError, isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
 import type { Activity } from "../live/activity";
@@ -435,12 +435,11 @@ export class AgentDriver {
     context: { includeOptional: boolean },
     change?: SessionRowChange,
   ): Promise<"budget" | { abortRequest: "stop" | "interrupt" | null; events: SessionEvent[] }> {
-    // Side by side, on connections of their own. (Coalesced into one write they would wait
-    // behind every statement queued before them in it: longer steps at 200 agents.)
-    const [overBudget, contextPayloads] = await Promise.all([
-      this.overBudget(this.svc.db.sql),
-      this.contextPayloads(this.svc.db.sql, context),
-    ]);
+    // Read together: one round trip and one commit on a connection of their own (BatchedSql).
+    // (Coalesced into the shared writes of other agents' statements they would wait behind
+    // every statement queued before them: longer steps at 200 agents.)
+    const reads = new BatchedSql(this.svc.db.sql);
+    const [overBudget, contextPayloads] = await Promise.all([this.overBudget(reads), this.contextPayloads(reads, context)]);
     if (overBudget) {
       await this.append(stepEnd);
       return "budget";

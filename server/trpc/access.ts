@@ -1,4 +1,5 @@
 import { TRPCError } from "@trpc/server";
+import { BatchedSql, type SqlRunner } from "../db/sql";
 import { AppError, ERROR_CODES } from "../errors";
 import type { SessionId } from "../ids";
 import type { HumanActor } from "../people/actions";
@@ -16,14 +17,14 @@ export type Access = TeamAccess & HumanActor;
 export type AccessContext = Pick<PersonContext, "db" | "person">;
 
 /** Any session id (a Lead's or a teammate's) resolves to its team. */
-export async function sessionAccess(ctx: AccessContext, sessionId: SessionId, need: Need): Promise<Access> {
-  const access = await authorize(ctx.db.sql, ctx.person, sessionId, need, () => sessionNotFound(sessionId));
+export async function sessionAccess(ctx: AccessContext, sessionId: SessionId, need: Need, db: SqlRunner = ctx.db.sql): Promise<Access> {
+  const access = await authorize(db, ctx.person, sessionId, need, () => sessionNotFound(sessionId));
   return { ...access, person: ctx.person };
 }
 
 /** A team id must name the team itself (its Lead's session): a teammate's id is no team id. */
-export async function teamAccess(ctx: AccessContext, teamId: SessionId, need: Need): Promise<Access> {
-  const access = await authorize(ctx.db.sql, ctx.person, teamId, need, () => teamNotFound(teamId), { teamOnly: true });
+export async function teamAccess(ctx: AccessContext, teamId: SessionId, need: Need, db: SqlRunner = ctx.db.sql): Promise<Access> {
+  const access = await authorize(db, ctx.person, teamId, need, () => teamNotFound(teamId), { teamOnly: true });
   return { ...access, person: ctx.person };
 }
 
@@ -32,14 +33,20 @@ const teamNotFound = (teamId: SessionId) => new AppError("TEAM_NOT_FOUND", `No t
 
 /**
  * A live feed re-checks access before every read: the person's sign-in still holds (sign-out
- * everywhere, a revoked token) and their role in the team. Inside a feed's generator an
- * AppError would reach the client as INTERNAL_SERVER_ERROR, so the refusal is thrown as a
- * TRPCError that keeps the AppError as its cause (and so its app code).
+ * everywhere, a revoked token) and their role in the team (`check`, reading through `db`), both
+ * in one round trip and one commit. A sign-in that no longer holds is the refusal, whatever
+ * the role check says. Inside a feed's generator an AppError would reach the client as
+ * INTERNAL_SERVER_ERROR, so the refusal is thrown as a TRPCError that keeps the AppError as its
+ * cause (and so its app code).
  */
-export async function feedAccess(ctx: PersonContext, check: () => Promise<Access>): Promise<Access> {
+export async function feedAccess(ctx: PersonContext, check: (db: SqlRunner) => Promise<Access>): Promise<Access> {
+  const reads = new BatchedSql(ctx.db.sql);
+  const [held, access] = await Promise.allSettled([credentialHolds(reads, ctx.person), check(reads)]);
   try {
-    if (!(await credentialHolds(ctx.db.sql, ctx.person))) throw new AppError("UNAUTHORIZED", "Signed out: sign in again");
-    return await check();
+    if (held.status === "rejected") throw held.reason;
+    if (!held.value) throw new AppError("UNAUTHORIZED", "Signed out: sign in again");
+    if (access.status === "rejected") throw access.reason;
+    return access.value;
   } catch (e) {
     if (e instanceof AppError) throw new TRPCError({ code: ERROR_CODES[e.code], message: e.message, cause: e });
     throw e;

@@ -175,7 +175,7 @@ async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, l
       const people = activityWaiter(ctx.hub, teamId, ["people"]);
       try {
         if (recheck || Date.now() - checkedAt >= FEED_REREAD_MS) {
-          await feedAccess(ctx, () => sessionAccess(ctx, id, "view"));
+          await feedAccess(ctx, (db) => sessionAccess(ctx, id, "view", db));
           checkedAt = Date.now();
           recheck = false;
         }

@@ -132,7 +132,7 @@ async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | nul
       // every TEAM_FEED_REREAD_MS (a sign-out everywhere, a revoked token).
       if (role === null || tail.peopleAt !== peopleAt || Date.now() - checkedAt >= TEAM_FEED_REREAD_MS) {
         peopleAt = tail.peopleAt;
-        role = (await feedAccess(ctx, () => teamAccess(ctx, id, "view"))).role;
+        role = (await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db))).role;
         checkedAt = Date.now();
       }
       const next = tail.next(cursor, role);

@@ -72,7 +72,7 @@ async function* timelineFeed(ctx: PersonContext, id: SessionId, filter: Timeline
     ];
     try {
       // Re-checked on every read: a person removed from the team loses the feed at once.
-      await feedAccess(ctx, () => teamAccess(ctx, id, "view"));
+      await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db));
       const started = Date.now();
       const read = await followTimeline(ctx.db, id, filter, follower, refs);
       const cursor = encodeCursor(follower.cursor!);
