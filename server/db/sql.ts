@@ -269,20 +269,27 @@ function toSql(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Pri
   return query instanceof Prisma.Sql ? query : Prisma.sql(query, ...values);
 }
 
-/** Runs statements on a pool (each its own autocommit) or on one checked-out connection (a transaction). */
-export class PgSql implements SqlRunner {
-  constructor(private readonly target: pg.Pool | pg.PoolClient) {}
-
-  protected async run(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Promise<pg.QueryResult> {
-    return (await this.batch([toSql(query, values)]))[0]!;
-  }
+/** A SqlRunner whose statements each go through `run` (the two methods, written once). */
+abstract class RunsSql implements SqlRunner {
+  protected abstract run(sql: Prisma.Sql): Promise<pg.QueryResult>;
 
   async $queryRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<unknown[]> {
-    return (await this.run(query, values)).rows;
+    return (await this.run(toSql(query, values))).rows;
   }
 
   async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
-    return (await this.run(query, values)).rowCount ?? 0;
+    return (await this.run(toSql(query, values))).rowCount ?? 0;
+  }
+}
+
+/** Runs statements on a pool (each its own autocommit) or on one checked-out connection (a transaction). */
+export class PgSql extends RunsSql {
+  constructor(private readonly target: pg.Pool | pg.PoolClient) {
+    super();
+  }
+
+  protected async run(sql: Prisma.Sql): Promise<pg.QueryResult> {
+    return (await this.batch([sql]))[0]!;
   }
 
   /**
@@ -311,20 +318,14 @@ export class PgSql implements SqlRunner {
  * commit or fail together, so it is for independent reads: a step's budget and runtime
  * context, a feed's credential and role. A statement asked for later goes in a later round.
  */
-export class BatchedSql implements SqlRunner {
+export class BatchedSql extends RunsSql {
   private round: { sql: Prisma.Sql; settle: Settle }[] = [];
 
-  constructor(private readonly sql: PgSql) {}
-
-  async $queryRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<unknown[]> {
-    return (await this.run(toSql(query, values))).rows;
+  constructor(private readonly sql: PgSql) {
+    super();
   }
 
-  async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
-    return (await this.run(toSql(query, values))).rowCount ?? 0;
-  }
-
-  private run(sql: Prisma.Sql): Promise<pg.QueryResult> {
+  protected run(sql: Prisma.Sql): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
       this.round.push({ sql, settle: (error, result) => (error ? reject(error) : resolve(result!)) });
       if (this.round.length === 1) setImmediate(() => this.send());
@@ -351,7 +352,7 @@ export class BatchedSql implements SqlRunner {
  * frequent statements that may wait for the ones queued before them, such as streamed text's
  * flushes (one in flight per agent).
  */
-export class CoalescedSql implements SqlRunner {
+export class CoalescedSql extends RunsSql {
   private queue: { sql: Prisma.Sql; settle: Settle }[] = [];
   private scheduled = false;
   /** Groups sent, one socket write each (diagnostics). */
@@ -360,17 +361,11 @@ export class CoalescedSql implements SqlRunner {
   constructor(
     private readonly pool: pg.Pool,
     private readonly maxGroup = 64,
-  ) {}
-
-  async $queryRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<unknown[]> {
-    return (await this.run(toSql(query, values))).rows;
+  ) {
+    super();
   }
 
-  async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
-    return (await this.run(toSql(query, values))).rowCount ?? 0;
-  }
-
-  private run(sql: Prisma.Sql): Promise<pg.QueryResult> {
+  protected run(sql: Prisma.Sql): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
       this.queue.push({ sql, settle: (error, result) => (error ? reject(error) : resolve(result!)) });
       if (this.scheduled) return;
