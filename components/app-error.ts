@@ -20,16 +20,14 @@ export function accessLost(error: Pick<ApiError, "data"> | null | undefined): bo
 }
 
 /**
- * Whether a live feed that failed is opened again (resuming from its last event id) after
- * `attempts` tries: always when the app gave no answer (the server away, or a proxy's 503 for
- * it); a few times after an internal failure, so one that persists shows; never after
- * another refusal (access lost, bad input), which another try would get again.
+ * Whether a live feed that failed is opened again (resuming from its last event id): when the
+ * app gave no answer (the server away, a proxy's 503 for it). An internal failure never comes
+ * here: tRPC's event-stream link reconnects after one itself. Any other refusal (access lost,
+ * bad input) would come again, so it shows.
  */
-export function feedRetries(error: Pick<ApiError, "data"> | null | undefined, attempts: number): boolean {
-  const code = appCodeOf(error);
-  return code === null || (code === "INTERNAL" && attempts < FEED_INTERNAL_TRIES);
+export function feedRetries(error: Pick<ApiError, "data"> | null | undefined): boolean {
+  return appCodeOf(error) === null;
 }
-const FEED_INTERNAL_TRIES = 3;
 
 /** The wait before the attempt after `attempt` failed ones: doubling from 500 ms, at most 5 s. */
 export function retryDelayMs(attempt: number): number {

@@ -11,9 +11,9 @@ import { feedRetries, retryDelayMs } from "./app-error";
 
 // The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
 // Server-Sent Events (which resume from the last event id after a reconnect). The browser
-// reconnects an event stream by itself only after a network error; a feed that failed otherwise
-// (a proxy's 503 while the server is away, an internal error) is opened again here, from its
-// last event id.
+// reconnects an event stream by itself only after a network error (tRPC's link also after an
+// internal error); a feed that failed otherwise (a proxy's 503 while the server is away) is
+// opened again here, from its last event id.
 // Queries and mutations are retried where they are used (React Query), not here.
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
@@ -25,7 +25,7 @@ export function Providers({ children }: { children: ReactNode }) {
   const [trpcClient] = useState(() =>
     createTRPCClient<AppRouter>({
       links: [
-        retryLink({ retry: ({ op, error, attempts }) => op.type === "subscription" && feedRetries(error, attempts), retryDelayMs }),
+        retryLink({ retry: ({ op, error }) => op.type === "subscription" && feedRetries(error), retryDelayMs }),
         splitLink({
           condition: (op) => op.type === "subscription",
           true: httpSubscriptionLink({ url: "/api/trpc", transformer: superjson }),
