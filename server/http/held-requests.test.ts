@@ -30,6 +30,25 @@ describe("heldRequests", () => {
     expect(await res.text()).toBe("served");
   });
 
+  it("drops a held request whose client left before the handler came", async () => {
+    const held = heldRequests();
+    const { server, url } = await listening(held.listener);
+    const arrived = once(server, "request") as Promise<[http.IncomingMessage, http.ServerResponse]>;
+    const client = new AbortController();
+    const response = fetch(url, { signal: client.signal }).catch(() => "aborted");
+    const [req] = await arrived;
+    const closed = once(req.socket, "close");
+    client.abort();
+    await closed;
+    const handled: string[] = [];
+    held.serve((r, res) => {
+      handled.push(r.url ?? "");
+      res.end();
+    });
+    expect(await response).toBe("aborted");
+    expect(handled).toEqual([]);
+  });
+
   it("hands requests after it straight to the handler", async () => {
     const held = heldRequests();
     held.serve((req, res) => res.end(`served ${req.url}`));

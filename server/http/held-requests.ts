@@ -15,7 +15,9 @@ export function heldRequests(): { listener: http.RequestListener; serve(handler:
     },
     serve(h) {
       handler = h;
-      for (const [req, res] of held.splice(0)) void h(req, res);
+      // One whose client left meanwhile is dropped: its close event has passed, so a handler
+      // (a live feed) would never hear of it and would wait on the dead socket for good.
+      for (const [req, res] of held.splice(0)) if (!req.socket.destroyed) void h(req, res);
     },
   };
 }
