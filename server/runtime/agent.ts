@@ -56,9 +56,11 @@ export interface AgentServices {
   onClaimed?: (sessionId: SessionId) => Prisma.Sql;
   /**
    * Just before a turn or a step starts: is the spending limit reached (teams: the team
-   * budget)? Then no turn starts, and a running turn ends with reason `budget`.
+   * budget)? Then no turn starts, and a running turn ends with reason `budget`. Its first read
+   * goes through `reads` (beside the runtime context's, in one round trip); anything it writes,
+   * through `db`.
    */
-  budgetReached?: (db: SqlRunner, sessionId: SessionId) => Promise<boolean>;
+  budgetReached?: (db: SqlRunner, sessionId: SessionId, reads?: SqlRunner) => Promise<boolean>;
   /**
    * After each commit that changes what the session shows (ActivityHub.announce): this
    * process's live feeds take an append's events without a read, other processes hear of it.
@@ -469,8 +471,8 @@ export class AgentDriver {
     return { abortRequest, events };
   }
 
-  private async overBudget(db: SqlRunner): Promise<boolean> {
-    return (await this.svc.budgetReached?.(db, this.sessionId)) ?? false;
+  private async overBudget(reads: SqlRunner): Promise<boolean> {
+    return (await this.svc.budgetReached?.(this.svc.db.sql, this.sessionId, reads)) ?? false;
   }
 
   /**

@@ -1,5 +1,7 @@
+import pg from "pg";
 import { describe, expect } from "vitest";
 import { asSessionId } from "../ids";
+import { ACTIVITY_CHANNEL } from "../live/activity";
 import { expectFinished, expectStopped, stopWhileTeammatesRun } from "../testing/budget-checks";
 import { createTestPerson } from "../testing/people";
 import { runtimeTest } from "../testing/fixtures";
@@ -46,7 +48,7 @@ describe("team budgets", () => {
     await expectFinished(rt.db, lead);
   });
 
-  it("a cost budget counts the price table's cost, not tokens", async ({ rt }) => {
+  it("a cost budget counts the price table's cost, not tokens", async ({ rt, tdb }) => {
     const owner = await createTestPerson(rt.db, "Cass");
     const lead = asSessionId((await createSession(rt.db, { title: "Costed", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     // Spend as the runtime records it (addSpend): 1,000 tokens costing 0.5 µ$.
@@ -54,7 +56,23 @@ describe("team budgets", () => {
     expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: 501 })).toMatchObject({ reached: false, spent: { inputTokens: 800, outputTokens: 200, costNanos: 500 } });
     expect(await rt.db.$transaction((tx) => stopIfBudgetReached(tx, lead))).toBe(false);
     await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 5_000, costNanos: 500 });
-    expect(await rt.db.$transaction((tx) => stopIfBudgetReached(tx, lead))).toBe(true);
+    // The stop's mark tells the room (a `team` notification, committed with the mark). A
+    // listener started now hears no earlier commit's notification (setBudget's).
+    const listener = new pg.Client({ connectionString: tdb.url });
+    await listener.connect();
+    try {
+      const told = new Promise<void>((resolve) =>
+        listener.on("notification", (n) => {
+          const payload = JSON.parse(n.payload ?? "{}") as { s?: string; k?: string };
+          if (payload.s === lead && payload.k === "team") resolve();
+        }),
+      );
+      await listener.query(`LISTEN ${ACTIVITY_CHANNEL}`);
+      expect(await stopIfBudgetReached(rt.db.sql, lead)).toBe(true);
+      await told;
+    } finally {
+      await listener.end();
+    }
     expect((await teamBudget(rt.db, lead)).stoppedAt).not.toBeNull();
     // A raise that is still not above the spend keeps the stop.
     expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 1_000, costNanos: null })).toMatchObject({ reached: true });

@@ -3,7 +3,7 @@ import { inTx, type Db, type DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { Prisma } from "../db/generated/client";
 import type { SessionId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity, notifySql } from "../live/activity";
 import { NO_SPEND, SpendSchema, spendTokens, type Spend } from "../models/catalog";
 import { recordAction, type HumanActor } from "../people/actions";
 import { spendOf, SpendRowSchema, teamSpendSums } from "../runtime/sessions";
@@ -75,26 +75,34 @@ const TeamLimitRows = z.array(LimitRow.extend({ team_id: z.string() }));
  * runs, so a raise committed meanwhile wins (the spend only grows, so a stale sum can at most
  * stop one step late).
  */
-export async function stopIfBudgetReached(tx: SqlRunner, sessionId: SessionId): Promise<boolean> {
+export async function stopIfBudgetReached(tx: SqlRunner, sessionId: SessionId, reads: SqlRunner = tx): Promise<boolean> {
   // The limits first, in one read: a team without a budget (the usual case) costs no spend sum.
+  // (`reads` may send it beside other reads; the writes below go through `tx`, alone.)
   const limits = TeamLimitRows.parse(
-    await tx.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
+    await reads.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
       FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}`,
   )[0];
   if (!limits || (limits.budget_tokens === null && limits.budget_cost_nanos === null)) return false;
   const teamId = limits.team_id;
   const found = await budgetRow(tx, teamId);
   if (!found || !budgetView(found.row, found.spent).reached) return false;
-  const marked = await tx.$executeRaw`UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
-      WHERE id = ${teamId}
-        AND ((budget_tokens IS NOT NULL AND budget_tokens <= ${spendTokens(found.spent)})
-          OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${found.spent.costNanos}))`;
-  if (marked === 0) return false;
-  if (found.row.budget_stopped_at === null) await notifyActivity(tx, teamId, "team");
-  return true;
+  // The mark and the room's notification in one statement: they commit together.
+  const marked = MarkedRows.parse(
+    await tx.$queryRaw`WITH marked AS (
+        UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
+        WHERE id = ${teamId}
+          AND ((budget_tokens IS NOT NULL AND budget_tokens <= ${spendTokens(found.spent)})
+            OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${found.spent.costNanos}))
+        RETURNING id
+      )
+      SELECT count(*)::int AS n FROM marked
+        LEFT JOIN LATERAL (SELECT ${notifySql(teamId, "team")} WHERE ${found.row.budget_stopped_at === null}) AS told ON true`,
+  );
+  return marked[0]!.n > 0;
 }
 
 const SessionIdRows = z.array(z.object({ id: z.string() }));
+const MarkedRows = z.array(z.object({ n: z.number().int() }));
 
 /**
  * An owner or member sets the team's budget (null: no limit of that kind). A budget above the
