@@ -212,23 +212,21 @@ async function measureStreaming(db: Db, page: Page, id: SessionId) {
       .waitFor({ state: "attached", timeout: 60_000 })
       .then(() => (lastDeltaShownMs = Date.now() - lastCommitAt))
       .catch(() => undefined);
-    await appendNotified(db, id,
-        [
-          {
-            kind: "assistant_message",
-            messageId: "msg_stream_final",
-            turnId,
-            step: 0,
-            model: "scripted:keyless",
-            text: full,
-            toolCalls: [],
-            usage: { inputTokens: 100, outputTokens: CHUNKS * 3 },
-            interrupted: false,
-          },
-          { kind: "step_end", turnId, step: 0 },
-          { kind: "turn_end", turnId, reason: "completed" },
-        ],
-    );
+    await appendNotified(db, id, [
+      {
+        kind: "assistant_message",
+        messageId: "msg_stream_final",
+        turnId,
+        step: 0,
+        model: "scripted:keyless",
+        text: full,
+        toolCalls: [],
+        usage: { inputTokens: 100, outputTokens: CHUNKS * 3 },
+        interrupted: false,
+      },
+      { kind: "step_end", turnId, step: 0 },
+      { kind: "turn_end", turnId, reason: "completed" },
+    ]);
     const finalCommitAt = Date.now();
     let finalShownMs: number | null = null;
     await page
