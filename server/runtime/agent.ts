@@ -437,9 +437,9 @@ export class AgentDriver {
     context: { includeOptional: boolean },
     change?: SessionRowChange,
   ): Promise<"budget" | { abortRequest: "stop" | "interrupt" | null; events: SessionEvent[] }> {
-    // Read together: one round trip and one commit on a connection of their own (BatchedSql).
-    // (Coalesced into the shared writes of other agents' statements they would wait behind
-    // every statement queued before them: longer steps at 200 agents.)
+    // Read together: one round trip and one commit on a connection of their own (BatchedSql),
+    // not in db.sqlCoalesced's shared writes, where they would wait behind other agents'
+    // statements (longer steps at 200 agents).
     const reads = new BatchedSql(this.svc.db.sql);
     const [overBudget, contextPayloads] = await Promise.all([this.overBudget(reads), this.contextPayloads(reads, context)]);
     if (overBudget) {
