@@ -175,6 +175,12 @@ async function allTasks(db: DbOrTx, teamId: SessionId): Promise<TaskView[]> {
   return out;
 }
 
+/** A team feed's event id as the client sends it back: `<tail epoch>.<seq>`. */
+export const TeamFeedEventId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,16}\.\d{1,16}$/, "not a team feed event id")
+  .refine((id) => Number.isSafeInteger(Number(id.split(".")[1])), "out of range");
+
 /** What a feed has sent: the tail seq, and the role its people and role were sent for. */
 export interface FeedCursor {
   seq: number | null;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { DbOrTx } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { SessionId } from "../ids";
-import { INT4_MAX } from "../input-guard";
+import { int4, INT4_MAX } from "../input-guard";
 import { LIMITS } from "../limits";
 import { MessageSourceSchema, TurnEndReasonSchema } from "../runtime/events";
 import { assistantMessageIdOfCallKey } from "../runtime/tools";
@@ -102,7 +102,11 @@ export type TimelineFilter = z.infer<typeof TimelineFilterSchema>;
 
 // ------------------------------------------------------------------------------ cursors
 
-const Pos = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** Seqs, the mailbox's seq and workspace changes are int4 columns; action ids are bigint. */
+const Pos = int4();
+const ActionPos = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** Up to the year 9999: `t` becomes a timestamp parameter. */
+const TimePos = z.number().int().min(0).max(253_402_300_799_999);
 
 /**
  * One position per source: `s` a session's seq (by session id), `m` the mailbox's seq, `a` the
@@ -114,10 +118,10 @@ const CursorSchema = z
   .object({
     s: z.record(z.string().min(1).max(64), Pos).refine((r) => Object.keys(r).length <= 256, "too many sessions"),
     m: Pos,
-    a: Pos,
+    a: ActionPos,
     // Cursors from before file changes were on the timeline have none.
     w: Pos.default(0),
-    t: Pos,
+    t: TimePos,
   })
   .strict();
 export type TimelineCursor = z.infer<typeof CursorSchema>;

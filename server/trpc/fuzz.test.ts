@@ -121,8 +121,25 @@ function* mutations(base: Input): Generator<{ what: string; input: Input }> {
     if (typeof value === "number") for (const n of BIG_INTS) yield put(String(n), n);
     if (Array.isArray(value)) yield put("NUL in array", [...value, "x\u0000"]);
     if (key === "teamId") yield put("a teammate's session id", mate);
+    if (value === SOME_CURSOR) yield* cursorMutations(put);
   }
   yield { what: "NUL in an unknown field", input: { ...base, extra: "\u0000" } };
+}
+
+/** The largest valid value of each cursor position. */
+const CURSOR_TOP = { s: 2 ** 31 - 1, m: 2 ** 31 - 1, a: Number.MAX_SAFE_INTEGER, w: 2 ** 31 - 1, t: 253_402_300_799_999 };
+
+/** A timeline cursor with each of its positions broken: the numbers inside an opaque cursor reach SQL too. */
+function* cursorMutations(put: (what: string, v: unknown) => { what: string; input: Input }) {
+  const base = { s: { [lead]: 1 }, m: 0, a: 0, w: 0, t: 0 };
+  for (const field of ["s", "m", "a", "w", "t"] as const) {
+    for (const n of [...BIG_INTS, Number.MAX_SAFE_INTEGER, 2 ** 63]) {
+      const broken = field === "s" ? { ...base, s: { [lead]: n } } : { ...base, [field]: n };
+      // Positions that fit their column (an action id is a bigint, `t` a time) are valid cursors, not refusals.
+      if (Number.isSafeInteger(n) && n >= 0 && n <= CURSOR_TOP[field]) continue;
+      yield put(`cursor ${field} = ${n}`, Buffer.from(JSON.stringify(broken)).toString("base64url"));
+    }
+  }
 }
 
 /** Every table's rows (a digest): a refusal changes none of them. */
@@ -211,14 +228,27 @@ describe("every procedure over HTTP", () => {
     expect(fits.error).toBeUndefined();
   });
 
-  it("refuses a Last-Event-ID header past the int4 range", async () => {
-    for (const path of ["session.live", "team.live"]) {
-      const reply = await callHttp(path, { [path === "session.live" ? "sessionId" : "teamId"]: lead }, { "last-event-id": "99999999999" });
-      if (path === "session.live") {
-        expect(reply.status).toBeLessThan(500);
-        expect(reply.error?.data.appCode).toBe("INVALID_INPUT");
-      } else expect(reply.status).toBeLessThan(500);
+  it("refuses a Last-Event-ID header past its range or not of its feed's form", async () => {
+    const cases: [string, Input, string][] = [
+      ["session.live", { sessionId: lead }, "99999999999"],
+      ["team.live", { teamId: lead }, "99999999999"],
+      ["team.live", { teamId: lead }, "epoch.99999999999999999999"],
+      ["timeline.live", { teamId: lead }, Buffer.from(JSON.stringify({ s: {}, m: 2 ** 31, a: 0, w: 0, t: 0 })).toString("base64url")],
+    ];
+    for (const [path, input, header] of cases) {
+      const reply = await callHttp(path, input, { "last-event-id": header });
+      expect(reply.status, `${path} ${header}`).toBeLessThan(500);
+      expect(reply.error?.data.appCode, `${path} ${header}`).toBe("INVALID_INPUT");
     }
+  });
+
+  it("reads a timeline cursor at the top of every position's range", async () => {
+    const top = Buffer.from(JSON.stringify({ ...CURSOR_TOP, s: { [lead]: CURSOR_TOP.s } })).toString("base64url");
+    const page = await callHttp("timeline.page", { teamId: lead, before: top, limit: 5 });
+    expect(page.status).toBe(200);
+    const live = await callHttp("timeline.live", { teamId: lead, lastEventId: top });
+    expect(live.error).toBeUndefined();
+    expect(live.status).toBe(200);
   });
 
   it("refuses a batch larger than MAX_BATCH_SIZE with BATCH_TOO_LARGE, and runs none of it", async () => {

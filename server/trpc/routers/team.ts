@@ -3,7 +3,7 @@ import { z } from "zod";
 import { asSessionId, type SessionId } from "../../ids";
 import { int4 } from "../../input-guard";
 import { abortableWait } from "../../abortable";
-import { TEAM_FEED_REREAD_MS, teamFeedsOf } from "../../live/team-feed";
+import { TEAM_FEED_REREAD_MS, TeamFeedEventId, teamFeedsOf } from "../../live/team-feed";
 import { listMessages, TeamMessageViewSchema } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
@@ -110,7 +110,7 @@ export const teamRouter = router({
    * `clientId` names the browser tab: its presence leaves when the feed closes.
    */
   live: personProcedure
-    .input(TeamRef.extend({ lastEventId: z.string().max(80).nullish(), clientId: PresenceClientId.optional() }))
+    .input(TeamRef.extend({ lastEventId: TeamFeedEventId.nullish(), clientId: PresenceClientId.optional() }))
     .subscription(async ({ ctx, input, signal }) => {
       const id = (await teamAccess(ctx, input.teamId, "view")).teamId;
       return teamFeed(ctx, id, input.lastEventId ?? null, input.clientId ?? null, signal);
