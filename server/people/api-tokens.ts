@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Db, DbOrTx } from "../db/client";
+import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { LIMITS } from "../limits";
 import { newApiTokenId, type UserId } from "../ids";
@@ -24,15 +24,23 @@ export type ApiTokenView = z.infer<typeof ApiTokenViewSchema>;
 
 const select = { id: true, name: true, prefix: true, createdAt: true, lastUsedAt: true } as const;
 
+/** Serialises a person's token creations (NO KEY UPDATE: rows that only reference the person wait for nothing). */
+async function lockPerson(tx: Tx, userId: UserId): Promise<void> {
+  await tx.$queryRaw`SELECT 1 FROM users WHERE id = ${userId} FOR NO KEY UPDATE`;
+}
+
 export async function createApiToken(db: DbOrTx, userId: UserId, name: string): Promise<ApiTokenView & { token: string }> {
-  // A person's own requests are the only writers of their tokens; a racing pair may end one over.
-  if ((await db.apiToken.count({ where: { userId } })) >= LIMITS.apiTokensPerPerson) {
-    throw new AppError("PEOPLE_LIMIT", `You have ${LIMITS.apiTokensPerPerson} API tokens: revoke one first`);
-  }
   const token = newSecret(TOKEN_PREFIX);
-  const row = await db.apiToken.create({
-    data: { id: newApiTokenId(), userId, name, tokenHash: secretHash(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6) },
-    select,
+  const row = await inTx(db, async (tx) => {
+    // Count and insert under the person's lock: concurrent creates cannot both see room for one.
+    await lockPerson(tx, userId);
+    if ((await tx.apiToken.count({ where: { userId } })) >= LIMITS.apiTokensPerPerson) {
+      throw new AppError("PEOPLE_LIMIT", `You have ${LIMITS.apiTokensPerPerson} API tokens: revoke one first`);
+    }
+    return tx.apiToken.create({
+      data: { id: newApiTokenId(), userId, name, tokenHash: secretHash(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6) },
+      select,
+    });
   });
   return { ...ApiTokenViewSchema.parse(row), token };
 }

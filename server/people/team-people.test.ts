@@ -556,6 +556,30 @@ describe("limits", () => {
     expect(await codeOf(createApiToken(db, ana.id, "one more"))).toBe("PEOPLE_LIMIT");
     expect(await db.apiToken.count({ where: { userId: ana.id } })).toBe(LIMITS.apiTokensPerPerson);
   });
+
+  it("counts a person's API tokens under their lock: creates racing for the last place make one token", async () => {
+    const ana = await person("Ana");
+    for (let i = 0; i < LIMITS.apiTokensPerPerson - 1; i++) await createApiToken(db, ana.id, `t${i}`);
+    // One create takes the last place and holds its transaction open…
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let created!: () => void;
+    const inside = new Promise<void>((r) => (created = r));
+    const holder = inTx(db, async (tx) => {
+      await createApiToken(tx, ana.id, "last place");
+      created();
+      await held;
+    });
+    await inside;
+    // …while two more start on other connections: they must wait for it, not count past it.
+    let settled = 0;
+    const racers = [1, 2].map((i) => codeOf(createApiToken(db2, ana.id, `racer ${i}`)).finally(() => settled++));
+    await expect.poll(async () => settled === 2 || (await pgLockWaiters(db)) === 2).toBe(true);
+    release();
+    await holder;
+    expect(await Promise.all(racers)).toEqual(["PEOPLE_LIMIT", "PEOPLE_LIMIT"]);
+    expect(await db.apiToken.count({ where: { userId: ana.id } })).toBe(LIMITS.apiTokensPerPerson);
+  });
 });
 
 describe("the people list", () => {
@@ -614,7 +638,7 @@ describe("an action racing a removal", () => {
     // …so the owner's removal, on another connection, cannot commit until it does.
     let removedAt = 0;
     const removal = removePerson(db2, owner, team, bob.id).then(() => (removedAt = Date.now()));
-    await expect.poll(() => pgWaitingOnLock(db)).toBe(true);
+    await expect.poll(async () => (await pgLockWaiters(db)) > 0).toBe(true);
     const releasedAt = Date.now();
     release();
     await Promise.all([prompt, removal]);
@@ -624,9 +648,9 @@ describe("an action racing a removal", () => {
   });
 });
 
-/** Some backend waits on a lock (the removal behind the held action). */
-async function pgWaitingOnLock(client: Db): Promise<boolean> {
+/** How many backends wait on a lock (calls behind a held transaction). */
+async function pgLockWaiters(client: Db): Promise<number> {
   const rows = await client.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity
     WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-  return (rows[0]?.n ?? 0) > 0;
+  return rows[0]?.n ?? 0;
 }
