@@ -9,7 +9,7 @@ import { AgentDriver, type AgentServices } from "./agent";
 import type { RuntimeConfig } from "./config";
 import { ContextRegistry, dateContextProvider } from "./context-registry";
 import { builtinTools } from "./builtin-tools";
-import { acquireLease, findOrphanedSessions, renewLeases } from "./lease";
+import { acquireLease, findOrphanedSessions, releaseLease, renewLeases } from "./lease";
 import type { ToolDefinition, ToolsetOptions } from "./tools";
 
 // The process-level host of agents: which agents this process drives, waking them on input,
@@ -44,7 +44,8 @@ export interface RuntimeOptions {
 export class Runtime {
   readonly ownerId = `proc-${process.pid}-${randomBytes(4).toString("hex")}`;
   private readonly drivers = new Map<string, AgentDriver>();
-  private readonly acquiring = new Set<string>();
+  /** Adoptions under way (lease being taken): stop() waits for them. */
+  private readonly acquiring = new Map<string, Promise<void>>();
   private readonly services: AgentServices;
   private timers: NodeJS.Timeout[] = [];
   private offActivity: (() => void) | null = null;
@@ -97,11 +98,22 @@ export class Runtime {
     const existing = this.drivers.get(sessionId);
     if (existing) return existing.wake();
     if (this.acquiring.has(sessionId)) return;
-    this.acquiring.add(sessionId);
+    const acquiring = this.adopt(sessionId);
+    this.acquiring.set(sessionId, acquiring);
+    try {
+      await acquiring;
+    } finally {
+      this.acquiring.delete(sessionId);
+    }
+  }
+
+  private async adopt(sessionId: SessionId): Promise<void> {
     try {
       if (this.opts.drives && !(await this.opts.drives(sessionId))) return;
       const lease = await acquireLease(this.opts.db.sql, sessionId, this.ownerId, this.opts.config.leaseTtlMs);
-      if (!lease || this.stopped) return;
+      if (!lease) return;
+      // stop() ran while the lease was being taken: give it back, or it stays held for its TTL.
+      if (this.stopped) return void (await releaseLease(this.opts.db.sql, sessionId, lease));
       const driver = new AgentDriver(this.services, sessionId, lease);
       this.drivers.set(sessionId, driver);
       driver.start(() => {
@@ -111,8 +123,6 @@ export class Runtime {
       });
     } catch (e) {
       this.services.log(`wake ${sessionId} failed: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      this.acquiring.delete(sessionId);
     }
   }
 
@@ -151,6 +161,9 @@ export class Runtime {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     this.offActivity?.();
+    // Adoptions under way end first (each gives back a lease it took after `stopped`), so no
+    // lease is taken after the drivers' shutdown and left held.
+    await Promise.all(this.acquiring.values());
     await Promise.all([...this.drivers.values()].map((d) => d.shutdown()));
   }
 }
