@@ -15,6 +15,13 @@ export const LIMITS = {
   memberNameChars: 64,
   /** A person's display name (docs/SPEC.md §13). */
   displayNameChars: 64,
+  /** A person's profile image URL (http or https), and email address. */
+  imageUrlChars: 2048,
+  emailChars: 254,
+  /** The User-Agent kept on a sign-in session row (the rest is cut). */
+  userAgentChars: 512,
+  /** A request body to /api/auth (sign-in, sign-up, profile). */
+  authBodyBytes: 64 * KiB,
   /** A personal API token's label. */
   tokenNameChars: 64,
   /** Open (unused, unexpired, unrevoked) invite links per team, and API tokens per person. */

@@ -7,7 +7,8 @@ import { createDb } from "./db/client";
 import { teamLimitsOf, workspaceLimitsOf, type Env } from "./env";
 import { isDownload, serveDownload } from "./http/downloads";
 import { heldRequests } from "./http/held-requests";
-import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
+import { bodyRefusal, checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
+import { LIMITS } from "./limits";
 import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
 import { authSecretOf } from "./people/instance";
@@ -121,7 +122,10 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     if (refusal) return refuse(res, refusal);
     // Rate limits key on the client's address (the socket's, or the trusted proxy's word for it).
     req.headers[CLIENT_IP_HEADER] = clientAddress(req, opts.env.TRUST_PROXY);
-    if (req.url?.startsWith("/api/auth/")) return void authHandler(req, res);
+    if (req.url?.startsWith("/api/auth/")) {
+      const tooLarge = bodyRefusal(req, LIMITS.authBodyBytes);
+      return tooLarge ? refuse(res, tooLarge) : void authHandler(req, res);
+    }
     if (req.url?.startsWith("/api/trpc/")) return trpc(req, res);
     if (isDownload(req.url)) {
       return void serveDownload(req, res, { db, person: () => personFromHeaders(auth, db, fromNodeHeaders(req.headers)) }, log);

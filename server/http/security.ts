@@ -27,7 +27,7 @@ export function webPolicy(appUrl: string, opts: { local: boolean; dev?: boolean 
   return { hosts, origins, dev: opts.dev ?? false };
 }
 
-export type Refusal = { status: number; code: "UNKNOWN_HOST" | "CROSS_SITE_REQUEST"; message: string };
+export type Refusal = { status: number; code: "UNKNOWN_HOST" | "CROSS_SITE_REQUEST" | "BODY_TOO_LARGE"; message: string };
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -56,6 +56,19 @@ const crossSite = (): Refusal => ({
   code: "CROSS_SITE_REQUEST",
   message: "State-changing requests are accepted only from this app's own pages (or with an API token)",
 });
+
+/**
+ * A body the handler would read whole (the auth library's): refused unless its declared length
+ * is within `maxBytes`. A chunked body declares none: it is refused too (browsers and scripts
+ * send the length of a JSON body). Node stops a body longer than its declared length.
+ */
+export function bodyRefusal(req: IncomingMessage, maxBytes: number): Refusal | null {
+  if (SAFE_METHODS.has(req.method ?? "GET")) return null;
+  const declared = req.headers["content-length"];
+  const chunked = req.headers["transfer-encoding"] !== undefined;
+  if (!chunked && (declared === undefined || Number(declared) <= maxBytes)) return null;
+  return { status: 413, code: "BODY_TOO_LARGE", message: `A request body here is at most ${maxBytes} bytes, with its length declared` };
+}
 
 /**
  * The client's address, which sign-in rate limits key on: the socket's, never a header a client

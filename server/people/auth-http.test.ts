@@ -202,6 +202,42 @@ describe("sign-up", () => {
   });
 });
 
+describe("what the auth library stores", () => {
+  it("bounds every field a request sets: image URLs are http(s) and at most 2 KiB, bodies at most 64 KiB, user agents cut", async () => {
+    const person = await newPerson("Ima");
+    const stored = () => db.user.findUniqueOrThrow({ where: { email: person.email }, select: { image: true } });
+    for (const image of [`https://example.test/${"x".repeat(LIMITS.imageUrlChars)}`, "data:image/png;base64,AAAA", "javascript:alert(1)", "not a url", 42]) {
+      const refused = await authPost("/update-user", { image }, person.cookie);
+      expect(refused.status, String(image).slice(0, 40)).toBe(400);
+      expect(refused.json, String(image).slice(0, 40)).toMatchObject({ code: "INVALID_IMAGE_URL" });
+    }
+    expect((await stored()).image).toBeNull();
+    const ok = `https://example.test/${"x".repeat(LIMITS.imageUrlChars - 21)}`;
+    expect((await authPost("/update-user", { image: ok }, person.cookie)).status).toBe(200);
+    expect((await stored()).image).toBe(ok);
+
+    // A body past the limit is refused before the library reads it (8 MB as the attack sent).
+    const huge = await authPost("/update-user", { image: `https://example.test/${"x".repeat(8 * 1024 * 1024)}` }, person.cookie);
+    expect(huge.status).toBe(413);
+    expect((await stored()).image).toBe(ok);
+    expect((await authPost("/sign-up/email", { name: "x".repeat(LIMITS.authBodyBytes), email: email("big"), password: PASSWORD })).status).toBe(413);
+
+    const longEmail = `${"e".repeat(LIMITS.emailChars)}@example.test`;
+    expect((await signUp({ name: "Long", email: longEmail })).json).toMatchObject({ code: "INVALID_EMAIL" });
+    expect(await db.user.count({ where: { email: longEmail } })).toBe(0);
+
+    const agent = "A".repeat(8 * 1024);
+    const res = await fetch(`${server.url}/api/auth/sign-in/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: server.url, "user-agent": agent },
+      body: JSON.stringify({ email: person.email, password: PASSWORD }),
+    });
+    expect(res.status).toBe(200);
+    const sessions = await db.authSession.findMany({ where: { user: { email: person.email } }, select: { userAgent: true } });
+    expect(sessions.map((s) => s.userAgent?.length ?? 0).sort((a, b) => b - a)[0]).toBe(LIMITS.userAgentChars);
+  });
+});
+
 describe("passwords and sessions", () => {
   it("stores the password hashed by the library (scrypt salt:key), never as typed", async () => {
     const row = await db.authAccount.findFirstOrThrow({ where: { user: { name: "Otto Owner" }, providerId: "credential" } });

@@ -40,6 +40,38 @@ function displayName(name: unknown): string {
   return trimmed;
 }
 
+/** A profile picture's address: at most 2 KiB, http(s) only (no data: URLs that bloat every session read). */
+function imageUrl(image: unknown): string | null {
+  if (image === null || image === undefined || image === "") return null;
+  let url: URL | null = null;
+  try {
+    url = typeof image === "string" && image.length <= LIMITS.imageUrlChars ? new URL(image) : null;
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw new APIError("BAD_REQUEST", { message: `An image is an http(s) URL of at most ${LIMITS.imageUrlChars} characters`, code: "INVALID_IMAGE_URL" });
+  }
+  return image as string;
+}
+
+/** An email address within the length mail allows (the library checks its form). */
+function emailAddress(email: string): string {
+  if (email.length > LIMITS.emailChars) {
+    throw new APIError("BAD_REQUEST", { message: `An email address has at most ${LIMITS.emailChars} characters`, code: "INVALID_EMAIL" });
+  }
+  return email;
+}
+
+/** Every field of a user row a request can set, checked before the library stores it. */
+function userFields<T extends { name?: unknown; image?: unknown; email?: unknown }>(user: T): T {
+  const out = { ...user };
+  if ("name" in user && user.name !== undefined) out.name = displayName(user.name);
+  if ("image" in user && user.image !== undefined) out.image = imageUrl(user.image);
+  if ("email" in user && typeof user.email === "string") out.email = emailAddress(user.email);
+  return out;
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** Whether `value` (an answer's JSON) holds a `token` key, at most three levels down. */
@@ -113,14 +145,14 @@ export function createAuth(db: Db, opts: AuthOptions) {
       user: {
         create: {
           // A fresh instance: the first account is the owner. Later: open sign-up, or an invite.
-          before: async (user, ctx) => {
-            const name = displayName(user.name);
+          before: async (input, ctx) => {
+            const user = userFields(input);
             const status = await instanceStatus(db);
-            if (!status.hasOwner) return { data: { ...user, name, instanceOwner: true } };
+            if (!status.hasOwner) return { data: { ...user, instanceOwner: true } };
             // An invite link is claimed here (one link, one account) and joined once the account exists.
             const token = inviteTokenOf(ctx?.body);
             const claimed = token !== null && (await claimInviteForSignUp(db, token));
-            if (status.openSignUp || claimed) return { data: { ...user, name, instanceOwner: null } };
+            if (status.openSignUp || claimed) return { data: { ...user, instanceOwner: null } };
             throw new APIError("FORBIDDEN", { message: "Sign-up is by invitation: open the invite link you were sent", code: "SIGN_UP_CLOSED" });
           },
           after: async (user, ctx) => {
@@ -131,7 +163,13 @@ export function createAuth(db: Db, opts: AuthOptions) {
           },
         },
         update: {
-          before: async (user) => ("name" in user && user.name !== undefined ? { data: { ...user, name: displayName(user.name) } } : undefined),
+          before: async (user) => ({ data: userFields(user) }),
+        },
+      },
+      session: {
+        create: {
+          // The library stores the request's User-Agent header as sent: a header of many KiB on every session row otherwise.
+          before: async (session) => ({ data: { ...session, userAgent: session.userAgent?.slice(0, LIMITS.userAgentChars) ?? null } }),
         },
       },
     },
