@@ -23,8 +23,8 @@ describe("appCodeOf", () => {
 });
 
 const refusal = (
-  appCode: "TEAM_NOT_FOUND" | "SESSION_NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL" | "INVALID_INPUT",
-  code: "NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL_SERVER_ERROR" | "BAD_REQUEST",
+  appCode: "TEAM_NOT_FOUND" | "SESSION_NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL" | "INVALID_INPUT" | "UNAVAILABLE",
+  code: "NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "INTERNAL_SERVER_ERROR" | "BAD_REQUEST" | "SERVICE_UNAVAILABLE",
 ) =>
   TRPCClientError.from<AppRouter>({
     error: { code: -32004, message: "refused", data: { code, httpStatus: 404, appCode, details: null, zodError: null, path: "team.live" } },
@@ -48,6 +48,10 @@ describe("accessLost", () => {
 describe("feedRetries", () => {
   it("opens a feed again for as long as the app gives no answer (server away, a proxy's 503)", () => {
     expect(feedRetries(TRPCClientError.from<AppRouter>(new Error("EventSource failed")))).toBe(true);
+  });
+
+  it("while the app says its database is away (503 UNAVAILABLE)", () => {
+    expect(feedRetries(refusal("UNAVAILABLE", "SERVICE_UNAVAILABLE"))).toBe(true);
   });
 
   it("never after a refusal another try would get again", () => {

@@ -21,12 +21,14 @@ export function accessLost(error: Pick<ApiError, "data"> | null | undefined): bo
 
 /**
  * Whether a live feed that failed is opened again (resuming from its last event id): when the
- * app gave no answer (the server away, a proxy's 503 for it). An internal failure never comes
+ * app gave no answer (the server away, a proxy's 503 for it) or said its database is away for a
+ * moment (UNAVAILABLE). An internal failure never comes
  * here: tRPC's event-stream link reconnects after one itself. Any other refusal (access lost,
  * bad input) would come again, so it shows.
  */
 export function feedRetries(error: Pick<ApiError, "data"> | null | undefined): boolean {
-  return appCodeOf(error) === null;
+  const code = appCodeOf(error);
+  return code === null || code === "UNAVAILABLE";
 }
 
 /** The wait before the attempt after `attempt` failed ones: doubling from 500 ms, at most 5 s. */

@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   PROCEDURE_NOT_FOUND: "NOT_FOUND",
   /** A failure that is not the caller's; details stay in the server log. Retry later. */
   INTERNAL: "INTERNAL_SERVER_ERROR",
+  /** The database is unreachable for a moment (HTTP 503 with Retry-After). Retry after that many seconds. */
+  UNAVAILABLE: "SERVICE_UNAVAILABLE",
 
   // --- People and access (docs/SPEC.md §13) -------------------------------------------------
   /** No signed-in person (no session cookie, or an unknown API token). Sign in. */

@@ -6,19 +6,21 @@ import next from "next";
 import { createDb } from "./db/client";
 import { teamLimitsOf, workspaceLimitsOf, type Env } from "./env";
 import { isDownload, serveDownload } from "./http/downloads";
+import { RETRY_AFTER_SECONDS, sendFailure, unexpectedFailure } from "./http/failure";
 import { heldRequests } from "./http/held-requests";
 import { bodyRefusal, checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { LIMITS } from "./limits";
 import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
 import { authSecretOf } from "./people/instance";
-import { personFromHeaders } from "./people/person";
+import { personFromHeaders, type Person } from "./people/person";
 import { availableModels, createModelResolver, priceOf, type ModelResolver } from "./models/registry";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
 import { createTeamLayer } from "./team/team-layer";
 import { teamPlaybook } from "./team/playbook";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
+import { isUnavailable } from "./trpc/init";
 import { appRouter } from "./trpc/root";
 
 // The app server: one Node process hosting the agent runtime, accounts (Better Auth) under
@@ -102,31 +104,51 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     maxBatchSize: MAX_BATCH_SIZE,
     // Room for the largest file a person may save, JSON-escaped (a quote or backslash doubles).
     maxBodySize: requestBodyLimit(opts.env),
+    // Answers carry people's data: no cache keeps them. Feeds keep `no-transform` (a proxy that
+    // compresses an event stream holds its events back).
+    responseMeta: ({ errors, type }) => ({
+      headers: {
+        "Cache-Control": type === "subscription" ? "no-store, no-transform" : "no-store",
+        ...(errors.some(isUnavailable) ? { "Retry-After": String(RETRY_AFTER_SECONDS) } : {}),
+      },
+    }),
     onError: ({ error, path }) => {
+      if (isUnavailable(error)) return log(`[trpc] ${path ?? "?"}: the database is unreachable (${error.cause?.message ?? error.message})`);
       if (error.code === "INTERNAL_SERVER_ERROR") log(`[trpc] ${path ?? "?"} failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
     },
-    createContext: async ({ req }) => ({
-      db,
-      env: opts.env,
-      hub,
-      runtime,
-      person: await personFromHeaders(auth, db, fromNodeHeaders(req.headers)),
-    }),
+    createContext: ({ req }) => ({ db, env: opts.env, hub, runtime, person: people.get(req) ?? null }),
   });
+  /** Who sent each tRPC request, looked up before tRPC runs: a lookup the database's absence fails is a 503, feeds' too. */
+  const people = new WeakMap<http.IncomingMessage, Person | null>();
+  const failed = (res: http.ServerResponse, what: string, e: unknown) => {
+    log(`[${what}] failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    if (res.headersSent) return void res.destroy();
+    sendFailure(res, unexpectedFailure(e, "Internal error; the details are in the server log"));
+  };
 
   requests.serve((req, res) => {
     const nonce = newNonce();
     const csp = contentSecurityPolicy(nonce, policy);
     setSecurityHeaders(res, csp);
     const refusal = checkRequest(req, policy);
-    if (refusal) return refuse(res, refusal);
+    if (refusal) return refuse(req, res, refusal);
     // Rate limits key on the client's address (the socket's, or the trusted proxy's word for it).
     req.headers[CLIENT_IP_HEADER] = clientAddress(req, opts.env.TRUST_PROXY);
     if (req.url?.startsWith("/api/auth/")) {
       const tooLarge = bodyRefusal(req, LIMITS.authBodyBytes);
-      return tooLarge ? refuse(res, tooLarge) : void authHandler(req, res);
+      if (tooLarge) return refuse(req, res, tooLarge);
+      // The library answers its own refusals; anything else it throws (onAPIError.throw) lands here.
+      return void authHandler(req, res).catch((e: unknown) => failed(res, "auth", e));
     }
-    if (req.url?.startsWith("/api/trpc/")) return trpc(req, res);
+    if (req.url?.startsWith("/api/trpc/")) {
+      return void personFromHeaders(auth, db, fromNodeHeaders(req.headers)).then(
+        (person) => {
+          people.set(req, person);
+          return trpc(req, res);
+        },
+        (e: unknown) => failed(res, "trpc", e),
+      );
+    }
     if (isDownload(req.url)) {
       return void serveDownload(req, res, { db, person: () => personFromHeaders(auth, db, fromNodeHeaders(req.headers)) }, log);
     }

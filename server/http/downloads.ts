@@ -1,13 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import { TRPCError } from "@trpc/server";
-import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { z } from "zod";
 import type { Db } from "../db/client";
-import { AppError, ERROR_CODES, isAppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import { asSessionId } from "../ids";
 import { findUnstorableText } from "../input-guard";
 import type { Person } from "../people/person";
+import { sendFailure, unexpectedFailure } from "./failure";
 import { teamAccess } from "../trpc/access";
 import { readFile, workspaceZip } from "../workspace";
 
@@ -53,12 +52,6 @@ function attachment(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-function fail(res: ServerResponse, e: AppError): void {
-  res.statusCode = getHTTPStatusCodeFromError(new TRPCError({ code: ERROR_CODES[e.code] }));
-  res.setHeader("Content-Type", "application/json");
-  res.end(JSON.stringify({ error: { code: e.code, message: e.message } }));
-}
-
 export async function serveDownload(req: IncomingMessage, res: ServerResponse, ctx: { db: Db; person: () => Promise<Person | null> }, log: (line: string) => void) {
   try {
     if (req.method !== "GET" && req.method !== "HEAD") throw new AppError("INVALID_INPUT", "Downloads are GET requests");
@@ -93,8 +86,8 @@ export async function serveDownload(req: IncomingMessage, res: ServerResponse, c
       res.destroy();
       return;
     }
-    if (isAppError(e)) return fail(res, e);
+    if (isAppError(e)) return sendFailure(res, e);
     log(`[downloads] ${req.url} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    fail(res, new AppError("INTERNAL", "The download failed"));
+    sendFailure(res, unexpectedFailure(e, "The download failed"));
   }
 }

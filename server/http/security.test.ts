@@ -100,6 +100,27 @@ describe("the host allow-list (DNS rebinding)", () => {
     expect(await tableDigests(db)).toEqual(before);
   });
 
+  it("refuses a request line in absolute form like an unknown host, never redirecting to the host it names", async () => {
+    for (const path of ["http://evil.example/", "http://evil.example/api/trpc/team.list", `http://127.0.0.1:${port}/`, "*"]) {
+      const r = await raw({ path, headers: { cookie } });
+      expect(r.status, path).toBe(421);
+      expect(r.headers.location, path).toBeUndefined();
+    }
+  });
+
+  it("answers a person's browser with a page naming APP_URL, and API clients with JSON", async () => {
+    const page = await raw({ path: "/teams/x", host: "agents.example.com" });
+    expect(page.status).toBe(421);
+    expect(page.headers["content-type"]).toMatch(/^text\/html/);
+    expect(page.body).toContain("APP_URL");
+    // The Host a client sent is never written into the page.
+    const injected = await raw({ path: "/", host: "<script>x</script>" });
+    expect(injected.body).not.toContain("<script>");
+    const api = await raw({ path: "/api/trpc/team.list", host: "agents.example.com" });
+    expect(api.headers["content-type"]).toMatch(/^application\/json/);
+    expect(codeOf(api)).toBe("UNKNOWN_HOST");
+  });
+
   it("serves the loopback names of its port when APP_URL is unset", async () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`]) {
       const read = await raw({ path: "/api/trpc/account.status", headers: { cookie }, host });
@@ -217,6 +238,9 @@ describe("security headers", () => {
     });
     expect(feedHeaders["content-type"]).toMatch(/text\/event-stream/);
     expectSecurityHeaders({ status: 200, headers: feedHeaders, body: "" }, "feed");
+    // No cache keeps people's data: API answers (refusals too) and feeds.
+    expect(feedHeaders["cache-control"]).toBe("no-store, no-transform");
+    for (const what of ["query", "unauthorized", "unknown procedure"]) expect(responses.find(([w]) => w === what)![1].headers["cache-control"], what).toBe("no-store");
   });
 });
 
@@ -226,6 +250,7 @@ describe("security headers", () => {
 function request(method: string, headers: Record<string, string>): IncomingMessage {
   const req = new IncomingMessage(new Socket());
   req.method = method;
+  req.url = "/";
   req.headers = headers;
   return req;
 }

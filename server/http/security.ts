@@ -39,7 +39,9 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  */
 export function checkRequest(req: IncomingMessage, policy: WebPolicy): Refusal | null {
   const host = req.headers.host?.toLowerCase();
-  if (!host || !policy.hosts.has(host)) {
+  // A request line in absolute form (`GET http://other.example/`) names its host there, and a
+  // router would redirect to it: only the origin form (a path) is served.
+  if (!host || !policy.hosts.has(host) || !req.url?.startsWith("/")) {
     return { status: 421, code: "UNKNOWN_HOST", message: "This server does not serve that host name (set APP_URL)" };
   }
   if (SAFE_METHODS.has(req.method ?? "GET")) return null;
@@ -116,8 +118,23 @@ export function setSecurityHeaders(res: ServerResponse, csp: string): void {
   res.setHeader("Permissions-Policy", "camera=(), microphone=(), geolocation=()");
 }
 
-export function refuse(res: ServerResponse, refusal: Refusal): void {
+/** A page for a person who opened the app under a name it does not serve (the host is not echoed). */
+const UNKNOWN_HOST_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Address not served</title></head>
+<body><main><h1>This address is not served here</h1>
+<p>This Agent Teams server answers only at the address it was configured with.</p>
+<p>If you run it: set <code>APP_URL</code> to the address you open it at (for example <code>https://agents.example.com</code>) and start it again.</p>
+</main></body></html>
+`;
+
+/** A refusal as JSON for API paths; a person's browser asking for a page under an unknown host gets a short HTML page. */
+export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal): void {
   res.statusCode = refusal.status;
+  res.setHeader("Cache-Control", "no-store");
+  if (refusal.code === "UNKNOWN_HOST" && !req.url?.startsWith("/api/")) {
+    res.setHeader("Content-Type", "text/html; charset=utf-8");
+    return void res.end(req.method === "HEAD" ? undefined : UNKNOWN_HOST_PAGE);
+  }
   res.setHeader("Content-Type", "application/json");
   res.end(JSON.stringify({ error: { code: refusal.code, message: refusal.message } }));
 }

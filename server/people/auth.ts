@@ -101,6 +101,8 @@ export function createAuth(db: Db, opts: AuthOptions) {
     secret: opts.secret,
     trustedOrigins: [...opts.origins],
     telemetry: { enabled: false },
+    // Failures that are not refusals reach the app server, which answers 503 while the database is away.
+    onAPIError: { throw: true },
     // Listing another device's session (and revoking one by its token) would hand page script
     // the tokens; "sign out everywhere" (/revoke-sessions) needs none.
     disabledPaths: ["/list-sessions", "/revoke-session"],

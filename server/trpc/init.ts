@@ -2,6 +2,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
 import type { Db } from "../db/client";
+import { isTransientDbError } from "../db/errors";
 import type { Env } from "../env";
 import { AppError, ERROR_CODES, type AppErrorCode } from "../errors";
 import { findUnstorableText } from "../input-guard";
@@ -24,11 +25,16 @@ export interface TrpcContext {
 /** Stack traces and internal messages in error responses only while developing. */
 const isDev = process.env.NODE_ENV === "development";
 
+/** Whether the error says the database is away for a moment (answered 503 with Retry-After). */
+export const isUnavailable = (error: TRPCError): boolean => appCodeOf(error) === "UNAVAILABLE";
+
 /** The stable app code of any error response: ours, zod's, or one for tRPC's own refusals. */
 function appCodeOf(error: TRPCError): AppErrorCode {
   const cause = error.cause;
   if (cause instanceof AppError) return cause.code;
   if (cause instanceof ZodError) return "INVALID_INPUT";
+  // The database away (in a procedure, a feed, or the credential lookup of the request's context).
+  if (isTransientDbError(cause)) return "UNAVAILABLE";
   if (error.code === "INTERNAL_SERVER_ERROR") return "INTERNAL";
   if (error.code === "BAD_REQUEST" && /^batch call exceeds/i.test(error.message)) return "BATCH_TOO_LARGE";
   if (error.code === "NOT_FOUND") return "PROCEDURE_NOT_FOUND";
@@ -49,11 +55,13 @@ const t = initTRPC.context<TrpcContext>().create({
     // An unexpected failure (a database error, a bug) says nothing of the server's insides.
     const hidden = appCode === "INTERNAL" && !isDev;
     const { stack: _stack, ...data } = shape.data;
+    const unavailable = appCode === "UNAVAILABLE" && !(cause instanceof AppError);
     return {
       ...shape,
-      message: hidden ? "Internal error; the details are in the server log" : shape.message,
+      message: hidden ? "Internal error; the details are in the server log" : unavailable ? "The database is unreachable for a moment: retry shortly" : shape.message,
       data: {
         ...(isDev ? shape.data : data),
+        ...(unavailable ? { code: "SERVICE_UNAVAILABLE" as const, httpStatus: 503 } : {}),
         appCode,
         details: cause instanceof AppError ? (cause.details ?? null) : null,
         zodError: cause instanceof ZodError ? z.flattenError(cause) : null,
