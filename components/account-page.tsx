@@ -81,7 +81,10 @@ function DisplayName({ me }: { me: Me }) {
 }
 
 function PasswordChange() {
-  const [form, setForm] = useState({ current: "", next: "", signOutOthers: true });
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const revokeTokens = useMutation(trpc.account.revokeAllTokens.mutationOptions());
+  const [form, setForm] = useState({ current: "", next: "", signOutOthers: true, revokeTokens: false });
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   async function submit(e: FormEvent) {
@@ -94,8 +97,18 @@ function PasswordChange() {
       revokeOtherSessions: form.signOutOthers,
     });
     if (failed) return setError(failed.code === "INVALID_PASSWORD" ? "The current password is wrong" : authErrorText(failed));
-    setForm({ current: "", next: "", signOutOthers: form.signOutOthers });
-    setDone(form.signOutOthers ? "Password changed; your other devices are signed out." : "Password changed.");
+    setForm({ ...form, current: "", next: "" });
+    const ended = [form.signOutOthers && "your other devices are signed out", form.revokeTokens && "your API tokens are revoked"].filter(Boolean);
+    if (form.revokeTokens) {
+      try {
+        await revokeTokens.mutateAsync();
+      } catch {
+        return setError("Password changed, but your API tokens could not be revoked: revoke them below");
+      } finally {
+        await queryClient.invalidateQueries({ queryKey: trpc.account.tokens.queryKey() });
+      }
+    }
+    setDone(ended.length > 0 ? `Password changed; ${ended.join(" and ")}.` : "Password changed.");
   }
   return (
     <section aria-labelledby="password" className="card">
@@ -106,6 +119,10 @@ function PasswordChange() {
         <label className="check">
           <input type="checkbox" checked={form.signOutOthers} onChange={(e) => setForm({ ...form, signOutOthers: e.target.checked })} />
           Sign out other devices
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={form.revokeTokens} onChange={(e) => setForm({ ...form, revokeTokens: e.target.checked })} />
+          Revoke my API tokens too
         </label>
         <button type="submit">Change password</button>
       </form>
@@ -137,7 +154,7 @@ function SignOut() {
           Sign out everywhere
         </button>
       </div>
-      <p className="muted">Everywhere ends every session of this account, on every device. API tokens stay valid until revoked.</p>
+      <p className="muted">Everywhere ends every session of this account, on every device, and revokes its API tokens: scripts using them stop.</p>
       <Outcome error={error} done={null} />
     </section>
   );

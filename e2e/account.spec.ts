@@ -80,8 +80,16 @@ test("with sign-up open, a new person makes an account, uses and revokes an API 
     await sam.getByLabel("Current password").fill(SAM.password);
     await sam.getByLabel("New password").fill(SAM_NEW_PASSWORD);
     await expect(sam.getByRole("checkbox", { name: "Sign out other devices" })).toBeChecked();
+    // The change offers to end the API tokens too.
+    await sam.getByRole("textbox", { name: "Token name" }).fill("old script");
+    await sam.getByRole("button", { name: "Create token" }).click();
+    const oldToken = await sam.getByRole("textbox", { name: "Token old script" }).inputValue();
+    expect(await whoIs(oldToken)).toMatchObject({ name: "Samantha" });
+    await sam.getByRole("checkbox", { name: "Revoke my API tokens too" }).check();
     await sam.getByRole("button", { name: "Change password" }).click();
-    await expect(sam.getByRole("status").filter({ hasText: "Password changed" })).toBeVisible();
+    await expect(sam.getByRole("status").filter({ hasText: "Password changed; your other devices are signed out and your API tokens are revoked." })).toBeVisible();
+    expect(await whoIs(oldToken)).toBeNull();
+    await expect(sam.getByRole("list", { name: "Your API tokens" }).getByRole("listitem")).toHaveCount(0);
     await sam.reload();
     await expect(sam.getByRole("heading", { name: "Your account" })).toBeVisible();
 

@@ -33,10 +33,15 @@ export const ANNOUNCE_INTERVAL_MS = 25;
  * people: a team's people, roles, invites or presence changed (sent on the team id); actions: a
  * person did something in the team (people/actions.ts: the record's row; on the team id);
  * workspace: a team's files changed (sent on the team id); spend: a step's usage was added to
- * the session's spend (the room's figures move; nothing a waiting agent acts on).
+ * the session's spend (the room's figures move; nothing a waiting agent acts on); credentials:
+ * a sign-in session or API token of a person ended (sent on `credentialsKey`, by a trigger of
+ * the auth_sessions and api_tokens tables: their feeds re-check at once).
  */
-const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "board", "mail", "people", "actions", "workspace", "spend"]);
+const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "board", "mail", "people", "actions", "workspace", "spend", "credentials"]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
+
+/** The key a person's credential changes are sent on (the migration's trigger writes the same). */
+export const credentialsKey = (userId: string): string => `user:${userId}`;
 
 /** o: the announcing hub (ActivityHub.announce), which does not hear its own notification again. */
 const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema, q: z.number().int().optional(), o: z.string().optional() });
@@ -241,13 +246,21 @@ export class ActivityHub {
  * Subscribe *before* reading state, then await: nothing between the read and the wait is missed.
  */
 export function activityWaiter(hub: ActivityHub, sessionId: string, kinds?: readonly ActivityKind[]) {
+  let heard = false;
   let fire!: () => void;
   const fired = new Promise<void>((resolve) => (fire = resolve));
   const off = hub.on(sessionId, (a) => {
     if (kinds && a.sessionId !== "*" && !kinds.includes(a.kind)) return;
+    heard = true;
     fire();
   });
   return {
+    /** Whether a matching activity (or a reconnect's poke) came. */
+    get heard(): boolean {
+      return heard;
+    },
+    /** Settles when one comes, or on dispose. */
+    fired,
     async wait(timeoutMs: number, signal?: AbortSignal): Promise<void> {
       await abortableWait({ ms: timeoutMs, until: fired, signal });
     },
@@ -256,5 +269,24 @@ export function activityWaiter(hub: ActivityHub, sessionId: string, kinds?: read
       off();
       fire();
     },
+  };
+}
+export type ActivityWaiter = ReturnType<typeof activityWaiter>;
+
+/**
+ * Wakes a live feed whose access may have ended: one of the person's credentials ended (a
+ * sign-out, a revoked token: on every process, by the tables' trigger), or, given a team, the
+ * team's people changed (a removal, a role change).
+ */
+export function accessWaiter(hub: ActivityHub, userId: string, teamId: string | null): ActivityWaiter {
+  const waiters = [activityWaiter(hub, credentialsKey(userId), ["credentials"]), ...(teamId ? [activityWaiter(hub, teamId, ["people"])] : [])];
+  const fired = Promise.race(waiters.map((w) => w.fired));
+  return {
+    get heard() {
+      return waiters.some((w) => w.heard);
+    },
+    fired,
+    wait: (timeoutMs, signal) => abortableWait({ ms: timeoutMs, until: fired, signal }).then(() => undefined),
+    dispose: () => waiters.forEach((w) => w.dispose()),
   };
 }

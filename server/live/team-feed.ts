@@ -85,6 +85,7 @@ const ON_TEAM: Record<ActivityKind, Section[]> = {
   actions: ["actions"],
   workspace: ["workspace"],
   event: [],
+  credentials: [],
 };
 /** … and one on a teammate's session. */
 const ON_MEMBER: Record<ActivityKind, Section[]> = {
@@ -99,6 +100,7 @@ const ON_MEMBER: Record<ActivityKind, Section[]> = {
   actions: [],
   workspace: [],
   event: [],
+  credentials: [],
 };
 
 /** One section's value, its JSON (to see changes) and the tail seq it last changed at. */

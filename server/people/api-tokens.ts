@@ -55,6 +55,11 @@ export async function revokeApiToken(db: DbOrTx, userId: UserId, id: string): Pr
   if (count === 0) throw new AppError("API_TOKEN_NOT_FOUND", `No API token ${id}`, { id });
 }
 
+/** Ends every API token of the person (sign out everywhere, a password change that asks it); how many there were. */
+export async function revokeAllApiTokens(db: DbOrTx, userId: UserId): Promise<number> {
+  return (await db.apiToken.deleteMany({ where: { userId } })).count;
+}
+
 /** The token's id and its owner, or null for an unknown (or revoked) token. */
 export async function tokenOwner(db: Db, token: string): Promise<{ tokenId: string; user: UserRow } | null> {
   const row = await db.apiToken.findUnique({

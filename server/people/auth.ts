@@ -4,6 +4,7 @@ import { APIError, createAuthMiddleware } from "better-auth/api";
 import type { Db } from "../db/client";
 import { LIMITS } from "../limits";
 import { asUserId } from "../ids";
+import { revokeAllApiTokens } from "./api-tokens";
 import { instanceStatus } from "./instance";
 import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
 
@@ -139,6 +140,11 @@ export function createAuth(db: Db, opts: AuthOptions) {
       // (sign-in, sign-up, get-session and change-password all would).
       after: createAuthMiddleware(async (ctx) => {
         const returned: unknown = ctx.context.returned;
+        // "Sign out everywhere" ends the person's API tokens too: every credential they hold.
+        if (ctx.path === "/revoke-sessions" && !(returned instanceof APIError)) {
+          const userId = ctx.context.session?.user.id;
+          if (userId) await revokeAllApiTokens(db, asUserId(userId));
+        }
         if (returned instanceof Response || !isRecord(returned) || !hasToken(returned)) return;
         return ctx.json(withoutTokens(returned) as Record<string, unknown>);
       }),

@@ -87,6 +87,7 @@ function baseInputs(): Record<string, Input | undefined> {
     "account.tokens": undefined,
     "account.createToken": { name: "script" },
     "account.revokeToken": { id: "tok_x" },
+    "account.revokeAllTokens": undefined,
     "people.list": { teamId: lead },
     "people.invites": { teamId: lead },
     "people.invite": { teamId: lead, role: "member", expiresInHours: 1 },

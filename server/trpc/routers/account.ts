@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../errors";
 import { LIMITS } from "../../limits";
-import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeApiToken } from "../../people/api-tokens";
+import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeAllApiTokens, revokeApiToken } from "../../people/api-tokens";
 import { instanceStatus, InstanceStatusSchema, setOpenSignUp } from "../../people/instance";
 import { personProcedure, publicProcedure, router } from "../init";
 
@@ -53,4 +53,9 @@ export const accountRouter = router({
       await revokeApiToken(ctx.db, ctx.person.id, input.id);
       return { revoked: true as const };
     }),
+
+  /** Every API token of the person ends (the password change page offers it). */
+  revokeAllTokens: sessionProcedure
+    .output(z.object({ revoked: z.number().int() }))
+    .mutation(async ({ ctx }) => ({ revoked: await revokeAllApiTokens(ctx.db, ctx.person.id) })),
 });

@@ -1,7 +1,7 @@
 import { tracked } from "@trpc/server";
 import { z } from "zod";
 import type { SessionId } from "../../ids";
-import { activityWaiter } from "../../live/activity";
+import { accessWaiter } from "../../live/activity";
 import { FEED_BATCH, FEED_REREAD_MS, sessionFeedsOf } from "../../live/session-feed";
 import { ModelOptionSchema } from "../../models/catalog";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
@@ -171,8 +171,8 @@ async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, l
     while (!signal?.aborted) {
       // Taken before reading, so a change while this feed sends is not missed.
       const changed = tail.changed();
-      // A person removed from the team loses the feed at once: people changes wake it.
-      const people = activityWaiter(ctx.hub, teamId, ["people"]);
+      // A person removed from the team, or signed out, loses the feed at once: people and credential changes wake it.
+      const people = accessWaiter(ctx.hub, ctx.person.id, teamId);
       try {
         if (recheck || Date.now() - checkedAt >= FEED_REREAD_MS) {
           await feedAccess(ctx, (db) => sessionAccess(ctx, id, "view", db));

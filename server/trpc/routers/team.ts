@@ -3,6 +3,7 @@ import { z } from "zod";
 import { asSessionId, type SessionId } from "../../ids";
 import { int4 } from "../../input-guard";
 import { abortableWait } from "../../abortable";
+import { accessWaiter } from "../../live/activity";
 import { TEAM_FEED_REREAD_MS, TeamFeedEventId, teamFeedsOf } from "../../live/team-feed";
 import { listMessages, TeamMessageViewSchema } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
@@ -126,21 +127,29 @@ async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | nul
     let role: TeamRole | null = null;
     let checkedAt = 0;
     let peopleAt = -1;
+    let recheck = false;
     while (!signal?.aborted) {
       const changed = tail.changed();
-      // Re-checked when the people change (a removed person loses the feed at once) and
-      // every TEAM_FEED_REREAD_MS (a sign-out everywhere, a revoked token).
-      if (role === null || tail.peopleAt !== peopleAt || Date.now() - checkedAt >= TEAM_FEED_REREAD_MS) {
-        peopleAt = tail.peopleAt;
-        role = (await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db))).role;
-        checkedAt = Date.now();
+      const ended = accessWaiter(ctx.hub, ctx.person.id, null);
+      try {
+        // Re-checked when the people change (a removed person loses the feed at once), when one
+        // of the person's credentials ended (a sign-out, a revoked token), and every
+        // TEAM_FEED_REREAD_MS (a sign-in that expired).
+        if (role === null || recheck || tail.peopleAt !== peopleAt || Date.now() - checkedAt >= TEAM_FEED_REREAD_MS) {
+          peopleAt = tail.peopleAt;
+          role = (await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db))).role;
+          checkedAt = Date.now();
+        }
+        const next = tail.next(cursor, role);
+        if (next) {
+          cursor = next.cursor;
+          yield tracked(next.id, next.message);
+        }
+        await abortableWait({ ms: TEAM_FEED_REREAD_MS, until: Promise.race([changed, ended.fired]), signal });
+        recheck = ended.heard;
+      } finally {
+        ended.dispose();
       }
-      const next = tail.next(cursor, role);
-      if (next) {
-        cursor = next.cursor;
-        yield tracked(next.id, next.message);
-      }
-      await abortableWait({ ms: TEAM_FEED_REREAD_MS, until: changed, signal });
     }
   } finally {
     feeds.release(tail);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { abortableWait } from "../../abortable";
 import type { SessionId } from "../../ids";
 import { LIMITS } from "../../limits";
-import { activityWaiter } from "../../live/activity";
+import { accessWaiter, activityWaiter } from "../../live/activity";
 import { teamMemberRefs } from "../../team/membership";
 import {
   encodeCursor,
@@ -68,6 +68,7 @@ async function* timelineFeed(ctx: PersonContext, id: SessionId, filter: Timeline
     const refs = await teamMemberRefs(ctx.db, id);
     const waiters = [
       activityWaiter(ctx.hub, id, ["event", "state", "team", "board", "mail", "people", "actions", "workspace"]),
+      accessWaiter(ctx.hub, ctx.person.id, null),
       ...refs.filter((r) => r.sessionId !== id).map((r) => activityWaiter(ctx.hub, r.sessionId, ["event"])),
     ];
     try {
