@@ -20,6 +20,7 @@ export interface AuthFailure {
 
 /** A failed Better Auth call as a sentence a person can act on. */
 export function authErrorText(error: AuthFailure): string {
+  if (error.code === "SIGN_IN_DELAYED" && error.message) return error.message;
   if (error.status === 429) return "Too many attempts, try again in a minute";
   if (error.code === "SIGN_UP_CLOSED") return "Sign-up is by invitation: open the invite link you were sent";
   if (error.code === "INVALID_EMAIL_OR_PASSWORD") return "Wrong email or password";

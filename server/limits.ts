@@ -20,6 +20,9 @@ export const LIMITS = {
   emailChars: 254,
   /** The User-Agent kept on a sign-in session row (the rest is cut). */
   userAgentChars: 512,
+  /** Sign-in attempts on one account before each further one waits (1 s, doubling, at most the second figure) unless made from an address that signed in to it before. */
+  signInFreeAttempts: 5,
+  signInBackoffMaxSeconds: 900,
   /** A request body to /api/auth (sign-in, sign-up, profile). */
   authBodyBytes: 64 * KiB,
   /** A personal API token's label. */

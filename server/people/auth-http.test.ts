@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
 import { describe, expect } from "vitest";
-import type { Db } from "../db/client";
+import { createDb, type Db } from "../db/client";
 import { parseEnv } from "../env";
 import { LIMITS } from "../limits";
 import { startAppServer, type AppServer } from "../main";
@@ -414,6 +414,45 @@ describe("the sign-in rate limit behind a trusted proxy (TRUST_PROXY)", () => {
       expect(await attempt("3.3.3.3, 198.51.100.1")).toBe(429);
       // …while client B behind the same proxy still may try.
       expect(await attempt("198.51.100.2")).not.toBe(429);
+    } finally {
+      await proxied.close();
+      await tdb.drop();
+    }
+  });
+});
+
+describe("the sign-in limit per account", () => {
+  it("slows an attack spread over many addresses, while the owner may still sign in from an address they used before", async () => {
+    const tdb = await createTestDatabase();
+    const proxied = await serve(tdb.url, { TRUST_PROXY: "true" });
+    const attempt = (from: string, email: string, password: string) =>
+      fetch(`${proxied.url}/api/auth/sign-in/email`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: proxied.url, "x-forwarded-for": from },
+        body: JSON.stringify({ email, password }),
+      });
+    try {
+      const owner = await signUpOverHttp(proxied.url, { name: "Olga", password: PASSWORD });
+      // The owner signs in from home once.
+      expect((await attempt("198.51.100.7", owner.email, PASSWORD)).status).toBe(200);
+      // An attacker tries the account from a new address each time: a few free attempts…
+      for (let i = 0; i < LIMITS.signInFreeAttempts; i++) expect((await attempt(`203.0.113.${i + 1}`, owner.email, "guess")).status).toBe(401);
+      // …then every further one waits, even with the right password, from any new address.
+      const slowed = await attempt("203.0.113.100", owner.email, PASSWORD);
+      expect(slowed.status).toBe(429);
+      expect(Number(slowed.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await slowed.json()).toMatchObject({ code: "SIGN_IN_DELAYED" });
+      // Other accounts are not slowed; the account's case does not matter.
+      expect((await attempt("203.0.113.101", "someone.else@example.test", "guess")).status).toBe(401);
+      expect((await attempt("203.0.113.102", owner.email.toUpperCase(), "guess")).status).toBe(429);
+      // The owner, from home, is not locked out, and a success clears the count.
+      expect((await attempt("198.51.100.7", owner.email, PASSWORD)).status).toBe(200);
+      expect((await attempt("203.0.113.103", owner.email, PASSWORD)).status).toBe(200);
+      // Only the person's own successes make an address known (sign-up's too).
+      const client = createDb(tdb.url, 1);
+      const known = (await client.signInAddress.findMany({ select: { address: true } })).map((a) => a.address);
+      await client.$disconnect();
+      expect(known.sort()).toEqual(["127.0.0.1", "198.51.100.7", "203.0.113.103"]);
     } finally {
       await proxied.close();
       await tdb.drop();

@@ -6,6 +6,7 @@ import { LIMITS } from "../limits";
 import { asUserId } from "../ids";
 import { revokeAllApiTokens } from "./api-tokens";
 import { instanceStatus } from "./instance";
+import { claimSignInAttempt, signInSucceeded } from "./sign-in-throttle";
 import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
 
 // Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md: People). It owns
@@ -73,6 +74,9 @@ function userFields<T extends { name?: unknown; image?: unknown; email?: unknown
   return out;
 }
 
+/** The client's address the app server put on the request (rate limits key on it). */
+const clientOf = (headers: Headers | undefined): string => headers?.get(CLIENT_IP_HEADER) ?? "unknown";
+
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** Whether `value` (an answer's JSON) holds a `token` key, at most three levels down. */
@@ -136,10 +140,23 @@ export function createAuth(db: Db, opts: AuthOptions) {
       defaultCookieAttributes: { httpOnly: true, sameSite: "lax" },
     },
     hooks: {
+      // Each attempt on an account is counted before the password is checked (sign-in-throttle.ts).
+      before: createAuthMiddleware(async (ctx) => {
+        if (ctx.path !== "/sign-in/email" || !isRecord(ctx.body) || typeof ctx.body.email !== "string") return;
+        const wait = await claimSignInAttempt(db, ctx.body.email, clientOf(ctx.headers));
+        if (wait === null) return;
+        throw new APIError(
+          "TOO_MANY_REQUESTS",
+          { message: `Too many sign-in attempts on this account: try again in ${wait} s`, code: "SIGN_IN_DELAYED" },
+          { "Retry-After": String(wait) },
+        );
+      }),
       // Session tokens live in the HttpOnly cookie only: no answer a page can read carries one
       // (sign-in, sign-up, get-session and change-password all would).
       after: createAuthMiddleware(async (ctx) => {
         const returned: unknown = ctx.context.returned;
+        const signedIn = ctx.context.newSession;
+        if ((ctx.path === "/sign-in/email" || ctx.path === "/sign-up/email") && signedIn) await signInSucceeded(db, signedIn.user, clientOf(ctx.headers));
         // "Sign out everywhere" ends the person's API tokens too: every credential they hold.
         if (ctx.path === "/revoke-sessions" && !(returned instanceof APIError)) {
           const userId = ctx.context.session?.user.id;
