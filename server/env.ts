@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CatalogEnvSchema } from "./models/catalog";
+import { defaultModelOf } from "./models/known-models";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./models/retry-policy";
 import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "./limits";
 
@@ -55,10 +56,10 @@ const EnvSchema = z.object({
   WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).max(16 * 1024 * 1_048_576).default(DEFAULT_WORKSPACE_LIMITS.maxBytes),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
-  OPENAI_MODEL: z.string().optional(),
+  OPENAI_MODEL: z.string().default(defaultModelOf("openai-compatible")),
   ANTHROPIC_BASE_URL: z.string().url().optional(),
   ANTHROPIC_API_KEY: z.string().optional(),
-  ANTHROPIC_MODEL: z.string().default("claude-sonnet-4-5"),
+  ANTHROPIC_MODEL: z.string().default(defaultModelOf("anthropic")),
   /** The offered models with labels and prices (models/catalog.ts), JSON. */
   MODELS: CatalogEnvSchema,
   /** Real providers (models/resilience.ts): retries of transient failures after the first attempt. */

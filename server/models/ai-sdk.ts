@@ -26,6 +26,7 @@ import type {
   ToolSpec,
   Usage,
 } from "./types";
+import { UNKNOWN_ANTHROPIC_MAX_OUTPUT_TOKENS } from "./known-models";
 import { redactSecrets } from "./redact";
 import type { Failure } from "./retry-policy";
 
@@ -57,6 +58,8 @@ export interface OpenAICompatibleModelOptions {
   model: string;
   /** Provider label for the model id; defaults to "openai-compatible" (the registry's provider name). */
   name?: string;
+  /** Output tokens one request asks for (known-models.ts); unset, the server's own limit. */
+  maxOutputTokens?: number;
 }
 
 export function createOpenAICompatibleModel(opts: OpenAICompatibleModelOptions): LanguageModel {
@@ -68,7 +71,7 @@ export function createOpenAICompatibleModel(opts: OpenAICompatibleModelOptions):
     // Without this the SDK omits stream_options.include_usage and streamed usage is unknown.
     includeUsage: true,
   });
-  return sdkBackedModel(`${name}:${opts.model}`, provider.chatModel(opts.model), [opts.apiKey]);
+  return sdkBackedModel(`${name}:${opts.model}`, provider.chatModel(opts.model), opts.maxOutputTokens, [opts.apiKey]);
 }
 
 export interface AnthropicModelOptions {
@@ -76,15 +79,17 @@ export interface AnthropicModelOptions {
   baseURL?: string;
   apiKey: string;
   model: string;
+  /** Output tokens one request asks for (known-models.ts); the API requires a figure. */
+  maxOutputTokens?: number;
 }
 
 export function createAnthropicModel(opts: AnthropicModelOptions): LanguageModel {
   const provider = createAnthropic({ baseURL: opts.baseURL, apiKey: opts.apiKey });
-  return sdkBackedModel(`anthropic:${opts.model}`, provider.messages(opts.model), [opts.apiKey]);
+  return sdkBackedModel(`anthropic:${opts.model}`, provider.messages(opts.model), opts.maxOutputTokens ?? UNKNOWN_ANTHROPIC_MAX_OUTPUT_TOKENS, [opts.apiKey]);
 }
 
-function sdkBackedModel(id: string, model: SdkLanguageModel, secrets: (string | undefined)[]): LanguageModel {
-  return { id, stream: (request, signal) => redactingErrors(streamOneStep(id, model, request, signal), secrets, signal) };
+function sdkBackedModel(id: string, model: SdkLanguageModel, maxOutputTokens: number | undefined, secrets: (string | undefined)[]): LanguageModel {
+  return { id, stream: (request, signal) => redactingErrors(streamOneStep(id, model, maxOutputTokens, request, signal), secrets, signal) };
 }
 
 /**
@@ -107,6 +112,7 @@ async function* redactingErrors(stream: AsyncGenerator<ModelChunk>, secrets: (st
 async function* streamOneStep(
   id: string,
   model: SdkLanguageModel,
+  maxOutputTokens: number | undefined,
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<ModelChunk> {
@@ -123,6 +129,7 @@ async function* streamOneStep(
       // Omitted rather than empty: some OpenAI-compatible servers reject `tools: []`.
       tools: request.tools.length > 0 ? toSdkTools(request.tools) : undefined,
       abortSignal,
+      maxOutputTokens,
       // Retrying is the runtime's decision (it knows the turn); fail fast here.
       maxRetries: 0,
       // Errors are rethrown from fullStream below; the default handler would also console.error them.

@@ -25,6 +25,8 @@ export const FREE: Price = { input: 0, output: 0 };
 const CatalogEntrySchema = ModelChoiceSchema.extend({
   label: z.string().trim().min(1).max(100).optional(),
   price: PriceSchema.optional(),
+  /** Output tokens one request may ask for; known models have theirs (known-models.ts). */
+  maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
 }).strict();
 export type CatalogEntry = z.infer<typeof CatalogEntrySchema>;
 

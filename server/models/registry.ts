@@ -2,6 +2,7 @@ import { retryPolicyOf, type Env } from "../env";
 import { AppError } from "../errors";
 import { createAnthropicModel, createOpenAICompatibleModel } from "./ai-sdk";
 import { FREE, modelKey, sameModel, type ModelOption, type Price } from "./catalog";
+import { maxOutputTokensOf } from "./known-models";
 import { SCRIPTED_CHOICE, type ModelChoice } from "./choice";
 import { ConcurrencyLimiter, resilientModel } from "./resilience";
 import { ScriptedModel, type Playbook } from "./scripted";
@@ -38,7 +39,7 @@ export function availableModels(env: Env): ModelOption[] {
     out.push(option(e, modelKey(e)));
   }
   const fallbacks: [ModelChoice["provider"], string, string][] = [
-    ["openai-compatible", env.OPENAI_MODEL ?? "gpt-4o-mini", "OpenAI-compatible"],
+    ["openai-compatible", env.OPENAI_MODEL, "OpenAI-compatible"],
     ["anthropic", env.ANTHROPIC_MODEL, "Anthropic"],
   ];
   for (const [provider, model, name] of fallbacks) {
@@ -62,6 +63,7 @@ export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}
   const openai = resilient(new ConcurrencyLimiter(env.OPENAI_MAX_CONCURRENT_REQUESTS));
   const anthropic = resilient(new ConcurrencyLimiter(env.ANTHROPIC_MAX_CONCURRENT_REQUESTS));
   return (choice) => {
+    const maxOutputTokens = maxOutputTokensOf(choice, env.MODELS.find((e) => sameModel(e, choice))?.maxOutputTokens);
     if (!configured(env, choice.provider)) {
       throw new AppError("MODEL_UNAVAILABLE", `Model provider "${choice.provider}" is not configured on this server`);
     }
@@ -74,10 +76,11 @@ export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}
             baseURL: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
             apiKey: env.OPENAI_API_KEY,
             model: choice.model,
+            maxOutputTokens,
           }),
         );
       case "anthropic":
-        return anthropic(createAnthropicModel({ baseURL: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY ?? "", model: choice.model }));
+        return anthropic(createAnthropicModel({ baseURL: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY ?? "", model: choice.model, maxOutputTokens }));
     }
   };
 }
