@@ -17,7 +17,7 @@ import { useRefreshAccount } from "./use-account";
 const STATUS_TEXT: Record<Exclude<InviteInfo["status"], "valid">, string> = {
   expired: "This invite link has expired. Ask the team's owner for a new one.",
   revoked: "This invite link was revoked. Ask the team's owner for a new one.",
-  used: "This invite link was already used: each link lets one person in. Ask the team's owner for a new one.",
+  used: "This invite link has let in as many people as it allows. Ask the team's owner for a new one.",
 };
 
 function useInviteInfo(token: string) {
@@ -34,7 +34,8 @@ function InviteSummary({ info }: { info: InviteInfo }) {
       </p>
       <p className="muted">
         {info.role === "viewer" ? "A viewer watches the team live and acts on nothing." : "A member prompts agents, edits the board and adds teammates."}
-        {info.status === "valid" && ` The link works once, until ${new Date(info.expiresAt).toLocaleString()}.`}
+        {info.status === "valid" &&
+          ` The link lets in ${info.usesLeft === 1 ? "one more person" : `${info.usesLeft} more people`}, until ${new Date(info.expiresAt).toLocaleString()}.`}
       </p>
     </div>
   );

@@ -4,6 +4,7 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import type { ApiError, InviteRole, TeamPerson, TeamRole } from "./api-types";
+import { LIMITS } from "~/server/limits";
 import { appCodeOf } from "./app-error";
 import { CopyButton } from "./copy-button";
 import { useTRPC } from "./trpc";
@@ -119,6 +120,7 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
     void refetch();
   }, [latestActionId, refetch]);
   const [role, setRole] = useState<InviteRole>("member");
+  const [maxUses, setMaxUses] = useState(1);
   const create = useMutation(trpc.people.invite.mutationOptions({ onSuccess: () => void refetch() }));
   const revoke = useMutation(trpc.people.revokeInvite.mutationOptions({ onSuccess: () => void refetch() }));
   const created = create.data;
@@ -131,7 +133,7 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
         className="row"
         onSubmit={(e) => {
           e.preventDefault();
-          create.mutate({ teamId, role });
+          create.mutate({ teamId, role, maxUses });
         }}
       >
         <label className="grow">
@@ -140,6 +142,16 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
             <option value="member">member</option>
             <option value="viewer">viewer</option>
           </select>
+        </label>
+        <label>
+          <span className="label">People it lets in</span>
+          <input
+            type="number"
+            min={1}
+            max={LIMITS.inviteMaxUses}
+            value={maxUses}
+            onChange={(e) => setMaxUses(Math.min(LIMITS.inviteMaxUses, Math.max(1, Math.floor(Number(e.target.value) || 1))))}
+          />
         </label>
         <button type="submit" disabled={create.isPending}>
           Create invite link
@@ -156,7 +168,8 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
             <CopyButton text={link} label="Copy link" />
           </div>
           <p className="muted">
-            Shown once: send it to the person. It lets one person in, until {new Date(created.expiresAt).toLocaleString()}.
+            Shown once: send it {created.maxUses === 1 ? "to the person. It lets one person in" : `to the people. It lets ${created.maxUses} people in`}, until{" "}
+            {new Date(created.expiresAt).toLocaleString()}.
           </p>
         </div>
       )}
@@ -172,7 +185,7 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
             {invites.data.map((i) => (
               <li key={i.id} className="invite" aria-label={`${i.role} invite by ${i.createdByName}`}>
                 <span className="grow">
-                  {i.role} · by {i.createdByName} · expires {new Date(i.expiresAt).toLocaleString()}
+                  {i.role} · by {i.createdByName} · {i.maxUses > 1 ? `${i.uses} of ${i.maxUses} used · ` : ""}expires {new Date(i.expiresAt).toLocaleString()}
                 </span>
                 <button type="button" className="secondary danger" onClick={() => revoke.mutate({ teamId, inviteId: i.id })}>
                   Revoke

@@ -29,6 +29,8 @@ export const LIMITS = {
   tokenNameChars: 64,
   /** Open (unused, unexpired, unrevoked) invite links per team, and API tokens per person. */
   openInvitesPerTeam: 50,
+  /** The most people one invite link may let in. */
+  inviteMaxUses: 500,
   apiTokensPerPerson: 50,
   /** Passwords (Better Auth checks them; the pages hint the same bounds). */
   passwordMinChars: 8,

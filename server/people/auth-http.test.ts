@@ -145,7 +145,20 @@ describe("sign-up", () => {
     const ivanClient = httpClient(server.url, { cookie: ivan.cookie });
     expect(await ivanClient.people.accept.mutate({ token })).toEqual({ teamId: team.id, role: "member" });
     expect((await me(ivan.cookie))?.instanceOwner).toBe(false);
-    expect(await db.teamInvite.count({ where: { acceptedBy: ivanRow.id } })).toBe(1);
+    expect(await db.teamInviteUse.count({ where: { userId: ivanRow.id } })).toBe(1);
+  });
+
+  it("is open to as many holders of a reusable link as it allows", async () => {
+    const owner = httpClient(server.url, { cookie: ownerCookie });
+    const team = await owner.session.create.mutate({ title: "Class" });
+    const { token } = await owner.people.invite.mutate({ teamId: team.id, role: "viewer", maxUses: 2 });
+    const first = await signUpOverHttp(server.url, { name: "Pupil One", email: email("pupil"), inviteToken: token });
+    const second = await signUpOverHttp(server.url, { name: "Pupil Two", email: email("pupil"), inviteToken: token });
+    expect((await signUp({ name: "Pupil Three", email: email("pupil"), inviteToken: token })).status).toBe(403);
+    for (const p of [first, second]) {
+      const row = await db.user.findUniqueOrThrow({ where: { email: p.email } });
+      expect(await db.teamPerson.findUnique({ where: { teamId_userId: { teamId: team.id, userId: row.id } } })).toMatchObject({ role: "viewer" });
+    }
   });
 
   it("is open to anyone when the instance owner opens it; instanceOwner in the body makes nobody owner", async () => {

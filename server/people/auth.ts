@@ -176,7 +176,7 @@ export function createAuth(db: Db, opts: AuthOptions) {
             if (!status.hasOwner) return { data: { ...user, instanceOwner: true } };
             // An invite link is claimed here (one link, one account) and joined once the account exists.
             const token = inviteTokenOf(ctx?.body);
-            const claimed = token !== null && (await claimInviteForSignUp(db, token));
+            const claimed = token !== null && (await claimInviteForSignUp(db, token, user.email));
             if (status.openSignUp || claimed) return { data: { ...user, instanceOwner: null } };
             throw new APIError("FORBIDDEN", { message: "Sign-up is by invitation: open the invite link you were sent", code: "SIGN_UP_CLOSED" });
           },

@@ -131,7 +131,7 @@ describe("invite links", () => {
     expect(await as(cleo).people.accept({ token: invite.token })).toEqual({ teamId: team, role: "viewer" });
     expect(await roleIn(db, team, cleo.id)).toBe("viewer");
     expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "used" });
-    expect(await claimInviteForSignUp(db, invite.token)).toBe(false);
+    expect(await claimInviteForSignUp(db, invite.token, "someone@example.test")).toBe(false);
     expect(await listInvites(db, team)).toEqual([]);
 
     const dan = await person("Dan");
@@ -169,7 +169,7 @@ describe("invite links", () => {
     expect(await listInvites(db, team)).toHaveLength(1);
     await db.teamInvite.update({ where: { id: invite.id }, data: { expiresAt: new Date(Date.now() - 1_000) } });
     expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "expired" });
-    expect(await claimInviteForSignUp(db, invite.token)).toBe(false);
+    expect(await claimInviteForSignUp(db, invite.token, "someone@example.test")).toBe(false);
     expect(await listInvites(db, team)).toEqual([]);
     const eve = await person("Eve");
     const before = await tableDigests(db);
@@ -207,11 +207,32 @@ describe("invite links", () => {
       expect(outcomes.sort()).toEqual(["INVITE_NOT_FOUND", "OK"]);
       const joined = await db.teamPerson.count({ where: { teamId: team, userId: { in: [gil.id, hal.id] } } });
       expect(joined).toBe(1);
-      const row = await db.teamInvite.findUniqueOrThrow({ where: { id: invite.id } });
-      expect([gil.id, hal.id]).toContain(row.acceptedBy);
-      expect(await roleIn(db, team, asUserId(row.acceptedBy!))).toBe("member");
+      const row = await db.teamInvite.findUniqueOrThrow({ where: { id: invite.id }, include: { usedBy: true } });
+      expect(row.uses).toBe(1);
+      expect(row.usedBy).toHaveLength(1);
+      expect([gil.id, hal.id]).toContain(row.usedBy[0]!.userId);
+      expect(await roleIn(db, team, asUserId(row.usedBy[0]!.userId!))).toBe("member");
       expect(await db.personAction.count({ where: { teamId: team, action: "joined", detail: { path: ["inviteId"], equals: invite.id } } })).toBe(1);
     }
+  });
+
+  it("a reusable link lets in exactly as many people as it allows, however many race for it", async () => {
+    const ana = await person("Ana");
+    const team = await teamOf(ana);
+    const invite = await createInvite(db, ana, team, { role: "viewer", expiresInHours: 1, maxUses: 20 });
+    expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "valid", usesLeft: 20 });
+    const students = await Promise.all(Array.from({ length: 25 }, (_, i) => person(`Student ${i}`)));
+    const outcomes = await Promise.all(students.map((p, i) => codeOf(acceptInvite(i % 2 ? db : db2, p, invite.token))));
+    expect(outcomes.filter((o) => o === "OK")).toHaveLength(20);
+    expect(outcomes.filter((o) => o === "INVITE_NOT_FOUND")).toHaveLength(5);
+    expect(await db.teamPerson.count({ where: { teamId: team, role: "viewer" } })).toBe(20);
+    expect(await db.teamInvite.findUniqueOrThrow({ where: { id: invite.id } })).toMatchObject({ uses: 20, maxUses: 20 });
+    expect(await inviteInfo(db, invite.token)).toMatchObject({ status: "used", usesLeft: 0 });
+    expect(await listInvites(db, team)).toEqual([]);
+    // While it had uses left it was listed with its count.
+    const another = await createInvite(db, ana, team, { role: "member", expiresInHours: 1, maxUses: 3 });
+    await acceptInvite(db, await person("Una"), another.token);
+    expect(await listInvites(db, team)).toEqual([expect.objectContaining({ id: another.id, uses: 1, maxUses: 3 })]);
   });
 
   it("accepted twice at once by the same person (two links): they join once, one link stays unused", async () => {
@@ -225,7 +246,7 @@ describe("invite links", () => {
       expect(role).not.toBeNull();
       // Both answers name the role Joe holds; exactly the link that made it is used.
       expect(outcomes.map((o) => o.role)).toEqual([role, role]);
-      const used = await db.teamInvite.count({ where: { id: { in: [one.id, two.id] }, acceptedBy: joe.id } });
+      const used = await db.teamInviteUse.count({ where: { inviteId: { in: [one.id, two.id] }, userId: joe.id } });
       expect(used).toBe(1);
     }
   });

@@ -119,7 +119,7 @@ function personNotFound(userId: string): AppError {
  * saw each link once and could otherwise let themselves (or anyone) back in with it.
  */
 async function revokeInvitesBy(tx: Tx, teamId: SessionId, userId: UserId): Promise<void> {
-  await tx.teamInvite.updateMany({ where: { teamId, createdBy: userId, ...openInvite() }, data: { revokedAt: new Date() } });
+  await tx.teamInvite.updateMany({ where: { teamId, createdBy: userId, ...openInvite(tx) }, data: { revokedAt: new Date() } });
 }
 
 /** Under the team lock: a change that would leave the team without an owner is refused. */
@@ -172,8 +172,8 @@ export const InviteRoleSchema = TeamRoleSchema.exclude(["owner"]);
 /** An invite link's secret as requests carry it (sign-up body, accept, preview). */
 export const InviteTokenSchema = z.string().min(1).max(128);
 
-/** An invite that can still be used: not used, not revoked, not expired. */
-const openInvite = () => ({ acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } });
+/** An invite that can still be used: uses left, not revoked, not expired. */
+const openInvite = (db: DbOrTx) => ({ uses: { lt: db.teamInvite.fields.maxUses }, revokedAt: null, expiresAt: { gt: new Date() } });
 
 export const InviteViewSchema = z.object({
   id: z.string(),
@@ -181,6 +181,9 @@ export const InviteViewSchema = z.object({
   createdByName: z.string(),
   createdAt: z.date(),
   expiresAt: z.date(),
+  /** How many people the link lets in, and how many it has. */
+  maxUses: z.number().int(),
+  uses: z.number().int(),
 });
 export type InviteView = z.infer<typeof InviteViewSchema>;
 
@@ -191,6 +194,8 @@ export const InviteInfoSchema = z.object({
   invitedBy: z.string(),
   expiresAt: z.date(),
   status: InviteStatusSchema,
+  /** People the link still lets in. */
+  usesLeft: z.number().int(),
 });
 export type InviteInfo = z.infer<typeof InviteInfoSchema>;
 
@@ -198,12 +203,12 @@ export async function createInvite(
   db: Db,
   by: Person,
   teamId: SessionId,
-  input: { role: z.infer<typeof InviteRoleSchema>; expiresInHours: number },
+  input: { role: z.infer<typeof InviteRoleSchema>; expiresInHours: number; maxUses?: number },
 ): Promise<InviteView & { token: string }> {
   const token = newSecret(INVITE_PREFIX);
   return inTx(db, async (tx) => {
     await lockTeam(tx, teamId);
-    const open = await tx.teamInvite.count({ where: { teamId, ...openInvite() } });
+    const open = await tx.teamInvite.count({ where: { teamId, ...openInvite(tx) } });
     if (open >= LIMITS.openInvitesPerTeam) {
       throw new AppError("PEOPLE_LIMIT", `This team has ${LIMITS.openInvitesPerTeam} open invite links: revoke some first`);
     }
@@ -215,9 +220,10 @@ export async function createInvite(
         tokenHash: secretHash(token),
         createdBy: by.id,
         expiresAt: new Date(Date.now() + input.expiresInHours * 3_600_000),
+        maxUses: input.maxUses ?? 1,
       },
     });
-    await recordAction(tx, { person: by, teamId }, "invite_created", { detail: { inviteId: row.id, role: input.role } });
+    await recordAction(tx, { person: by, teamId }, "invite_created", { detail: { inviteId: row.id, role: input.role, maxUses: row.maxUses } });
     await notifyPeople(tx, teamId);
     return { ...InviteViewSchema.parse({ ...row, createdByName: by.name }), token };
   });
@@ -226,7 +232,7 @@ export async function createInvite(
 /** Open invites (not used, revoked or expired), newest first. */
 export async function listInvites(db: DbOrTx, teamId: SessionId): Promise<InviteView[]> {
   const rows = await db.teamInvite.findMany({
-    where: { teamId, ...openInvite() },
+    where: { teamId, ...openInvite(db) },
     orderBy: { createdAt: "desc" },
   });
   const names = new Map(
@@ -238,7 +244,7 @@ export async function listInvites(db: DbOrTx, teamId: SessionId): Promise<Invite
 export async function revokeInvite(db: Db, by: Person, teamId: SessionId, inviteId: string): Promise<void> {
   await inTx(db, async (tx) => {
     const { count } = await tx.teamInvite.updateMany({
-      where: { id: inviteId, teamId, ...openInvite() },
+      where: { id: inviteId, teamId, ...openInvite(tx) },
       data: { revokedAt: new Date() },
     });
     if (count === 0) throw new AppError("INVITE_NOT_FOUND", "That invite is not open any more", { inviteId });
@@ -247,8 +253,8 @@ export async function revokeInvite(db: Db, by: Person, teamId: SessionId, invite
   });
 }
 
-function statusOf(row: { revokedAt: Date | null; acceptedAt: Date | null; expiresAt: Date }): z.infer<typeof InviteStatusSchema> {
-  if (row.acceptedAt) return "used";
+function statusOf(row: { revokedAt: Date | null; uses: number; maxUses: number; expiresAt: Date }): z.infer<typeof InviteStatusSchema> {
+  if (row.uses >= row.maxUses) return "used";
   if (row.revokedAt) return "revoked";
   return row.expiresAt <= new Date() ? "expired" : "valid";
 }
@@ -271,27 +277,43 @@ export async function inviteInfo(db: DbOrTx, token: string): Promise<InviteInfo>
     invitedBy: inviter?.name ?? "someone",
     expiresAt: row.expiresAt,
     status: statusOf(row),
+    usesLeft: Math.max(0, row.maxUses - row.uses),
   });
 }
 
 /**
- * Sign-up with an invite, step 1 (before the account exists): claims the link, so one link
- * makes at most one account. False when it is not usable (used, revoked, expired, unknown).
- * A sign-up that fails after the claim leaves the link used.
+ * One use of the link, if it has one left, for `email` (and the person, once known): the
+ * conditional increment admits at most `maxUses` claims however many race for it.
  */
-export async function claimInviteForSignUp(db: DbOrTx, token: string): Promise<boolean> {
-  const { count } = await db.teamInvite.updateMany({ where: { tokenHash: secretHash(token), ...openInvite() }, data: { acceptedAt: new Date() } });
-  return count === 1;
+async function claimUse(tx: Tx, inviteId: string, email: string, userId: string | null): Promise<boolean> {
+  const { count } = await tx.teamInvite.updateMany({ where: { id: inviteId, ...openInvite(tx) }, data: { uses: { increment: 1 } } });
+  if (count === 0) return false;
+  await tx.teamInviteUse.create({ data: { inviteId, email: email.toLowerCase(), userId } });
+  return true;
 }
 
-/** Step 2 (the account exists): the new person joins the team the claimed link is for. */
+/**
+ * Sign-up with an invite, step 1 (before the account exists): claims one use of the link for
+ * the email signing up, so a link makes at most `maxUses` accounts. False when it is not
+ * usable (used up, revoked, expired, unknown). A sign-up that fails after the claim leaves the
+ * use spent.
+ */
+export async function claimInviteForSignUp(db: Db, token: string, email: string): Promise<boolean> {
+  return inTx(db, async (tx) => {
+    const row = await inviteByToken(tx, token);
+    return row !== null && (await claimUse(tx, row.id, email, null));
+  });
+}
+
+/** Step 2 (the account exists): the new person joins the team their claimed use is for. */
 export async function joinByClaimedInvite(db: Db, person: Person, token: string): Promise<void> {
   await inTx(db, async (tx) => {
     const row = await inviteByToken(tx, token);
-    if (!row || row.acceptedAt === null || row.acceptedBy !== null) return;
+    if (!row) return;
     const teamId = asSessionId(row.teamId);
     await lockTeam(tx, teamId);
-    await tx.teamInvite.update({ where: { id: row.id }, data: { acceptedBy: person.id } });
+    const { count } = await tx.teamInviteUse.updateMany({ where: { inviteId: row.id, email: person.email.toLowerCase(), userId: null }, data: { userId: person.id } });
+    if (count === 0 || (await roleIn(tx, teamId, person.id))) return;
     const role = InviteRoleSchema.parse(row.role);
     await tx.teamPerson.create({ data: { teamId, userId: person.id, role } });
     await recordAction(tx, { person, teamId }, "joined", { detail: { role, inviteId: row.id } });
@@ -300,9 +322,9 @@ export async function joinByClaimedInvite(db: Db, person: Person, token: string)
 }
 
 /**
- * Joins the team with the invite's role, once: the invite row is claimed with a conditional
- * update, so two people racing for one link cannot both join. Someone already in the team keeps
- * their role (an invite never demotes) and the link stays unused.
+ * Joins the team with the invite's role: a use of the link is claimed with a conditional
+ * update, so people racing for its last use cannot both join. Someone already in the team keeps
+ * their role (an invite never demotes) and the link's uses stay as they were.
  */
 export async function acceptInvite(db: Db, person: Person, token: string): Promise<TeamAccess> {
   return inTx(db, async (tx) => {
@@ -315,11 +337,7 @@ export async function acceptInvite(db: Db, person: Person, token: string): Promi
     if (existing) return { teamId, role: existing };
     const status = statusOf(row);
     if (status !== "valid") throw new AppError("INVITE_NOT_FOUND", `This invite link is ${status}`, { status });
-    const { count } = await tx.teamInvite.updateMany({
-      where: { id: row.id, ...openInvite() },
-      data: { acceptedAt: new Date(), acceptedBy: person.id },
-    });
-    if (count === 0) throw new AppError("INVITE_NOT_FOUND", "This invite link was just used or revoked");
+    if (!(await claimUse(tx, row.id, person.email, person.id))) throw new AppError("INVITE_NOT_FOUND", "This invite link was just used up or revoked");
     const role = InviteRoleSchema.parse(row.role);
     await tx.teamPerson.create({ data: { teamId, userId: person.id, role } });
     await recordAction(tx, { person, teamId }, "joined", { detail: { role, inviteId: row.id } });

@@ -90,7 +90,7 @@ function baseInputs(): Record<string, Input | undefined> {
     "account.revokeAllTokens": undefined,
     "people.list": { teamId: lead },
     "people.invites": { teamId: lead },
-    "people.invite": { teamId: lead, role: "member", expiresInHours: 1 },
+    "people.invite": { teamId: lead, role: "member", expiresInHours: 1, maxUses: 20 },
     "people.revokeInvite": { teamId: lead, inviteId: "inv_x" },
     "people.inviteInfo": { token: "inv_x" },
     "people.accept": { token: "inv_x" },

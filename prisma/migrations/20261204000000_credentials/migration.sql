@@ -30,3 +30,26 @@ CREATE TABLE "sign_in_addresses" (
 );
 
 ALTER TABLE "sign_in_addresses" ADD CONSTRAINT "sign_in_addresses_user_id_fkey" FOREIGN KEY ("user_id") REFERENCES "users"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- Invite links usable by several people (a class joining at once): `uses` of `max_uses`, each
+-- use a row naming the email that claimed it (a sign-up claims before the account exists) and,
+-- once the account exists, the person.
+ALTER TABLE "team_invites" ADD COLUMN "max_uses" INTEGER NOT NULL DEFAULT 1, ADD COLUMN "uses" INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE "team_invite_uses" (
+    "id" BIGSERIAL NOT NULL,
+    "invite_id" TEXT NOT NULL,
+    "email" TEXT NOT NULL,
+    "user_id" TEXT,
+    "used_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    CONSTRAINT "team_invite_uses_pkey" PRIMARY KEY ("id")
+);
+CREATE INDEX "team_invite_uses_invite_id_email_idx" ON "team_invite_uses"("invite_id", "email");
+ALTER TABLE "team_invite_uses" ADD CONSTRAINT "team_invite_uses_invite_id_fkey" FOREIGN KEY ("invite_id") REFERENCES "team_invites"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+UPDATE "team_invites" SET "uses" = 1 WHERE "accepted_at" IS NOT NULL;
+INSERT INTO "team_invite_uses" ("invite_id", "email", "user_id", "used_at")
+  SELECT i."id", coalesce(lower(u."email"), ''), i."accepted_by", i."accepted_at"
+  FROM "team_invites" i LEFT JOIN "users" u ON u."id" = i."accepted_by"
+  WHERE i."accepted_at" IS NOT NULL;
+ALTER TABLE "team_invites" DROP COLUMN "accepted_by", DROP COLUMN "accepted_at";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../../limits";
 import { AppError } from "../../errors";
 import { asSessionId, asUserId } from "../../ids";
 import { PresenceClientId, updatePresence } from "../../people/presence";
@@ -46,7 +47,14 @@ export const peopleRouter = router({
 
   /** A new invite link; its secret is in the answer only (stored as a hash). */
   invite: personProcedure
-    .input(TeamRef.extend({ role: InviteRoleSchema, expiresInHours: z.number().int().min(1).max(INVITE_MAX_HOURS).default(INVITE_DEFAULT_HOURS) }))
+    .input(
+      TeamRef.extend({
+        role: InviteRoleSchema,
+        expiresInHours: z.number().int().min(1).max(INVITE_MAX_HOURS).default(INVITE_DEFAULT_HOURS),
+        /** How many people the link lets in (a class joining at once); one by default. */
+        maxUses: z.number().int().min(1).max(LIMITS.inviteMaxUses).default(1),
+      }),
+    )
     .output(InviteViewSchema.extend({ token: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const { teamId } = await teamAccess(ctx, input.teamId, "own");
