@@ -43,6 +43,10 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return `${who} steered a queued prompt into ${agent ?? "an agent"}'s turn`;
     case "stop":
       return `${who} pressed Stop${agent ? ` on ${agent}` : ""}`;
+    case "team_stopped": {
+      const members = Array.isArray(d.members) ? d.members.map(String) : [];
+      return `${who} stopped the team${members.length > 0 ? ` (${members.join(", ")})` : " (nobody was working)"}`;
+    }
     case "task_changed": {
       const task = text(d.taskId) ?? "a task";
       const verb = TASK_VERBS[String(d.action)] ?? "changed";

@@ -102,6 +102,7 @@ const MATRIX: Record<string, Row> = {
   "team.roster": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "team.addTeammate": { need: "act", target: "team", input: (t) => ({ teamId: t.lead, name: "helper", description: "Helps", prompt: "Help" }) },
   "team.setBudget": { need: "act", target: "team", input: (t) => ({ teamId: t.lead, tokens: 1_000_000, costUsd: null }) },
+  "team.stop": { need: "act", target: "team", input: (t) => ({ teamId: t.lead }) },
   "team.tasks": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "team.task": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, taskId: t.taskId }) },
   "team.updateTask": {

@@ -75,6 +75,7 @@ function baseInputs(): Record<string, Input | undefined> {
     "team.roster": { teamId: lead },
     "team.addTeammate": { teamId: lead, name: "fuzzed", description: "d", prompt: "p" },
     "team.setBudget": { teamId: lead, tokens: 1000, costUsd: null },
+    "team.stop": { teamId: lead },
     "team.tasks": { teamId: lead, status: "pending", owner: "lead", cursor: "task-1", limit: 5 },
     "team.task": { teamId: lead, taskId: "task-1" },
     "team.updateTask": { teamId: lead, taskId: "task-1", expectedRevision: 1, action: "edit", subject: "s", description: "d", writeScopes: ["src"] },

@@ -4,6 +4,7 @@ import { asSessionId, type SessionId } from "../../ids";
 import { int4 } from "../../input-guard";
 import { abortableWait } from "../../abortable";
 import { accessWaiter } from "../../live/activity";
+import { stopTeam } from "../../team/team-stop";
 import { TEAM_FEED_REREAD_MS, TeamFeedEventId, teamFeedsOf } from "../../live/team-feed";
 import { listMessages, TeamMessageViewSchema } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
@@ -73,6 +74,15 @@ export const teamRouter = router({
       const by = await teamAccess(ctx, input.teamId, "act");
       return setBudget(ctx.db, by, { tokens: input.tokens, costNanos: costNanosOf(input.costUsd) });
     }),
+
+  /**
+   * Stops every working member at once (their turns end as a Stop ends them) and parks every
+   * inbox: queued prompts and mail stay, and nothing runs until a new prompt. Attributed.
+   */
+  stop: personProcedure
+    .input(TeamRef)
+    .output(z.object({ stopped: z.array(z.string()) }))
+    .mutation(async ({ ctx, input }) => stopTeam(ctx.db, await teamAccess(ctx, input.teamId, "act"))),
 
   tasks: personProcedure
     .input(TeamRef.extend(ListTasksInputSchema.shape))
