@@ -31,6 +31,9 @@ export const RESUME_NOTICE =
 export const BUDGET_RESUME_NOTICE =
   "Your last turn stopped because the team budget was reached. The budget has been raised, so continue where you left off.";
 
+/** Every notice the runtime writes into a history: input from the runtime, never a person's goal. */
+export const RUNTIME_NOTICES: ReadonlySet<string> = new Set([RESUME_NOTICE, BUDGET_RESUME_NOTICE]);
+
 /** The first flush of a reply's text (later ones wait deltaFlushMs). */
 export const DELTA_FIRST_FLUSH_MS = 50;
 

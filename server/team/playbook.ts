@@ -8,7 +8,7 @@ import {
   type ScriptedReply,
 } from "../models/scripted";
 import type { ModelMessage, ModelRequest } from "../models/types";
-import { RESUME_NOTICE } from "../runtime/config";
+import { RUNTIME_NOTICES } from "../runtime/config";
 import { isRuntimeContext, parseRuntimeContext } from "../runtime/context-registry";
 import { parseIdentity, TEAM_IDENTITY } from "./identity";
 import { parseTeamMessage } from "./mailbox";
@@ -24,6 +24,12 @@ import { parseTeamMessage } from "./mailbox";
 //   implementer:  find the research task → create task-2 blocked by it → claim (blocked) → wait →
 //                 claim once task-1 is completed → write the result → edit it → complete →
 //                 message the lead → done
+//
+// Every later prompt to the Lead is a round of its own (its history from that prompt on): a
+// question about the earlier result is answered from it directly; anything else is planned as
+// new tasks (research, then an implementation behind it), assigned by message to the teammates
+// the first round made, followed through and answered like the first. A teammate's round starts
+// at the Lead's assignment. Runtime notices (a resume, a budget raised) never start a round.
 //
 // It copes with what the runtime does to a real model: a first step cut off by a restart (the
 // history then holds the prompt and a resume notice) still forms the team; a spawn that failed
@@ -51,6 +57,10 @@ interface Seen {
   sentSinceInput: boolean;
   /** Part of the history is only a compaction summary now (its tool calls are gone). */
   compacted: boolean;
+  /** What came before this round: its tool calls (the team's spawns) and the last final answer. */
+  before: { calls: Seen["calls"]; answer: string | null };
+  /** The task this round's assignment names (a teammate after the first round). */
+  assigned: string | null;
 }
 
 const TOOLS_NEEDED = ["spawn_teammate", "send_message", "wait_agent", "team_task_create", "team_task_update", "team_task_list"];
@@ -66,8 +76,10 @@ export const teamPlaybook: Playbook = (request) => {
     return defaultPlaybook(request);
   }
   if (seen.role === "lead") return lead(seen);
-  if (roleOf(seen.name) === "researcher") return researcher(seen);
-  if (roleOf(seen.name) === "implementer") return implementer(seen);
+  const role = roleOf(seen.name);
+  if (role && seen.assigned) return assignedTask(seen, role, seen.assigned);
+  if (role === "researcher") return researcher(seen);
+  if (role === "implementer") return implementer(seen);
   return genericTeammate(seen);
 };
 
@@ -83,24 +95,24 @@ function read(request: ModelRequest): Seen {
     const who = parseIdentity(identity?.text ?? m.text);
     if (who) ({ role, name } = who);
   }
-  const humanish = messages.filter(
-    (m): m is Extract<ModelMessage, { role: "user" }> => m.role === "user" && isPrompt(m.text),
+  // This round: from the Lead's newest prompt, or a teammate's newest assignment.
+  const start = Math.max(
+    0,
+    messages.findLastIndex((m) => m.role === "user" && (role === "lead" ? isPrompt(m.text) && toolDirectives([m.text]).length === 0 : assignmentIn(m.text) !== null)),
   );
+  const round = messages.slice(start);
+  const humanish = round.filter((m): m is Extract<ModelMessage, { role: "user" }> => m.role === "user" && isPrompt(m.text));
   const results: Result[] = [];
-  for (const m of messages) if (m.role === "tool") results.push(...m.results);
-  const byId = new Map<string, Result>();
-  for (const m of messages) if (m.role === "tool") for (const r of m.results) byId.set(r.toolCallId, r);
-  const calls = messages.flatMap((m) =>
-    m.role === "assistant" ? m.toolCalls.map((c) => ({ toolName: c.toolName, input: c.input, result: byId.get(c.toolCallId) })) : [],
-  );
+  for (const m of round) if (m.role === "tool") results.push(...m.results);
   const { inputs, toolResults } = readTail(messages);
-  const inputsSoFar = messages.flatMap((m) => (m.role === "user" ? [m.text] : []));
+  const inputsSoFar = round.flatMap((m) => (m.role === "user" ? [m.text] : []));
   let sentSinceInput = false;
-  for (const m of messages) {
+  for (const m of round) {
     if (m.role === "user" && (isPrompt(m.text) || isTeamMessage(m.text))) sentSinceInput = false;
     if (m.role === "tool" && m.results.some((r) => r.toolName === "send_message" && !r.isError)) sentSinceInput = true;
   }
-  const compacted = inputsSoFar.some(isSummary);
+  const earlier = messages.slice(0, start);
+  const assignment = round[0]?.role === "user" ? assignmentIn(round[0].text) : null;
   return {
     role,
     name,
@@ -109,10 +121,32 @@ function read(request: ModelRequest): Seen {
     results,
     last: toolResults,
     inputsSoFar,
-    calls,
+    calls: callsIn(round),
     sentSinceInput,
-    compacted,
+    compacted: messages.some((m) => m.role === "user" && isSummary(m.text)),
+    before: {
+      calls: callsIn(earlier),
+      answer: earlier.flatMap((m) => (m.role === "assistant" && m.text.startsWith(FINAL_ANSWER) ? [m.text] : [])).at(-1) ?? null,
+    },
+    assigned: assignment,
   };
+}
+
+/** Every tool call in `messages` with its result (undefined while it has none). */
+function callsIn(messages: ModelMessage[]): Seen["calls"] {
+  const byId = new Map<string, Result>();
+  for (const m of messages) if (m.role === "tool") for (const r of m.results) byId.set(r.toolCallId, r);
+  return messages.flatMap((m) =>
+    m.role === "assistant" ? m.toolCalls.map((c) => ({ toolName: c.toolName, input: c.input, result: byId.get(c.toolCallId) })) : [],
+  );
+}
+
+const FINAL_ANSWER = "Final answer for";
+/** The Lead's assignment of a task to a teammate, by team message: `Assignment: task-3 …`. */
+const ASSIGNMENT = /^Assignment: (task-\d+)\b/;
+function assignmentIn(text: string): string | null {
+  const message = parseTeamMessage(text);
+  return message?.senderName === "lead" ? (ASSIGNMENT.exec(message.content.trim())?.[1] ?? null) : null;
 }
 
 const ROLES = ["researcher", "implementer"] as const;
@@ -142,9 +176,8 @@ function spawnsNeeded(seen: Seen): { role: Role; name: string }[] {
   return out;
 }
 
-/** A person's prompt (or a teammate's initial task), not context, team mail, a notice or a summary. */
-const isPrompt = (t: string) =>
-  !isRuntimeContext(t) && !isTeamMessage(t) && t !== RESUME_NOTICE && !isSummary(t);
+/** A person's prompt (or a teammate's initial task), not context, team mail, a runtime notice or a summary. */
+const isPrompt = (t: string) => !isRuntimeContext(t) && !isTeamMessage(t) && !RUNTIME_NOTICES.has(t) && !isSummary(t);
 
 const say = (text: string, ...toolCalls: Call[]): ScriptedReply => ({ text, toolCalls });
 const lastOf = (seen: Seen, tool: string) => [...seen.results].reverse().find((r) => r.toolName === tool && !r.isError);
@@ -183,6 +216,9 @@ const SPAWN_BRIEF: Record<Role, { description: string; prompt: (goal: string) =>
 };
 
 function lead(seen: Seen): ScriptedReply {
+  // A later prompt to a team that exists: a round of follow-up work (or an answer).
+  const team = teammatesOf(seen.before.calls);
+  if (team.researcher && team.implementer) return followUp(seen, { researcher: team.researcher, implementer: team.implementer });
   // The team is formed from the person's prompt, wherever it is in the history: a first step
   // cut off by a restart leaves the prompt behind the resume notice.
   // A prompt of "/tool" lines is a person driving tools by hand, not a goal for a team.
@@ -202,24 +238,89 @@ function lead(seen: Seen): ScriptedReply {
       })),
     );
   }
-  const board = justGot(seen, "team_task_list");
+  if (justGot(seen, "spawn_teammate")) {
+    return say("Both teammates are on it. Waiting for progress.", { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
+  }
+  return followThrough(seen, null);
+}
+
+/** Each role's teammate that came up in `calls` (the newest, when a spawn was retried). */
+function teammatesOf(calls: Seen["calls"]): Partial<Record<Role, string>> {
+  const out: Partial<Record<Role, string>> = {};
+  for (const c of calls) {
+    const role = roleOf(nameOf(c.input));
+    if (c.toolName === "spawn_teammate" && role && c.result && !c.result.isError && statusOf(c.result) !== "failed") out[role] = nameOf(c.input);
+  }
+  return out;
+}
+
+const QUESTION = /\?\s*$|^(?:from [^:\n]*:\s*)?(?:what|why|how|which|who|where|when|can|could|does|do|did|is|are|was|were)\b/i;
+
+/**
+ * A later prompt: a question about the earlier result is answered from it; anything else
+ * becomes new tasks on the board (task-3, task-4 …), assigned to the teammates by message,
+ * followed through and answered.
+ */
+function followUp(seen: Seen, team: Record<Role, string>): ScriptedReply {
+  const request = seen.goal;
+  if (QUESTION.test(request.trim()) && seen.calls.length === 0) {
+    const earlier = seen.before.answer?.split("\n").slice(1).join("\n").trim();
+    return say(
+      earlier
+        ? `From the team's earlier work (nothing new needed for this):\n\n${earlier}`
+        : `The team has no finished result to answer "${short(request)}" from yet. Send it as a request and I'll plan it.`,
+    );
+  }
+  const created = seen.calls.flatMap((c) => (c.toolName === "team_task_create" && c.result && !c.result.isError ? [taskIn(c.result)!] : []));
+  const research = created.find((t) => t.subject.startsWith("Research"));
+  const build = created.find((t) => t.subject.startsWith("Implement"));
+  const goal = short(request.replace(/^From [^:\n]*:\s*/, ""), 120);
+  if (!research) {
+    return say(`New request: "${goal}". Planning it on the board, research first.`, {
+      toolName: "team_task_create",
+      input: { subject: `Research: ${goal}`, description: `Collect what "${goal}" needs.`, write_scopes: ["docs/research"] },
+    });
+  }
+  if (!build) {
+    return say(`${research.id} is on the board; the implementation goes behind it.`, {
+      toolName: "team_task_create",
+      input: { subject: `Implement: ${goal}`, description: `Build "${goal}" using ${research.id}.`, blocked_by: [research.id], write_scopes: ["src"] },
+    });
+  }
+  if (!seen.calls.some((c) => c.toolName === "send_message")) {
+    return say(
+      `Assigning ${research.id} to ${team.researcher} and ${build.id} to ${team.implementer}.`,
+      { toolName: "send_message", input: { target: team.researcher, message: `Assignment: ${research.id} "${research.subject}". Write your notes under docs/research, then tell ${team.implementer}.` } },
+      { toolName: "send_message", input: { target: team.implementer, message: `Assignment: ${build.id} "${build.subject}". It waits for ${research.id}; put the result under src, then tell me.` } },
+    );
+  }
+  if (justGot(seen, "send_message")) return say("Both are assigned. Waiting for progress.", { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
+  return followThrough(seen, [research.id, build.id]);
+}
+
+/**
+ * Waits for the round's tasks (`ids`; null: every task on the board) to be completed and the
+ * implementer to report, then checks the roster and the files and answers.
+ */
+function followThrough(seen: Seen, ids: string[] | null): ScriptedReply {
+  const mine = (r: Result | undefined) => tasksIn(r).filter((t) => ids === null || ids.includes(t.id));
   if (justGot(seen, "list_agents")) {
-    const tasks = tasksIn(lastOf(seen, "team_task_list"));
-    const lines = tasks.map((t) => `- ${t.id} "${t.subject}": ${t.status} (revision ${t.revision})`);
+    const lines = mine(lastOf(seen, "team_task_list")).map((t) => `- ${t.id} "${t.subject}": ${t.status} (revision ${t.revision})`);
     const files = filesIn(lastOf(seen, "workspace_list")).map((f) => `- ${f.path} (version ${f.version}, by ${f.by})`);
     return say(
       [
-        `Final answer for "${short(seen.goal)}":`,
+        `${FINAL_ANSWER} "${short(seen.goal)}":`,
         "",
-        "The researcher and the implementer both finished their tasks:",
+        ids === null ? "The researcher and the implementer both finished their tasks:" : "The researcher and the implementer finished the new tasks:",
         ...lines,
         "",
         ...(files.length > 0 ? ["Files in the team workspace:", ...files] : ["The team workspace is empty."]),
       ].join("\n"),
     );
   }
+  const board = justGot(seen, "team_task_list");
   if (board) {
-    const tasks = tasksIn(board);
+    const tasks = mine(board);
     // Done when every task is completed and the implementer has reported back.
     const reported = seen.inputsSoFar.some((t) => roleOf(parseTeamMessage(t)?.senderName ?? "") === "implementer");
     if (tasks.length >= 2 && tasks.every((t) => t.status === "completed") && reported) {
@@ -237,9 +338,6 @@ function lead(seen: Seen): ScriptedReply {
       toolName: "wait_agent",
       input: { timeout_ms: 60_000 },
     });
-  }
-  if (justGot(seen, "spawn_teammate")) {
-    return say("Both teammates are on it. Waiting for progress.", { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
   }
   // Woken by a wait, a message or a new prompt: look at the board.
   return say(`${ack(seen)}Checking the board.`, { toolName: "team_task_list", input: {} });
@@ -365,6 +463,46 @@ function implementer(seen: Seen): ScriptedReply {
     toolName: "team_task_update",
     input: { task_id: mine.id, expected_revision: current.revision, action: "claim" },
   });
+}
+
+/**
+ * A task the Lead assigned after the first round: read it, claim it (waiting while it is
+ * blocked), write the work into its own file, complete it, and tell who needs to know: the
+ * researcher the implementer, the implementer the Lead.
+ */
+function assignedTask(seen: Seen, role: Role, taskId: string): ScriptedReply {
+  const file = role === "researcher" ? `docs/research/${taskId}.md` : `src/${taskId}.md`;
+  if (lastOf(seen, "send_message")) return say(`${ack(seen)}${taskId} is done and reported.`);
+  const update = justGot(seen, "team_task_update");
+  const mine = taskIn(lastOf(seen, "team_task_update"));
+  if (mine?.status === "completed") {
+    const target = role === "researcher" ? implementerName(seen) : "lead";
+    const sent = justGot(seen, "send_message");
+    if (sent?.isError) return say(`${target} is not reachable yet; waiting.`, { toolName: "wait_agent", input: { timeout_ms: 60_000 } }, { toolName: "list_agents", input: {} });
+    return say(`${taskId} is complete; telling ${target}.`, {
+      toolName: "send_message",
+      input: { target, message: `${taskId} is complete (${file}).${role === "researcher" ? " You can start." : ""}` },
+    });
+  }
+  if (mine?.status === "in_progress" && !changed(seen, "workspace_write")) {
+    return say(`${ack(seen)}Working on ${taskId}: writing ${file}.`, {
+      toolName: "workspace_write",
+      input: { path: file, content: `# ${taskId}\n\n${role === "researcher" ? "Notes: plan, inputs, how to check it." : "Result, built following the research and checked."}\n` },
+    });
+  }
+  if (mine?.status === "in_progress") {
+    return say(`${ack(seen)}${file} is written; marking ${taskId} complete.`, {
+      toolName: "team_task_update",
+      input: { task_id: taskId, expected_revision: mine.revision, action: "complete" },
+    });
+  }
+  // Not claimed yet: read it, claim it; blocked, wait for a change and read it again.
+  if (update?.isError && !justGot(seen, "wait_agent")) {
+    return say(`${taskId} is not ready yet; waiting.`, { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
+  }
+  const current = justGot(seen, "team_task_get");
+  if (!current || current.isError) return say(`${ack(seen)}Reading ${taskId}.`, { toolName: "team_task_get", input: { task_id: taskId } });
+  return say(`Claiming ${taskId}.`, { toolName: "team_task_update", input: { task_id: taskId, expected_revision: taskIn(current)!.revision, action: "claim" } });
 }
 
 const DRAFT_STATUS = "Status: draft";
