@@ -78,7 +78,7 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     const late = await anonymousContext(browser, base);
     const latePage = await late.newPage();
     await latePage.goto(memberLink);
-    await expect(latePage.getByRole("alert").filter({ hasText: "already used" })).toBeVisible();
+    await expect(latePage.getByRole("alert").filter({ hasText: "has let in as many people as it allows" })).toBeVisible();
     await late.close();
 
     // Presence: everyone sees everyone, one chip each, and which agent each watches.
