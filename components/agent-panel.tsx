@@ -6,7 +6,10 @@ import { useCallback, useState, type FormEvent, type KeyboardEvent } from "react
 import type { AppErrorCode, InboxItem, Spend } from "./api-types";
 import { formatCost } from "./models";
 import { accessLost, appCodeOf } from "./app-error";
+import type { AgentStatusName } from "./agent-status";
+import { SKIP_TARGETS } from "./skip-links";
 import { StatusBadge } from "./status-badge";
+import type { AgentStatus } from "~/server/runtime/sessions";
 import { Transcript } from "./transcript";
 import { useTRPC } from "./trpc";
 import { useSessionLive } from "./use-session-live";
@@ -27,8 +30,11 @@ export function AgentPanel({
   onSent,
   stops,
   spend,
+  statusOf,
   focusSeq = null,
 }: {
+  /** The status the room shows for the session's status (agent-status.ts; the roster knows how its last turn ended). */
+  statusOf: (status: AgentStatus) => AgentStatusName;
   /** The team's room (tool cards link to its Files view). */
   teamId: string;
   sessionId: string;
@@ -80,7 +86,7 @@ export function AgentPanel({
     <section className="agent-panel" aria-label={`Agent ${name}`}>
       <div className="panel-head">
         <h2>{name}</h2>
-        {session && <StatusBadge status={session.status} />}
+        {session && <StatusBadge status={statusOf(session.status)} />}
         {session?.createdBy && (
           <span className="muted created-by">
             {session.forkedFromId ? "forked" : "created"} by {session.createdBy.name}
@@ -106,6 +112,7 @@ export function AgentPanel({
         stops={stops}
         focusSeq={focusSeq}
         onFork={canAct ? onFork : undefined}
+        anchorId={SKIP_TARGETS.transcript}
       />
 
       <section aria-label="Queued prompts" className="queue">
@@ -122,6 +129,7 @@ export function AgentPanel({
           <label className="grow">
             <span className="sr-only">Prompt</span>
             <textarea
+              id={SKIP_TARGETS.prompt}
               value={text}
               onChange={(e) => {
                 setText(e.target.value);

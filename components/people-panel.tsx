@@ -7,6 +7,7 @@ import type { ApiError, InviteRole, TeamPerson, TeamRole } from "./api-types";
 import { LIMITS } from "~/server/limits";
 import { appCodeOf } from "./app-error";
 import { CopyButton } from "./copy-button";
+import { ConfirmButton } from "./ui/confirm-button";
 import { useTRPC } from "./trpc";
 
 // The people of a team: everyone sees who is in it and may leave; owners invite by link,
@@ -79,14 +80,15 @@ export function PeoplePanel({
                   </select>
                 </label>
                 {p.userId !== meId && (
-                  <button
-                    type="button"
-                    className="secondary danger"
-                    onClick={() => remove.mutate({ teamId, userId: p.userId })}
-                    aria-label={`Remove ${p.name}`}
+                  <ConfirmButton
+                    label={`Remove ${p.name}`}
+                    title={`Remove ${p.name} from this team?`}
+                    description={`${p.name} loses access at once: their open pages close and they can come back only with a new invite. What they did stays in the team's record.`}
+                    confirm={`Remove ${p.name}`}
+                    onConfirm={() => remove.mutate({ teamId, userId: p.userId })}
                   >
                     Remove
-                  </button>
+                  </ConfirmButton>
                 )}
               </span>
             )}
@@ -99,9 +101,16 @@ export function PeoplePanel({
         </p>
       )}
       {owner && <Invites teamId={teamId} latestActionId={latestActionId} />}
-      <button type="button" className="secondary" onClick={() => leave.mutate({ teamId })} disabled={leave.isPending}>
+      <ConfirmButton
+        className="secondary"
+        title="Leave this team?"
+        description="You lose access at once and can come back only with a new invite. Your prompts and changes stay in the team's record."
+        confirm="Leave team"
+        onConfirm={() => leave.mutate({ teamId })}
+        disabled={leave.isPending}
+      >
         Leave team
-      </button>
+      </ConfirmButton>
       {leave.error && (
         <p role="alert" className="error">
           {refusalText(leave.error, true)}

@@ -7,6 +7,7 @@ import type { MemberView, PersonAction, TeamState } from "./api-types";
 import { accessLost } from "./app-error";
 import { FilesView } from "./files/files-view";
 import { DEFAULT_VIEW, roomHref, toggleSplitHref, type RoomLocation } from "./room-url";
+import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
 import { Timeline } from "./timeline";
 import { Transcript } from "./transcript";
@@ -73,6 +74,7 @@ function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent
         onSent={onSent}
         stops={stopsOf(state.actions, selected.sessionId)}
         spend={selected.spend}
+        statusOf={(status) => agentStatus({ status, lastTurnEnd: selected.lastTurnEnd }, { budgetReached: state.budget.reached })}
         focusSeq={location.member === selected.name ? location.seq : null}
       />
       <Timeline teamId={teamId} members={state.members.map((m) => m.name)} location={location} />
@@ -103,7 +105,7 @@ function SplitColumn({ teamId, member, location, stops }: { teamId: string; memb
     <section className="split-column" aria-label={`${member.name} in split view`}>
       <div className="panel-head">
         <h2>{member.name}</h2>
-        <StatusBadge status={state?.session.status ?? member.status} />
+        <StatusBadge status={agentStatus({ status: state?.session.status ?? member.status, lastTurnEnd: member.lastTurnEnd })} />
         {live.reconnecting && (
           <span role="status" className="muted">
             Reconnecting…

@@ -6,6 +6,7 @@ import type { MemberView, RouterInputs } from "./api-types";
 import { ModelOptions } from "./model-options";
 import { spendText, useModels } from "./models";
 import { SPLIT_MAX } from "./room-url";
+import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
@@ -24,9 +25,12 @@ export function Roster({
   onSelect,
   split,
   onToggleSplit,
+  budgetReached,
 }: {
   teamId: string;
   members: MemberView[];
+  /** The team's budget is reached: idle members show as paused. */
+  budgetReached: boolean;
   selected: string;
   /** Members and owners add teammates; viewers only watch. */
   canAct: boolean;
@@ -46,12 +50,13 @@ export function Roster({
               type="button"
               className={`member${m.name === selected ? " selected" : ""}`}
               aria-pressed={m.name === selected}
-              aria-label={`${m.name} (${m.role}), ${m.status}${m.lastError ? `, last turn failed: ${m.lastError}` : ""}`}
               onClick={() => onSelect(m.name)}
             >
               <span className="member-head">
-                <strong>{m.name}</strong>
-                <StatusBadge status={m.status} />
+                <span>
+                  <strong>{m.name}</strong> <span className="muted member-role">({m.role})</span>
+                </span>
+                <StatusBadge status={agentStatus(m, { budgetReached })} inert />
               </span>
               {m.lastError && (
                 <span className="error member-error" role="note" title={m.lastError}>
@@ -59,8 +64,8 @@ export function Roster({
                 </span>
               )}
               <span className="muted member-meta">
-                {m.role}
-                {m.context ? ` · ${m.context}` : ""} · {labelOf(m.model)}
+                {labelOf(m.model)}
+                {m.context === "fork" ? " · started from the Lead's work" : ""}
                 {m.addedBy && ` · added by ${m.addedBy.name}`}
               </span>
               <span className="muted member-spend">{spendText(m.spend)}</span>
@@ -79,7 +84,7 @@ export function Roster({
                 onChange={() => onToggleSplit(m.name)}
                 aria-label={`Show ${m.name} in the split view`}
               />
-              <span aria-hidden="true">split</span>
+              <span aria-hidden="true">in the split view</span>
             </label>
           </li>
         ))}

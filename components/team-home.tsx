@@ -6,6 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ModelOptions } from "./model-options";
 import { modelKey, spendText, useModels } from "./models";
+import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
@@ -68,7 +69,7 @@ export function TeamHome() {
           {teams.data?.map((t) => (
             <li key={t.id}>
               <Link href={`/teams/${t.id}`}>{t.title}</Link>
-              <StatusBadge status={t.status} />
+              <StatusBadge status={agentStatus(t)} />
               <span className={`badge badge-role-${t.myRole}`} aria-label={`your role: ${t.myRole}`}>
                 {t.myRole}
               </span>

@@ -32,7 +32,10 @@ export function Transcript({
   onFork,
   stops = [],
   focusSeq = null,
+  anchorId,
 }: {
+  /** The element id skip links jump to (the agent view's transcript). */
+  anchorId?: string;
   /** The team's room: workspace tool cards link to the file version in its Files view. */
   teamId?: string;
   source: TranscriptSource;
@@ -79,8 +82,11 @@ export function Transcript({
   return (
     <section
       ref={box}
+      id={anchorId}
       aria-label="Transcript"
       className="transcript"
+      // Scrollable: reachable by keyboard, so its content scrolls with the arrow keys.
+      tabIndex={0}
       aria-live="polite"
       aria-busy={running}
       onScroll={(e) => {
@@ -243,20 +249,20 @@ function Item({
       );
     case "tool":
       return (
-        <details className={`msg tool${item.isError ? " tool-error" : ""}`}>
-          <summary>
-            {item.isError ? `Tool error ${item.errorCode ?? ""}` : "Tool result"}: {item.toolName}
-            {item.file && teamId && (
-              <>
-                {" "}
-                <Link className="tool-file" href={filesHref(teamId, item.file)}>
-                  {item.file.path} v{item.file.version}
-                </Link>
-              </>
-            )}
-          </summary>
-          <pre>{JSON.stringify(item.output, null, 2)}</pre>
-        </details>
+        // The file link sits beside the disclosure, not in its summary: no control inside another.
+        <div className={`msg tool${item.isError ? " tool-error" : ""}`}>
+          <details>
+            <summary>
+              {item.isError ? `Tool error ${item.errorCode ?? ""}` : "Tool result"}: {item.toolName}
+            </summary>
+            <pre>{JSON.stringify(item.output, null, 2)}</pre>
+          </details>
+          {item.file && teamId && (
+            <Link className="tool-file" href={filesHref(teamId, item.file)}>
+              {item.file.path} v{item.file.version}
+            </Link>
+          )}
+        </div>
       );
     case "compaction":
       return <p className="marker">Earlier history compacted (through event {item.throughSeq})</p>;

@@ -8,6 +8,7 @@ import superjson from "superjson";
 import { MAX_BATCH_SIZE } from "~/server/trpc/batch";
 import type { AppRouter } from "./api-types";
 import { feedRetries, retryDelayMs } from "./app-error";
+import { TooltipProvider } from "./ui/tooltip";
 
 // The browser's tRPC client: queries and mutations batched over HTTP, subscriptions over
 // Server-Sent Events (which resume from the last event id after a reconnect). The browser
@@ -37,7 +38,7 @@ export function Providers({ children }: { children: ReactNode }) {
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
-        {children}
+        <TooltipProvider>{children}</TooltipProvider>
       </TRPCProvider>
     </QueryClientProvider>
   );

@@ -23,7 +23,7 @@ test("per-agent and team cost show live in the room and on home; a teammate gets
   // One short turn (a tool call, then a reply): the figures move without a reload.
   await send(page, "/tool list_agents {}");
   await expect(transcript(page).getByRole("article", { name: "Reply" }).first()).toBeVisible({ timeout: 20_000 });
-  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 20_000 });
+  await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 20_000 });
   await expect(leadButton).toContainText(SPEND);
   await expect(agent(page).locator(".panel-head")).toContainText(/[1-9][\d,]* in · [1-9][\d,]* out · \$0\.\d+/);
   const leadSpend = (await leadButton.locator(".member-spend").textContent())!;

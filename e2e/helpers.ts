@@ -19,7 +19,8 @@ export async function send(page: Page, text: string) {
 
 export const transcript = (page: Page) => page.getByRole("region", { name: "Transcript" });
 export const agent = (page: Page, name = "lead") => page.getByRole("region", { name: `Agent ${name}` });
-export const agentStatus = (page: Page, status: string, name = "lead") =>
+/** The agent panel's status, in the room's vocabulary (components/agent-status.ts). */
+export const agentStatus = (page: Page, status: "Idle" | "Working" | "Stopped" | "Failed" | "Starting" | "Paused (budget)", name = "lead") =>
   agent(page, name).locator(".panel-head").getByLabel(`status: ${status}`);
 export const finalAnswer = (page: Page) =>
   transcript(page).getByRole("article", { name: "Reply" }).getByText(/^Final answer for/);

@@ -154,11 +154,20 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
 
     // The last owner cannot leave.
     await owner.getByRole("region", { name: "People" }).getByRole("button", { name: "Leave team" }).click();
+    // Leaving asks first, naming what it does; Cancel (where focus starts) leaves nothing done.
+    const leaving = owner.getByRole("alertdialog", { name: "Leave this team?" });
+    await expect(leaving).toContainText("You lose access at once");
+    await expect(leaving.getByRole("button", { name: "Cancel" })).toBeFocused();
+    await owner.keyboard.press("Escape");
+    await expect(leaving).toHaveCount(0);
+    await owner.getByRole("region", { name: "People" }).getByRole("button", { name: "Leave team" }).click();
+    await owner.getByRole("alertdialog", { name: "Leave this team?" }).getByRole("button", { name: "Leave team" }).click();
     await expect(owner.getByRole("region", { name: "People" }).getByRole("alert")).toContainText("last owner");
 
     // Removing the member ends their access at once: their open room says so (its live feed
     // was refused), and the API refuses them as a stranger.
     await owner.getByRole("region", { name: "People" }).getByRole("button", { name: `Remove ${BOB.name}` }).click();
+    await owner.getByRole("alertdialog", { name: `Remove ${BOB.name} from this team?` }).getByRole("button", { name: `Remove ${BOB.name}` }).click();
     await expect(member.getByRole("heading", { name: "You no longer have access to this team" })).toBeVisible({ timeout: 10_000 });
     await expect(member.getByRole("link", { name: "Back to your teams" })).toBeVisible();
     await member.screenshot({ path: testInfo.outputPath("people-removed.png") });

@@ -43,7 +43,7 @@ test("a SIGKILLed server comes back: the room reconnects and the team finishes",
     server = await startServer(url, port, { AGENT_LEASE_TTL_MS: "1500" });
 
     await expect(finalAnswer(page)).toBeVisible({ timeout: 120_000 });
-    await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 30_000 });
+    await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 30_000 });
     await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(promptsBefore);
     await expect(page.getByRole("region", { name: "Completed tasks" }).getByRole("listitem")).toHaveCount(2);
     // The same session cookie still works after the restart: a reload shows the room, not sign-in.

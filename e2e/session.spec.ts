@@ -24,7 +24,7 @@ test("a prompt streams its reply live, and a reload mid-stream shows the same tr
   await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(1);
   // The keyless Lead runs its team and finishes with an aggregated answer after the reload.
   await expect(finalAnswer(page)).toBeVisible({ timeout: 60_000 });
-  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 20_000 });
+  await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 20_000 });
   await expect(transcript(page).locator("article[data-streaming]")).toHaveCount(0);
   // The live-built transcript equals the one a fresh load reads from the log.
   const live = await transcript(page).getByRole("article").allTextContents();
@@ -48,7 +48,7 @@ test("queued prompts run as separate turns; Stop ends the running turn and keeps
   // The queued prompt was kept and now runs as its own turn.
   await expect(transcript(page).getByRole("article", { name: "Prompt" }).nth(1)).toContainText("Second prompt");
   await expect(queue.getByRole("listitem")).toHaveCount(0);
-  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 60_000 });
+  await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 60_000 });
 });
 
 test("HTML and script in a prompt render as inert text", async ({ page }) => {
@@ -56,7 +56,7 @@ test("HTML and script in a prompt render as inert text", async ({ page }) => {
   const hostile = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b>bold?</b>`;
   await send(page, hostile);
   await expect(transcript(page).getByRole("article", { name: "Prompt" })).toContainText(hostile);
-  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 60_000 });
+  await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 60_000 });
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   await expect(transcript(page).locator("img, script:not([src]), b")).toHaveCount(0);
 });
@@ -65,7 +65,7 @@ test("forking from a message starts a new team with the history up to that turn"
   await createTeam(page, "Fork source");
   await send(page, "/tool list_agents {}");
   await expect(transcript(page).getByText("The list_agents tool returned")).toBeVisible({ timeout: 30_000 });
-  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 30_000 });
+  await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 30_000 });
   const source = page.url();
   await transcript(page).getByRole("article", { name: "Prompt" }).getByRole("button", { name: /^Fork a new team/ }).click();
   await expect(page).not.toHaveURL(source);

@@ -30,7 +30,7 @@ test("the keyless team scenario plays out live: roster, board, mailbox and the L
   await expect(mailbox.getByRole("listitem", { name: /from implementer to lead: consumed$/ })).toBeVisible({ timeout: 30_000 });
 
   await expect(finalAnswer(page)).toBeVisible({ timeout: 60_000 });
-  await expect(agentStatus(page, "idle")).toBeVisible({ timeout: 20_000 });
+  await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 20_000 });
   await page.screenshot({ path: testInfo.outputPath("team-room-lead.png"), fullPage: true });
 
   // Selecting a teammate shows its transcript, including the message steered into its turn.
@@ -129,4 +129,36 @@ test("queue controls on the Lead: edit and remove queued prompts, steer one into
   await expect(transcript(page).getByRole("article", { name: "Prompt" }).filter({ hasText: "edited prompt" })).toBeVisible({
     timeout: 90_000,
   });
+});
+
+test("Stop the team asks first, then stops every working agent at once; a prompt starts it again", async ({ page }) => {
+  test.setTimeout(90_000);
+  await createTeam(page, "Stoppable team");
+  await send(page, "Build a tiny todo app");
+  const roster = page.getByRole("region", { name: "Roster" });
+  await expect(roster.getByRole("button", { name: /^researcher \(teammate\)/ })).toBeVisible({ timeout: 30_000 });
+  // The Lead works until both teammates are done: it is working now.
+  await expect(agentStatus(page, "Working")).toBeVisible();
+
+  await page.getByRole("button", { name: "Stop the team" }).click();
+  const dialog = page.getByRole("alertdialog", { name: "Stop the whole team?" });
+  await expect(dialog).toContainText("their turns end now");
+  await expect(dialog).toContainText("lead");
+  await dialog.getByRole("button", { name: "Stop the team" }).click();
+  await expect(dialog).toHaveCount(0);
+
+  await expect(agentStatus(page, "Stopped")).toBeVisible({ timeout: 20_000 });
+  await expect(roster.getByRole("button", { name: /^lead \(lead\)/ })).toContainText("Stopped");
+  await expect(page.getByRole("region", { name: "Recent activity" })).toContainText(/stopped the team \(.*lead.*\)/);
+  // Nothing runs while stopped: the button has nobody to stop.
+  await expect(page.getByRole("button", { name: "Stop the team" })).toBeDisabled();
+
+  await send(page, "Carry on");
+  await expect(agentStatus(page, "Working")).toBeVisible({ timeout: 20_000 });
+});
+
+test("a team that does not exist, or is not yours, says so without saying which", async ({ page }) => {
+  await page.goto("/teams/ses_no_such_team_000000000000");
+  await expect(page.getByRole("heading", { name: "This team does not exist or you do not have access" })).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByRole("link", { name: "Back to your teams" })).toBeVisible();
 });

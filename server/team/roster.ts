@@ -10,6 +10,7 @@ import { notifyActivity } from "../live/activity";
 import { modelKey, SpendSchema, sumSpend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { enqueue } from "../runtime/inbox";
+import { TurnEndReasonSchema } from "../runtime/events";
 import { appendEvents } from "../runtime/session-log";
 import { AgentStatusSchema, completedTurnsSeed, deriveStatus, spendOf, SpendRowSchema, STATUS_COLUMNS, teamSpendSums } from "../runtime/sessions";
 import { Prisma } from "../db/generated/client";
@@ -38,6 +39,8 @@ export const MemberViewSchema = z.object({
   addedBy: PersonRefSchema.nullable(),
   /** Why the member's last turn failed (its turn_end `error`); null once a later turn ends otherwise. */
   lastError: z.string().nullable(),
+  /** How the member's last turn ended (null before its first): the room tells a stopped agent from an idle one. */
+  lastTurnEnd: TurnEndReasonSchema.nullable(),
 });
 export type MemberView = z.infer<typeof MemberViewSchema>;
 
@@ -66,6 +69,7 @@ const RosterRow = SpendRowSchema.extend({
   leaseExpiresAt: z.date().nullable(),
   failed_turn: z.boolean(),
   error: z.string().nullable(),
+  reason: TurnEndReasonSchema.nullable(),
 });
 type RosterRow = z.infer<typeof RosterRow>;
 const RosterRows = z.array(RosterRow);
@@ -89,7 +93,7 @@ export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<Mem
         s.lease_owner AS "leaseOwner", s.lease_expires_at AS "leaseExpiresAt",
         coalesce(s.spent_input_tokens, 0) AS "spentInputTokens", coalesce(s.spent_output_tokens, 0) AS "spentOutputTokens",
         coalesce(s.spent_cached_tokens, 0) AS "spentCachedTokens", coalesce(s.spent_cost_nanos, 0) AS "spentCostNanos",
-        coalesce(e.payload->>'reason' = 'error', false) AS failed_turn, e.payload->>'error' AS error
+        coalesce(e.payload->>'reason' = 'error', false) AS failed_turn, e.payload->>'error' AS error, e.payload->>'reason' AS reason
       FROM roster r
         LEFT JOIN sessions s ON s.id = r.session_id
         LEFT JOIN LATERAL (
@@ -116,6 +120,7 @@ export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<Mem
     spend: spendOf(lead),
     addedBy: null,
     lastError: lastError(lead),
+    lastTurnEnd: lead.reason,
   };
   return [
     leadView,
@@ -134,6 +139,7 @@ export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<Mem
         spend: spendOf(m),
         addedBy: m.added_by,
         lastError: lastError(m),
+        lastTurnEnd: m.reason,
       });
     }),
   ];

@@ -1,0 +1,60 @@
+"use client";
+
+import { AlertDialog } from "radix-ui";
+import { useState, type ReactNode } from "react";
+
+// A button whose action asks first (Radix AlertDialog): the dialog names the consequence, and
+// the action runs only on the explicit confirm. Focus starts on Cancel, Escape cancels.
+
+export function ConfirmButton({
+  children,
+  label,
+  title,
+  description,
+  confirm,
+  onConfirm,
+  className = "secondary danger",
+  disabled,
+}: {
+  /** The trigger's visible content. */
+  children: ReactNode;
+  /** The trigger's accessible name, when its content alone is ambiguous ("Remove" → "Remove Bob"). */
+  label?: string;
+  title: string;
+  description: ReactNode;
+  /** The confirm button's words: the action itself ("Remove Bob"), never "OK". */
+  confirm: string;
+  onConfirm: () => void;
+  className?: string;
+  disabled?: boolean;
+}) {
+  const [open, setOpen] = useState(false);
+  return (
+    <AlertDialog.Root open={open} onOpenChange={setOpen}>
+      <AlertDialog.Trigger asChild>
+        <button type="button" className={className} aria-label={label} disabled={disabled}>
+          {children}
+        </button>
+      </AlertDialog.Trigger>
+      <AlertDialog.Portal>
+        <AlertDialog.Overlay className="dialog-overlay" />
+        <AlertDialog.Content className="dialog">
+          <AlertDialog.Title className="dialog-title">{title}</AlertDialog.Title>
+          <AlertDialog.Description className="dialog-description">{description}</AlertDialog.Description>
+          <div className="dialog-actions">
+            <AlertDialog.Cancel asChild>
+              <button type="button" className="secondary">
+                Cancel
+              </button>
+            </AlertDialog.Cancel>
+            <AlertDialog.Action asChild>
+              <button type="button" className="danger-solid" onClick={onConfirm}>
+                {confirm}
+              </button>
+            </AlertDialog.Action>
+          </div>
+        </AlertDialog.Content>
+      </AlertDialog.Portal>
+    </AlertDialog.Root>
+  );
+}
