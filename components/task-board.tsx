@@ -4,6 +4,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import type { ChangedBy, MemberView, TaskAction, TaskUpdate, TaskView } from "./api-types";
 import { appCodeOf } from "./app-error";
+import { taskAnchor } from "./room-keys";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
 
@@ -118,7 +119,7 @@ function TaskCard({
   // else meanwhile shows up as a conflict instead of being overwritten.
   const assignable = members.filter((m) => m.phase === "active");
   return (
-    <li className="task" aria-label={`${task.id} ${task.subject}`}>
+    <li className="task" id={taskAnchor(task.id)} tabIndex={-1} aria-label={`${task.id} ${task.subject}`}>
       <div className="task-head">
         <span className="task-id">{task.id}</span>
         {task.ready && <span className="badge badge-ready">ready</span>}

@@ -21,6 +21,7 @@ import { useAccountStatus } from "./use-account";
 import { newClientId, usePresence } from "./use-presence";
 import { useTeamLive } from "./use-team-live";
 import { usePrefetchTranscript } from "./use-session-live";
+import { RoomCommands } from "./room-commands";
 import { SkipLinks } from "./skip-links";
 import { ViewerHint } from "./viewer-hint";
 import { useTRPC } from "./trpc";
@@ -80,6 +81,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
       {!state && !error && <p className="muted">Loading the team…</p>}
       {state && selected && (
         <>
+          <RoomCommands teamId={teamId} state={state} location={location} />
           <div className="room-left">
             <Roster
               teamId={teamId}

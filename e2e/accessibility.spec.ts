@@ -1,5 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Locator, type Page } from "@playwright/test";
+import { anonymousContext, OWNER } from "./accounts";
 import { agentStatus, createTeam, finalAnswer, send } from "./helpers";
 
 // axe-core on every page and state of the product, at a desktop width and a phone's: the home
@@ -66,3 +67,80 @@ for (const size of WIDTHS) {
     await expectAccessible(page, "files view");
   });
 }
+
+/** Presses Tab until `target` has focus: the keyboard reaches it in at most `max` presses. */
+async function tabTo(page: Page, target: Locator, max: number): Promise<number> {
+  for (let presses = 1; presses <= max; presses++) {
+    await page.keyboard.press("Tab");
+    if (await target.evaluate((el) => el === document.activeElement)) return presses;
+  }
+  throw new Error(`not reached in ${max} Tab presses`);
+}
+
+test("by keyboard alone: sign in, open a team, skip to the prompt, prompt, switch agents, confirm a stop, open a task", async ({ browser, baseURL }) => {
+  test.setTimeout(120_000);
+  const context = await anonymousContext(browser, baseURL!);
+  const page = await context.newPage();
+  await page.goto("/sign-in");
+  await tabTo(page, page.getByLabel("Email"), 10);
+  await page.keyboard.type(OWNER.email);
+  await page.keyboard.press("Tab");
+  await page.keyboard.type(OWNER.password);
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("heading", { name: "Your teams" })).toBeVisible();
+
+  await tabTo(page, page.getByLabel("Title"), 15);
+  await page.keyboard.type("Keyboard team");
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("heading", { name: "Keyboard team", level: 1 })).toBeVisible();
+
+  // The skip link is among the first stops, and lands in the prompt box.
+  await tabTo(page, page.getByRole("link", { name: "Skip to the prompt box" }), 6);
+  await page.keyboard.press("Enter");
+  const prompt = page.getByRole("textbox", { name: "Prompt" });
+  await expect(prompt).toBeFocused();
+  await page.keyboard.type("Build a tiny todo app");
+  await page.keyboard.press("Enter");
+
+  const roster = page.getByRole("region", { name: "Roster" });
+  await expect(roster.getByRole("button", { name: /^researcher \(teammate\)/ })).toBeVisible({ timeout: 30_000 });
+  // Out of the text field, `j` selects the next agent.
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("j");
+  await expect(page.getByRole("region", { name: "Agent researcher" })).toBeVisible();
+
+  // A confirmation, by keyboard, from the top of the room (opened again): the header's Stop the
+  // team, Cancel has focus, Tab to the action, Enter.
+  await expect(page.getByRole("listitem", { name: /^task-1 / })).toBeVisible({ timeout: 30_000 });
+  await page.goto(page.url());
+  await expect(page.getByRole("button", { name: "Stop the team" })).toBeEnabled();
+  await tabTo(page, page.getByRole("button", { name: "Stop the team" }), 15);
+  await page.keyboard.press("Enter");
+  const dialog = page.getByRole("alertdialog", { name: "Stop the whole team?" });
+  await expect(dialog.getByRole("button", { name: "Cancel" })).toBeFocused();
+  await page.keyboard.press("Tab");
+  await expect(dialog.getByRole("button", { name: "Stop the team" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(dialog).toHaveCount(0);
+  await expect(roster.getByRole("button", { name: /^lead \(lead\)/ })).toContainText("Stopped", { timeout: 20_000 });
+
+  // The palette opens a task by name.
+  await page.keyboard.press("Control+k");
+  const palette = page.getByRole("dialog", { name: "Command palette" });
+  await expect(palette).toBeVisible();
+  await expectAccessible(page, "command palette");
+  await page.keyboard.type("task-1");
+  await page.keyboard.press("Enter");
+  await expect(palette).toHaveCount(0);
+  await expect(page.getByRole("listitem", { name: /^task-1 / })).toBeFocused();
+
+  // `?` lists the shortcuts.
+  await page.keyboard.press("?");
+  const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
+  await expect(help).toContainText("Next agent");
+  await expectAccessible(page, "shortcuts dialog");
+  await page.keyboard.press("Escape");
+  await expect(help).toHaveCount(0);
+
+  await context.close();
+});

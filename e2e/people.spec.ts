@@ -132,7 +132,7 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     for (const control of [
       viewer.getByRole("textbox", { name: "Prompt" }),
       viewer.getByRole("button", { name: "Send" }),
-      viewer.getByRole("button", { name: "Stop" }),
+      viewer.getByRole("button", { name: "Stop", exact: true }),
       viewer.getByRole("button", { name: /^Fork a new team/ }),
       viewer.getByRole("button", { name: /task-1$/ }),
       viewer.getByRole("button", { name: "Add a teammate" }),

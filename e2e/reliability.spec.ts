@@ -46,7 +46,7 @@ test("provider failures in the room: a live retry line, a Stop during the backof
     fake.enqueue({ status: 429, message: "much later", headers: { "retry-after": "45" } });
     await send(page, "again");
     await expect(transcript(page).getByRole("status").filter({ hasText: /^Retrying in 4[0-5] s/ })).toBeVisible();
-    await agent(page).getByRole("button", { name: "Stop" }).click();
+    await agent(page).getByRole("button", { name: "Stop", exact: true }).click();
     await expect(transcript(page).getByRole("note").filter({ hasText: /^Turn aborted/ })).toBeVisible({ timeout: 5_000 });
     await expect(transcript(page).getByRole("note").filter({ hasText: "The turn ended while waiting to retry (429 rate limited)" })).toBeVisible();
     expect(fake.requests).toHaveLength(1);

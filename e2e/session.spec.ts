@@ -42,7 +42,7 @@ test("queued prompts run as separate turns; Stop ends the running turn and keeps
   await expect(queue.getByRole("listitem")).toHaveCount(1);
   await expect(queue).toContainText("Second prompt");
 
-  await page.getByRole("button", { name: "Stop" }).click();
+  await page.getByRole("button", { name: "Stop", exact: true }).click();
   // The turn's end names who pressed Stop.
   await expect(transcript(page).getByText(`Turn aborted · stopped by ${OWNER.name}`)).toBeVisible();
   // The queued prompt was kept and now runs as its own turn.

@@ -1,0 +1,182 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { Command } from "cmdk";
+import { useRouter } from "next/navigation";
+import { Dialog } from "radix-ui";
+import { useEffect, useRef, useState } from "react";
+import type { TeamState } from "./api-types";
+import { filesHref } from "./files/links";
+import { roomKey, SHORTCUTS, taskAnchor } from "./room-keys";
+import { roomHref, type RoomLocation } from "./room-url";
+import { ROOM_VIEWS } from "./room-views";
+import { SKIP_TARGETS } from "./skip-links";
+import { useTRPC } from "./trpc";
+
+// The room's keyboard layer: the shortcuts of room-keys.ts, the `?` dialog that lists them, and
+// the command palette (Ctrl/⌘ K, cmdk in a Radix dialog) that jumps to a team, an agent, a task
+// or a file by name.
+
+export function RoomCommands({ teamId, state, location }: { teamId: string; state: TeamState; location: RoomLocation }) {
+  const router = useRouter();
+  const [palette, setPalette] = useState(false);
+  const [help, setHelp] = useState(false);
+  const names = state.members.map((m) => m.name);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target instanceof HTMLElement ? e.target : null;
+      const inField = !!target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+      const key = roomKey(e, inField);
+      // An open dialog keeps the keyboard (Escape closes it).
+      if (!key || ((palette || help) && key.kind !== "palette")) return;
+      e.preventDefault();
+      const go = (loc: Partial<RoomLocation>) => router.replace(roomHref(teamId, { ...location, seq: null, ...loc }));
+      switch (key.kind) {
+        case "palette":
+          return setPalette((open) => !open);
+        case "help":
+          return setHelp(true);
+        case "prompt": {
+          const box = document.getElementById(SKIP_TARGETS.prompt);
+          if (box) return box.focus();
+          return go({ view: ROOM_VIEWS[0]!.id });
+        }
+        case "agent": {
+          const at = Math.max(0, names.indexOf(location.member));
+          return go({ view: ROOM_VIEWS[0]!.id, member: names[(at + key.step + names.length) % names.length] });
+        }
+        case "view": {
+          const view = ROOM_VIEWS[key.index];
+          return view ? go({ view: view.id }) : undefined;
+        }
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [router, teamId, location, names, palette, help]);
+
+  return (
+    <>
+      <Palette open={palette} onOpenChange={setPalette} teamId={teamId} state={state} location={location} />
+      <Dialog.Root open={help} onOpenChange={setHelp}>
+        <Dialog.Portal>
+          <Dialog.Overlay className="dialog-overlay" />
+          <Dialog.Content className="dialog">
+            <Dialog.Title className="dialog-title">Keyboard shortcuts</Dialog.Title>
+            <Dialog.Description className="dialog-description">In the team room, outside a text field.</Dialog.Description>
+            <dl className="shortcuts">
+              {SHORTCUTS.map((s) => (
+                <div key={s.what}>
+                  <dt>
+                    {s.keys.map((k, i) => (
+                      <span key={k}>
+                        {i > 0 && " / "}
+                        <kbd>{k}</kbd>
+                      </span>
+                    ))}
+                  </dt>
+                  <dd>{s.what}</dd>
+                </div>
+              ))}
+            </dl>
+            <div className="dialog-actions">
+              <Dialog.Close asChild>
+                <button type="button" className="secondary">
+                  Close
+                </button>
+              </Dialog.Close>
+            </div>
+          </Dialog.Content>
+        </Dialog.Portal>
+      </Dialog.Root>
+    </>
+  );
+}
+
+function Palette({
+  open,
+  onOpenChange,
+  teamId,
+  state,
+  location,
+}: {
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  teamId: string;
+  state: TeamState;
+  location: RoomLocation;
+}) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const teams = useQuery({ ...trpc.team.list.queryOptions(), enabled: open });
+  const files = useQuery({ ...trpc.workspace.list.queryOptions({ teamId, limit: 1000 }), enabled: open });
+  // Where focus goes once the palette has closed (a task on the board), instead of back to where it was.
+  const focusAfter = useRef<HTMLElement | null>(null);
+  const jump = (href: string) => {
+    onOpenChange(false);
+    router.push(href);
+  };
+  return (
+    <Dialog.Root open={open} onOpenChange={onOpenChange}>
+      <Dialog.Portal>
+        <Dialog.Overlay className="dialog-overlay" />
+        <Dialog.Content
+          className="dialog palette"
+          aria-describedby={undefined}
+          onCloseAutoFocus={(e) => {
+            const target = focusAfter.current;
+            focusAfter.current = null;
+            if (!target) return;
+            e.preventDefault();
+            target.scrollIntoView({ block: "center" });
+            target.focus();
+          }}
+        >
+          <Dialog.Title className="sr-only">Command palette</Dialog.Title>
+          <Command label="Command palette" loop>
+            <Command.Input placeholder="Jump to a team, an agent, a task or a file…" aria-label="Search teams, agents, tasks and files" />
+            <Command.List>
+              <Command.Empty>Nothing matches.</Command.Empty>
+              <Command.Group heading="Agents">
+                {state.members.map((m) => (
+                  <Command.Item key={m.sessionId} value={`agent ${m.name} ${m.description}`} onSelect={() => jump(roomHref(teamId, { ...location, view: ROOM_VIEWS[0]!.id, member: m.name, seq: null }))}>
+                    {m.name} <span className="muted">· {m.role}</span>
+                  </Command.Item>
+                ))}
+              </Command.Group>
+              <Command.Group heading="Tasks">
+                {state.tasks.map((t) => (
+                  <Command.Item
+                    key={t.id}
+                    value={`task ${t.id} ${t.subject}`}
+                    onSelect={() => {
+                      focusAfter.current = document.getElementById(taskAnchor(t.id));
+                      onOpenChange(false);
+                    }}
+                  >
+                    {t.id} <span className="muted">· {t.subject}</span>
+                  </Command.Item>
+                ))}
+              </Command.Group>
+              <Command.Group heading="Files">
+                {files.data?.files.map((f) => (
+                  <Command.Item key={f.path} value={`file ${f.path}`} onSelect={() => jump(filesHref(teamId, { path: f.path }))}>
+                    {f.path}
+                  </Command.Item>
+                ))}
+              </Command.Group>
+              <Command.Group heading="Teams">
+                {teams.data?.map((t) => (
+                  <Command.Item key={t.id} value={`team ${t.title} ${t.id}`} onSelect={() => jump(`/teams/${t.id}`)}>
+                    {t.title}
+                  </Command.Item>
+                ))}
+              </Command.Group>
+            </Command.List>
+          </Command>
+        </Dialog.Content>
+      </Dialog.Portal>
+    </Dialog.Root>
+  );
+}
