@@ -20,6 +20,9 @@ const COLUMNS = [
 /** Why the last update was not applied: a stale revision (shown with the current task), or another refusal. */
 type Refusal = { kind: "conflict"; taskId: string; message: string } | { kind: "failed"; message: string };
 
+/** An edit in progress, with the revision the person started from; `stale`: a save met a newer revision. */
+type Editing = { taskId: string; subject: string; revision: number; stale?: boolean };
+
 /**
  * The board, live. A person acts with Lead authority and always sends the revision they saw;
  * when someone changed the task first, the conflict is shown with the current task, and
@@ -34,12 +37,15 @@ export function TaskBoard({ teamId, tasks, members, canAct }: { teamId: string; 
   const update = useMutation(
     trpc.team.updateTask.mutationOptions({
       onMutate: () => setRefusal(null),
-      onError: (e, vars) =>
-        setRefusal(
-          appCodeOf(e) === "TEAM_TASK_STALE_REVISION"
-            ? { kind: "conflict", taskId: vars.taskId, message: e.message }
-            : { kind: "failed", message: e.message },
-        ),
+      onSuccess: (_, vars) => {
+        if (vars.action === "edit") setEditing(null);
+      },
+      onError: (e, vars) => {
+        const stale = appCodeOf(e) === "TEAM_TASK_STALE_REVISION";
+        // A stale edit keeps the person's text open beside the other version (TaskCard).
+        if (stale && vars.action === "edit") return setEditing((ed) => (ed && ed.taskId === vars.taskId ? { ...ed, stale: true } : ed));
+        setRefusal(stale ? { kind: "conflict", taskId: vars.taskId, message: e.message } : { kind: "failed", message: e.message });
+      },
     }),
   );
   const live = tasks.filter((t) => t.status !== "deleted");
@@ -98,9 +104,6 @@ export function TaskBoard({ teamId, tasks, members, canAct }: { teamId: string; 
   );
 }
 
-/** An edit in progress, with the revision the person started from. */
-type Editing = { taskId: string; subject: string; revision: number };
-
 function TaskCard({
   task,
   members,
@@ -127,12 +130,36 @@ function TaskCard({
       </div>
       {editing === null || !onAct ? (
         <div className="task-subject">{task.subject}</div>
+      ) : editing.stale ? (
+        <div role="alert" className="conflict" aria-label={`${task.id} changed while you edited it`}>
+          <p>
+            <strong>{task.id} changed while you edited it</strong> (now revision {task.revision}
+            {task.changedBy ? `, ${changedByText(task.changedBy)}` : ""}). Your text is kept.
+          </p>
+          <dl className="versions">
+            <dt>Theirs</dt>
+            <dd>{task.subject}</dd>
+            <dt>Yours</dt>
+            <dd>{editing.subject}</dd>
+          </dl>
+          <div className="task-actions">
+            <button type="button" onClick={() => onAct(task, "edit", { subject: editing.subject, seenRevision: task.revision })}>
+              Keep mine
+            </button>
+            <button type="button" className="secondary" onClick={() => setEditing(null)}>
+              Take theirs
+            </button>
+          </div>
+        </div>
       ) : (
         <form
+          className="task-editor"
           onSubmit={(e) => {
             e.preventDefault();
             if (editing.subject.trim()) onAct(task, "edit", { subject: editing.subject.trim(), seenRevision: editing.revision });
-            setEditing(null);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") setEditing(null);
           }}
         >
           <label>
@@ -144,6 +171,14 @@ function TaskCard({
               maxLength={LIMITS.taskSubjectChars}
             />
           </label>
+          <div className="task-actions">
+            <button type="submit" disabled={!editing.subject.trim()}>
+              Save
+            </button>
+            <button type="button" className="secondary" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+          </div>
         </form>
       )}
       <div className="muted task-meta">

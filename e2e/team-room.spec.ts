@@ -61,7 +61,7 @@ test("two browsers on one team stay in sync", async ({ browser }) => {
   await expect(a.getByRole("region", { name: "In progress tasks" }).getByRole("listitem", { name: "task-1 Shared task" })).toBeVisible();
 });
 
-test("a stale task edit shows the conflict and the current task instead of overwriting", async ({ browser }) => {
+test("two people edit one task at once: the one who saves second keeps their text and chooses", async ({ browser }) => {
   const a = await (await browser.newContext()).newPage();
   const b = await (await browser.newContext()).newPage();
   await createTeam(a, "Conflicts");
@@ -69,18 +69,38 @@ test("a stale task edit shows the conflict and the current task instead of overw
   await expect(a.getByRole("listitem", { name: "task-1 Original subject" })).toBeVisible({ timeout: 20_000 });
   await b.goto(a.url());
 
-  // B starts editing at revision 1; A claims the task meanwhile (revision 2).
+  // Both start editing at revision 1; A saves first (revision 2).
   await b.getByRole("button", { name: "Edit task-1" }).click();
-  await a.getByRole("button", { name: "Claim task-1" }).click();
-  await expect(b.getByRole("listitem", { name: "task-1 Original subject" })).toContainText("rev 2");
   const field = b.getByRole("textbox", { name: "Subject of task-1" });
   await field.fill("B's subject");
-  await field.press("Enter");
+  await a.getByRole("button", { name: "Edit task-1" }).click();
+  await a.getByRole("textbox", { name: "Subject of task-1" }).fill("A's subject");
+  await a.getByRole("button", { name: "Save" }).click();
+  await expect(a.getByRole("listitem", { name: "task-1 A's subject" })).toContainText("rev 2");
+  // Escape cancels an edit without saving.
+  await a.getByRole("button", { name: "Edit task-1" }).click();
+  await a.getByRole("textbox", { name: "Subject of task-1" }).fill("never saved");
+  await a.getByRole("textbox", { name: "Subject of task-1" }).press("Escape");
+  await expect(a.getByRole("listitem", { name: "task-1 A's subject" })).toBeVisible();
 
-  const conflict = b.getByRole("alert").filter({ hasText: "Not applied" });
-  await expect(conflict).toContainText("Not applied");
-  await expect(conflict).toContainText("revision 2");
-  await expect(b.getByRole("listitem", { name: "task-1 Original subject" })).toBeVisible();
+  // B's save is stale: B's text stays, beside A's, and B chooses.
+  await field.press("Enter");
+  const conflict = b.getByRole("alert", { name: "task-1 changed while you edited it" });
+  await expect(conflict).toContainText("Theirs");
+  await expect(conflict).toContainText("A's subject");
+  await expect(conflict).toContainText("B's subject");
+  await conflict.getByRole("button", { name: "Keep mine" }).click();
+  await expect(b.getByRole("listitem", { name: "task-1 B's subject" })).toContainText("rev 3");
+  await expect(a.getByRole("listitem", { name: "task-1 B's subject" })).toBeVisible();
+
+  // Taking theirs drops one's own text and keeps the other version.
+  await a.getByRole("button", { name: "Edit task-1" }).click();
+  await a.getByRole("textbox", { name: "Subject of task-1" }).fill("A again");
+  await b.getByRole("button", { name: "Claim task-1" }).click();
+  await expect(a.getByRole("listitem", { name: "task-1 B's subject" })).toContainText("rev 4");
+  await a.getByRole("textbox", { name: "Subject of task-1" }).press("Enter");
+  await a.getByRole("alert", { name: "task-1 changed while you edited it" }).getByRole("button", { name: "Take theirs" }).click();
+  await expect(a.getByRole("listitem", { name: "task-1 B's subject" })).toContainText("rev 4");
 });
 
 test("a task update refused for another reason shows its message, not a conflict", async ({ page }) => {
