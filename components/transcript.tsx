@@ -1,6 +1,8 @@
 "use client";
 
 import Link from "next/link";
+import { parseTeamMessage } from "~/server/team/message-format";
+import { MessageMenu } from "./ui/message-menu";
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type Ref } from "react";
 import { listItems, listSlice } from "./chunk-list";
 import { filesHref } from "./files/links";
@@ -166,14 +168,6 @@ const Row = memo(function Row({
   );
 });
 
-function ForkButton({ seq, onFork }: { seq: number; onFork?: (seq: number) => void }) {
-  if (!onFork) return null;
-  return (
-    <button type="button" className="link-button" onClick={() => onFork(seq)} aria-label={`Fork a new team from event ${seq}`}>
-      Fork from here
-    </button>
-  );
-}
 
 function Item({
   item,
@@ -202,10 +196,11 @@ function Item({
           <article className="msg team" aria-label={`Team message from ${source.senderName}`}>
             <div className="who">
               Team message from <strong>{source.senderName}</strong>
-              <span className="muted">{source.messageId}</span>
-              <ForkButton seq={item.seq} onFork={onFork} />
+              <span className="spacer" />
+              <MessageMenu text={item.text} id={source.messageId} onFork={onFork && (() => onFork(item.seq))} />
             </div>
-            <div className="text">{item.text}</div>
+            {/* The header line names the message for the model; people read the sender above. */}
+            <div className="text">{parseTeamMessage(item.text)?.content ?? item.text}</div>
           </article>
         );
       }
@@ -220,7 +215,8 @@ function Item({
         <article className="msg user" aria-label={`Prompt from ${source.name ?? "someone"}`}>
           <div className="who">
             <strong>{source.name ?? "Someone"}</strong>
-            <ForkButton seq={item.seq} onFork={onFork} />
+            <span className="spacer" />
+            <MessageMenu text={item.text} onFork={onFork && (() => onFork(item.seq))} />
           </div>
           <div className="text">{item.text}</div>
         </article>
@@ -231,7 +227,8 @@ function Item({
         <article className="msg assistant" aria-label="Reply" data-streaming={item.streaming || undefined}>
           <div className="who">
             Agent{item.interrupted && <span className="tag">interrupted</span>}
-            {!item.streaming && <ForkButton seq={item.seq} onFork={onFork} />}
+            <span className="spacer" />
+            {!item.streaming && <MessageMenu text={item.text} onFork={onFork && (() => onFork(item.seq))} />}
           </div>
           {item.text && (
             <div className="text">

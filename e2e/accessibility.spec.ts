@@ -51,6 +51,10 @@ for (const size of WIDTHS) {
     await expect(finalAnswer(page)).toBeVisible({ timeout: 90_000 });
     await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 20_000 });
     await expectAccessible(page, "finished room");
+    await page.getByRole("region", { name: "Transcript" }).getByRole("button", { name: "Message actions" }).last().click();
+    await expect(page.getByRole("menuitem", { name: "Copy text" })).toBeVisible();
+    await expectAccessible(page, "a message's menu");
+    await page.keyboard.press("Escape");
     await page.screenshot({ path: testInfo.outputPath("finished-room.png") });
 
     await page.getByRole("region", { name: "People" }).getByRole("button", { name: "Leave team" }).click();

@@ -133,7 +133,6 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
       viewer.getByRole("textbox", { name: "Prompt" }),
       viewer.getByRole("button", { name: "Send" }),
       viewer.getByRole("button", { name: "Stop", exact: true }),
-      viewer.getByRole("button", { name: /^Fork a new team/ }),
       viewer.getByRole("button", { name: /task-1$/ }),
       viewer.getByRole("button", { name: "Add a teammate" }),
       viewer.getByRole("button", { name: "Create invite link" }),
@@ -142,6 +141,11 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     ]) {
       await expect(control).toHaveCount(0);
     }
+    // A message's menu offers a viewer copying, never forking.
+    await viewer.getByRole("region", { name: "Transcript" }).getByRole("button", { name: "Message actions" }).first().click();
+    await expect(viewer.getByRole("menuitem", { name: "Copy text" })).toBeVisible();
+    await expect(viewer.getByRole("menuitem", { name: /^Fork a new team/ })).toHaveCount(0);
+    await viewer.keyboard.press("Escape");
     await viewer.screenshot({ path: testInfo.outputPath("people-viewer.png"), fullPage: true });
     // Nor through the API: a direct prompt is refused, and nothing is queued or logged.
     const refused = await trpcMutation(viewer.request, base, "session.prompt", { sessionId: teamId, text: "a viewer's prompt" });

@@ -67,7 +67,9 @@ test("forking from a message starts a new team with the history up to that turn"
   await expect(transcript(page).getByText("The list_agents tool returned")).toBeVisible({ timeout: 30_000 });
   await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 30_000 });
   const source = page.url();
-  await transcript(page).getByRole("article", { name: "Prompt" }).getByRole("button", { name: /^Fork a new team/ }).click();
+  // Each message's actions are in one menu.
+  await transcript(page).getByRole("article", { name: "Prompt" }).getByRole("button", { name: "Message actions" }).click();
+  await page.getByRole("menuitem", { name: "Fork a new team from here" }).click();
   await expect(page).not.toHaveURL(source);
   await expect(page.getByRole("heading", { name: "Fork source (fork)", level: 1 })).toBeVisible();
   // Whoever forks owns the fork, and it says who made it.

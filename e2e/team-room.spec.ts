@@ -36,7 +36,11 @@ test("the keyless team scenario plays out live: roster, board, mailbox and the L
   // Selecting a teammate shows its transcript, including the message steered into its turn.
   await roster.getByRole("button", { name: /^implementer \(teammate\)/ }).click();
   await expect(agent(page, "implementer")).toBeVisible();
-  await expect(transcript(page).getByRole("article", { name: "Team message from researcher" })).toBeVisible();
+  const mail = transcript(page).getByRole("article", { name: "Team message from researcher" });
+  await expect(mail).toBeVisible();
+  // Names, never raw ids: the message's id is behind its menu.
+  await expect(mail).not.toContainText("msg_");
+  await expect(mail).toContainText("Research for task-1 is complete");
   await page.screenshot({ path: testInfo.outputPath("team-room-implementer.png"), fullPage: true });
 
   // A narrow window stacks the room; everything stays reachable.

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TEAM_MESSAGE_FORMAT } from "./message-format";
 import { Prisma, type TeamMessage as TeamMessageRow } from "../db/generated/client";
 import type { Db, DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
@@ -97,21 +98,8 @@ export const TeamMessageViewSchema = z.object({
 });
 export type TeamMessageView = z.infer<typeof TeamMessageViewSchema>;
 
-/** The user message the target sees: a header line naming the message and its sender, then the content. */
-const TEAM_MESSAGE_FORMAT = "Team message %s from %s:\n%s";
-const TEAM_MESSAGE_HEADER = /^Team message (\S+) from (\S+):\n/;
-
-/** TEAM_MESSAGE_FORMAT written here (delivery writes it in SQL: deliverBatch). */
-export function teamMessageText(messageId: string, senderName: string, content: string): string {
-  const [head, from, colon, tail] = TEAM_MESSAGE_FORMAT.split("%s") as [string, string, string, string];
-  return `${head}${messageId}${from}${senderName}${colon}${content}${tail}`;
-}
-
-/** The parts of a text teamMessageText wrote, or null for any other text. */
-export function parseTeamMessage(text: string): { messageId: string; senderName: string; content: string } | null {
-  const m = TEAM_MESSAGE_HEADER.exec(text);
-  return m ? { messageId: m[1]!, senderName: m[2]!, content: text.slice(m[0].length) } : null;
-}
+// The text a target reads (its format, writer and parser): message-format.ts.
+export { parseTeamMessage, teamMessageText } from "./message-format";
 
 // ------------------------------------------------------------------ locking
 
