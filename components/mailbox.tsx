@@ -1,4 +1,5 @@
 import type { TeamMessageView } from "./api-types";
+import { RelativeTime } from "./ui/relative-time";
 
 /** Every team message with sender → target and its state: queued → delivered → consumed. */
 export function Mailbox({ messages }: { messages: TeamMessageView[] }) {
@@ -8,7 +9,7 @@ export function Mailbox({ messages }: { messages: TeamMessageView[] }) {
       {messages.length === 0 && <p className="muted">No team messages yet.</p>}
       <ol>
         {[...messages].reverse().map((m) => (
-          <li key={m.id} className="mail" aria-label={`Message ${m.id} from ${m.senderName} to ${m.targetName}: ${m.state}`}>
+          <li key={m.id} className="mail" aria-label={`Message from ${m.senderName} to ${m.targetName}: ${m.state}`}>
             <div className="mail-head">
               <span>
                 {m.senderName} → {m.targetName}
@@ -17,17 +18,23 @@ export function Mailbox({ messages }: { messages: TeamMessageView[] }) {
             </div>
             <div className="mail-body">{m.content}</div>
             <div className="muted mail-times">
-              queued {time(m.createdAt)}
-              {m.deliveredAt && ` · delivered ${time(m.deliveredAt)}`}
-              {m.consumedAt && ` · consumed ${time(m.consumedAt)}`}
+              queued <RelativeTime at={m.createdAt} />
+              {m.deliveredAt && (
+                <>
+                  {" "}
+                  · delivered <RelativeTime at={m.deliveredAt} />
+                </>
+              )}
+              {m.consumedAt && (
+                <>
+                  {" "}
+                  · read <RelativeTime at={m.consumedAt} />
+                </>
+              )}
             </div>
           </li>
         ))}
       </ol>
     </section>
   );
-}
-
-function time(d: Date | string): string {
-  return new Date(d).toLocaleTimeString();
 }

@@ -1,3 +1,4 @@
+import { RelativeTime } from "./ui/relative-time";
 import { describeAction, personNames } from "./activity";
 import type { MemberView, PersonAction, TeamPerson } from "./api-types";
 
@@ -22,9 +23,7 @@ export function RecentActivity({
         {actions.slice(0, limit).map((a) => (
           <li key={a.id}>
             <span>{describeAction(a, members, names)}</span>{" "}
-            <time className="muted" dateTime={new Date(a.createdAt).toISOString()}>
-              {new Date(a.createdAt).toLocaleTimeString()}
-            </time>
+            <RelativeTime className="muted" at={a.createdAt} />
           </li>
         ))}
       </ol>

@@ -7,6 +7,7 @@ import { useState, type FormEvent } from "react";
 import { ModelOptions } from "./model-options";
 import { modelKey, spendText, useModels } from "./models";
 import { agentStatus } from "./agent-status";
+import { RelativeTime } from "./ui/relative-time";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
@@ -74,8 +75,7 @@ export function TeamHome() {
                 {t.myRole}
               </span>
               <span className="muted">
-                {t.memberCount} member{t.memberCount === 1 ? "" : "s"} · {labelOf(t.model)} · last activity{" "}
-                {new Date(t.lastActivityAt).toLocaleString()}
+                {t.memberCount} member{t.memberCount === 1 ? "" : "s"} · {labelOf(t.model)} · last activity <RelativeTime at={t.lastActivityAt} />
               </span>
               <span className="muted team-spend">spent {spendText(t.spend)}</span>
             </li>
