@@ -10,6 +10,7 @@ import { filesHref } from "./files/links";
 import { roomKey, SHORTCUTS, taskAnchor } from "./room-keys";
 import { roomHref, type RoomLocation } from "./room-url";
 import { ROOM_VIEWS } from "./room-views";
+import { PANEL_TABS, type PanelTab } from "./side-panel";
 import { SKIP_TARGETS } from "./skip-links";
 import { useTRPC } from "./trpc";
 
@@ -17,7 +18,19 @@ import { useTRPC } from "./trpc";
 // the command palette (Ctrl/⌘ K, cmdk in a Radix dialog) that jumps to a team, an agent, a task
 // or a file by name.
 
-export function RoomCommands({ teamId, state, location }: { teamId: string; state: TeamState; location: RoomLocation }) {
+export function RoomCommands({
+  teamId,
+  state,
+  location,
+  panel,
+  onPanel,
+}: {
+  teamId: string;
+  state: TeamState;
+  location: RoomLocation;
+  panel: PanelTab;
+  onPanel: (tab: PanelTab) => void;
+}) {
   const router = useRouter();
   const [palette, setPalette] = useState(false);
   const [help, setHelp] = useState(false);
@@ -50,15 +63,19 @@ export function RoomCommands({ teamId, state, location }: { teamId: string; stat
           const view = ROOM_VIEWS[key.index];
           return view ? go({ view: view.id }) : undefined;
         }
+        case "panel": {
+          const at = PANEL_TABS.indexOf(panel);
+          return onPanel(PANEL_TABS[(at + key.step + PANEL_TABS.length) % PANEL_TABS.length]!);
+        }
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [router, teamId, location, names, palette, help]);
+  }, [router, teamId, location, names, palette, help, panel, onPanel]);
 
   return (
     <>
-      <Palette open={palette} onOpenChange={setPalette} teamId={teamId} state={state} location={location} />
+      <Palette open={palette} onOpenChange={setPalette} teamId={teamId} state={state} location={location} onTasks={() => onPanel("tasks")} />
       <Dialog.Root open={help} onOpenChange={setHelp}>
         <Dialog.Portal>
           <Dialog.Overlay className="dialog-overlay" />
@@ -100,19 +117,22 @@ function Palette({
   teamId,
   state,
   location,
+  onTasks,
 }: {
   open: boolean;
   onOpenChange: (open: boolean) => void;
   teamId: string;
   state: TeamState;
   location: RoomLocation;
+  /** Shows the team panel's Tasks tab. */
+  onTasks: () => void;
 }) {
   const trpc = useTRPC();
   const router = useRouter();
   const teams = useQuery({ ...trpc.team.list.queryOptions(), enabled: open });
   const files = useQuery({ ...trpc.workspace.list.queryOptions({ teamId, limit: 1000 }), enabled: open });
   // Where focus goes once the palette has closed (a task on the board), instead of back to where it was.
-  const focusAfter = useRef<HTMLElement | null>(null);
+  const focusAfter = useRef<string | null>(null);
   const jump = (href: string) => {
     onOpenChange(false);
     router.push(href);
@@ -125,12 +145,16 @@ function Palette({
           className="dialog palette"
           aria-describedby={undefined}
           onCloseAutoFocus={(e) => {
-            const target = focusAfter.current;
+            const id = focusAfter.current;
             focusAfter.current = null;
-            if (!target) return;
+            if (!id) return;
             e.preventDefault();
-            target.scrollIntoView({ block: "center" });
-            target.focus();
+            // The Tasks tab may only now be rendering: look for the task in the next frame.
+            requestAnimationFrame(() => {
+              const target = document.getElementById(id);
+              target?.scrollIntoView({ block: "center" });
+              target?.focus();
+            });
           }}
         >
           <Dialog.Title className="sr-only">Command palette</Dialog.Title>
@@ -151,7 +175,8 @@ function Palette({
                     key={t.id}
                     value={`task ${t.id} ${t.subject}`}
                     onSelect={() => {
-                      focusAfter.current = document.getElementById(taskAnchor(t.id));
+                      focusAfter.current = taskAnchor(t.id);
+                      onTasks();
                       onOpenChange(false);
                     }}
                   >

@@ -11,6 +11,8 @@ describe("roomKey", () => {
     expect(press("k")).toEqual({ kind: "agent", step: -1 });
     expect(press("3")).toEqual({ kind: "view", index: 2 });
     expect(press("?")).toEqual({ kind: "help" });
+    expect(press("]")).toEqual({ kind: "panel", step: 1 });
+    expect(press("[")).toEqual({ kind: "panel", step: -1 });
     expect(press("k", { ctrlKey: true })).toEqual({ kind: "palette" });
     expect(press("K", { metaKey: true }, true)).toEqual({ kind: "palette" });
     expect(press("j", {}, true)).toBeNull();
@@ -18,6 +20,6 @@ describe("roomKey", () => {
     expect(press("j", { altKey: true })).toBeNull();
     expect(press("x")).toBeNull();
     // The help lists each key the handler knows.
-    for (const key of ["/", "j", "k", "1", "?"]) expect(SHORTCUTS.some((s) => s.keys.includes(key))).toBe(true);
+    for (const key of ["/", "j", "k", "1", "?", "[", "]"]) expect(SHORTCUTS.some((s) => s.keys.includes(key))).toBe(true);
   });
 });

@@ -10,12 +10,19 @@ export const SHORTCUTS: readonly Shortcut[] = [
   { keys: ["j"], what: "Next agent" },
   { keys: ["k"], what: "Previous agent" },
   { keys: ["1", "2", "3"], what: "Switch the centre to Agent, Split or Files" },
+  { keys: ["[", "]"], what: "Previous or next tab of the team panel (Tasks, Mailbox, Files, Activity)" },
   { keys: ["Ctrl K", "⌘ K"], what: "Open the command palette: jump to a team, an agent, a task or a file" },
   { keys: ["?"], what: "Show these shortcuts" },
 ];
 
 /** What a key press asks of the room, or null. Typing in a field is never a shortcut, but Ctrl/⌘ K is. */
-export type RoomKey = { kind: "palette" } | { kind: "help" } | { kind: "prompt" } | { kind: "agent"; step: 1 | -1 } | { kind: "view"; index: number };
+export type RoomKey =
+  | { kind: "palette" }
+  | { kind: "help" }
+  | { kind: "prompt" }
+  | { kind: "agent"; step: 1 | -1 }
+  | { kind: "view"; index: number }
+  | { kind: "panel"; step: 1 | -1 };
 
 export function roomKey(e: { key: string; ctrlKey: boolean; metaKey: boolean; altKey: boolean }, inField: boolean): RoomKey | null {
   if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "k") return { kind: "palette" };
@@ -33,6 +40,10 @@ export function roomKey(e: { key: string; ctrlKey: boolean; metaKey: boolean; al
     case "2":
     case "3":
       return { kind: "view", index: Number(e.key) - 1 };
+    case "[":
+      return { kind: "panel", step: -1 };
+    case "]":
+      return { kind: "panel", step: 1 };
     default:
       return null;
   }

@@ -6,17 +6,15 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { accessLost } from "./app-error";
 import { BudgetBanner, BudgetBar } from "./budget";
-import { Mailbox } from "./mailbox";
 import { spendText } from "./models";
 import { PeoplePanel } from "./people-panel";
 import { PresenceBar } from "./presence-bar";
-import { RecentActivity } from "./recent-activity";
 import { DEFAULT_VIEW, LEAD, readRoomLocation, roomHref, toggleSplitHref } from "./room-url";
 import { viewOf, ViewSwitcher } from "./room-views";
 import { Roster } from "./roster";
 import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
-import { TaskBoard } from "./task-board";
+import { SidePanel, type PanelTab } from "./side-panel";
 import { useAccountStatus } from "./use-account";
 import { newClientId, usePresence } from "./use-presence";
 import { useTeamLive } from "./use-team-live";
@@ -39,6 +37,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
   const location = readRoomLocation(params);
   // One id per tab (per mounted room): the server keeps one presence row for it.
   const [clientId] = useState(newClientId);
+  const [panel, setPanel] = useState<PanelTab>("tasks");
   const { state, connection, error } = useTeamLive(teamId, clientId);
   // The Lead's session id is the team's: its transcript can be read while the team feed opens.
   usePrefetchTranscript(location.view === DEFAULT_VIEW && location.member === LEAD ? teamId : null);
@@ -81,7 +80,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
       {!state && !error && <p className="muted">Loading the team…</p>}
       {state && selected && (
         <>
-          <RoomCommands teamId={teamId} state={state} location={location} />
+          <RoomCommands teamId={teamId} state={state} location={location} panel={panel} onPanel={setPanel} />
           <div className="room-left">
             <Roster
               teamId={teamId}
@@ -107,11 +106,9 @@ export function TeamRoom({ teamId }: { teamId: string }) {
               onSent: presence.stoppedTyping,
             })}
           </div>
-          <aside className="side">
+          <aside className="side" aria-label="Team panel">
             {!canAct && <ViewerHint />}
-            <TaskBoard teamId={teamId} tasks={state.tasks} members={members} canAct={canAct} />
-            <Mailbox messages={state.messages} />
-            <RecentActivity actions={state.actions} members={members} people={state.people} />
+            <SidePanel teamId={teamId} state={state} canAct={canAct} tab={panel} onTab={setPanel} />
           </aside>
         </>
       )}

@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { anonymousContext, OWNER } from "./accounts";
-import { agentStatus, createTeam, finalAnswer, send } from "./helpers";
+import { agentStatus, createTeam, finalAnswer, panelTab, send } from "./helpers";
 
 // axe-core on every page and state of the product, at a desktop width and a phone's: the home
 // page, the account page, a room while its team works and once it has finished, the Files view,
@@ -51,6 +51,10 @@ for (const size of WIDTHS) {
     await expect(finalAnswer(page)).toBeVisible({ timeout: 90_000 });
     await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 20_000 });
     await expectAccessible(page, "finished room");
+    for (const tab of ["Mailbox", "Files", "Activity", "Tasks"] as const) {
+      await panelTab(page, tab);
+      await expectAccessible(page, `finished room, ${tab} tab`);
+    }
     await page.getByRole("region", { name: "Transcript" }).getByRole("button", { name: "Message actions" }).last().click();
     await expect(page.getByRole("menuitem", { name: "Copy text" })).toBeVisible();
     await expectAccessible(page, "a message's menu");

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { createTeam, finalAnswer, send, transcript } from "./helpers";
+import { createTeam, finalAnswer, send, transcript, panelTab } from "./helpers";
 
 // A team budget in the room, end to end with the keyless model (its tokens count): a member
 // sets a budget the Lead's first step reaches; the room says so with the figures, the Lead's
@@ -34,6 +34,7 @@ test("a reached budget stops the team with the figures shown; raising it resumes
   await expect(transcript(page).getByRole("note").filter({ hasText: "Turn stopped: the team budget was reached" })).toBeVisible();
   const roster = page.getByRole("region", { name: "Roster" });
   await expect(roster.getByRole("button", { name: /researcher/ })).toBeVisible();
+  await panelTab(page, "Activity");
   await expect(page.getByRole("region", { name: "Recent activity" })).toContainText("set the team budget to 1 tokens");
 
   // Raise: no token limit, and a cost limit this run does not reach (the e2e server prices the

@@ -24,3 +24,8 @@ export const agentStatus = (page: Page, status: "Idle" | "Working" | "Stopped" |
   agent(page, name).locator(".panel-head").getByLabel(`status: ${status}`);
 export const finalAnswer = (page: Page) =>
   transcript(page).getByRole("article", { name: "Reply" }).getByText(/^Final answer for/);
+
+/** Shows a tab of the room's team panel (Tasks, Mailbox, Files, Activity). */
+export async function panelTab(page: Page, name: "Tasks" | "Mailbox" | "Files" | "Activity"): Promise<void> {
+  await page.getByRole("tablist", { name: "Team panel" }).getByRole("tab", { name: new RegExp(`^${name}`) }).click();
+}

@@ -1,6 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import { trpcMutation } from "./accounts";
-import { createTeam, send, transcript } from "./helpers";
+import { createTeam, send, transcript, panelTab } from "./helpers";
 
 // Long unbroken text (a 200-character title, ids, task subjects, write scopes, team messages)
 // wraps: nothing scrolls sideways, on the home page or in the room, wide or narrow.
@@ -40,9 +40,11 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
   await expect(page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) })).toBeVisible({
     timeout: 30_000,
   });
+  await panelTab(page, "Mailbox");
   await expect(page.getByRole("region", { name: "Mailbox" }).getByRole("listitem", { name: new RegExp(`from ${name} to lead`) })).toBeVisible({
     timeout: 30_000,
   });
+  await panelTab(page, "Tasks");
   await expect(page.getByRole("listitem", { name: new RegExp(`^task-1 S{200}`) })).toBeVisible();
   await expect(transcript(page).getByText(/The spawn_teammate tool returned/)).toBeVisible({ timeout: 30_000 });
 
@@ -53,6 +55,8 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
     await expect(page.getByRole("listitem", { name: new RegExp(`^task-1 S{200}`) })).toBeVisible();
     await page.screenshot({ path: testInfo.outputPath(`long-text-room-${width}.png`), fullPage: true });
     expect(await sidewaysOverflow(page), `room at ${width} px`).toEqual([]);
+    await panelTab(page, "Mailbox");
+    expect(await sidewaysOverflow(page), `mailbox at ${width} px`).toEqual([]);
 
     await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) }).click();
     await expect(transcript(page).getByText(/^Q{600}$/)).toBeVisible();

@@ -1,7 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { anonymousContext, createInstanceOwner, fillAccountForm, trpcMutation, trpcQuery, type TestPerson } from "./accounts";
-import { agent, createTeam, transcript } from "./helpers";
+import { agent, createTeam, transcript, panelTab } from "./helpers";
 import { startServer, stopServer } from "./server";
 
 // Three people in one team room, on a server of its own started on a fresh database: the
@@ -121,6 +121,7 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     await member.getByRole("button", { name: "Claim task-1" }).click();
     const ownersTask = owner.getByRole("region", { name: "In progress tasks" }).getByRole("listitem", { name: "task-1 Shared plan" });
     await expect(ownersTask).toContainText(`changed by ${BOB.name}`);
+    await panelTab(owner, "Activity");
     await expect(owner.getByRole("region", { name: "Recent activity" })).toContainText(`${BOB.name} claimed task-1`);
     await owner.screenshot({ path: testInfo.outputPath("people-owner.png"), fullPage: true });
 
@@ -178,6 +179,7 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     await expect(inRoom(owner, BOB)).toHaveCount(0);
     const stranger = await trpcMutation(member.request, base, "session.prompt", { sessionId: teamId, text: "still here?" });
     expect(stranger.status()).toBe(404);
+    await panelTab(owner, "Activity");
     await expect(owner.getByRole("region", { name: "Recent activity" })).toContainText(`${OLIVE.name} removed ${BOB.name} from the team`);
 
     // Invited again, Bob (signed in) joins with one button; a revoked link lets nobody in.

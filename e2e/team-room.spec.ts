@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { OWNER } from "./accounts";
-import { agent, agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
+import { agent, agentStatus, createTeam, finalAnswer, send, transcript, panelTab } from "./helpers";
 
 // The team room end to end with the keyless model: the whole team scenario seen through the
 // UI, live collaboration between two browsers, and conflicts on the task board.
@@ -25,6 +25,7 @@ test("the keyless team scenario plays out live: roster, board, mailbox and the L
   await expect(completed.getByRole("listitem", { name: /^task-1 Research/ })).toContainText("rev 3");
   await expect(completed.getByRole("listitem", { name: /^task-2 Implement/ })).toContainText("waits for task-1");
 
+  await panelTab(page, "Mailbox");
   const mailbox = page.getByRole("region", { name: "Mailbox" });
   await expect(mailbox.getByRole("listitem", { name: /from researcher to implementer: consumed$/ })).toBeVisible({ timeout: 30_000 });
   await expect(mailbox.getByRole("listitem", { name: /from implementer to lead: consumed$/ })).toBeVisible({ timeout: 30_000 });
@@ -46,6 +47,7 @@ test("the keyless team scenario plays out live: roster, board, mailbox and the L
   // A narrow window stacks the room; everything stays reachable.
   await page.setViewportSize({ width: 420, height: 900 });
   await expect(page.getByRole("region", { name: "Roster" })).toBeVisible();
+  await panelTab(page, "Tasks");
   await expect(page.getByRole("region", { name: "Task board" })).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath("team-room-narrow.png"), fullPage: true });
   expect(foreign).toEqual([]);
@@ -173,6 +175,7 @@ test("Stop the team asks first, then stops every working agent at once; a prompt
 
   await expect(agentStatus(page, "Stopped")).toBeVisible({ timeout: 20_000 });
   await expect(roster.getByRole("button", { name: /^lead \(lead\)/ })).toContainText("Stopped");
+  await panelTab(page, "Activity");
   await expect(page.getByRole("region", { name: "Recent activity" })).toContainText(/stopped the team \(.*lead.*\)/);
   // Nothing runs while stopped: the button has nobody to stop.
   await expect(page.getByRole("button", { name: "Stop the team" })).toBeDisabled();
