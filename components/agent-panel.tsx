@@ -2,7 +2,7 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useCallback, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import type { AppErrorCode, InboxItem, Spend } from "./api-types";
 import { formatCost } from "./models";
 import { accessLost, appCodeOf } from "./app-error";
@@ -169,6 +169,9 @@ export function AgentPanel({
  */
 const LOST_RACES: ReadonlySet<AppErrorCode | null> = new Set<AppErrorCode>(["QUEUE_ITEM_NOT_FOUND", "STEER_UNAVAILABLE"]);
 
+/** How long a removed queued prompt can be brought back before the removal is sent. */
+const UNDO_MS = 5_000;
+
 /** A queued prompt with who queued (and last edited) it: edit its text, remove it, or steer it into the running turn. */
 function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string; item: InboxItem; running: boolean; canAct: boolean }) {
   const { id: itemId, text } = item;
@@ -179,6 +182,35 @@ function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string;
   const remove = useMutation(trpc.session.removeQueued.mutationOptions());
   const steer = useMutation(trpc.session.steerNow.mutationOptions());
   const failure = [edit.error, remove.error, steer.error].find((e) => e && !LOST_RACES.has(appCodeOf(e)));
+  // Removing waits UNDO_MS for an Undo before it is sent (and is sent at once if the panel closes).
+  const [removing, setRemoving] = useState(false);
+  const { mutate, isPending, isSuccess } = remove;
+  // A removal still waiting when the panel closes (another agent, another page) is sent then.
+  const unsent = useRef<(() => void) | null>(null);
+  // Declared first: on unmount its cleanup runs before the timer's, while the removal is still held.
+  useEffect(() => () => unsent.current?.(), []);
+  useEffect(() => {
+    if (!removing || isPending || isSuccess) return;
+    const sendNow = () => mutate({ sessionId, itemId });
+    unsent.current = sendNow;
+    const timer = setTimeout(sendNow, UNDO_MS);
+    return () => {
+      clearTimeout(timer);
+      unsent.current = null;
+    };
+  }, [removing, isPending, isSuccess, mutate, sessionId, itemId]);
+  if (removing && !failure) {
+    return (
+      <li className="queued removed">
+        <span className="grow" role="status">
+          Queued prompt removed.
+        </span>
+        <button type="button" className="secondary" onClick={() => setRemoving(false)} disabled={isPending || isSuccess}>
+          Undo
+        </button>
+      </li>
+    );
+  }
   return (
     <li className="queued">
       {editing === null ? (
@@ -215,7 +247,7 @@ function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string;
           <button type="button" className="secondary" onClick={() => steer.mutate({ sessionId, itemId })} disabled={!running}>
             Steer now
           </button>
-          <button type="button" className="secondary" onClick={() => remove.mutate({ sessionId, itemId })}>
+          <button type="button" className="secondary" onClick={() => setRemoving(true)}>
             Remove
           </button>
         </>

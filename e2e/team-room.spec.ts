@@ -145,7 +145,14 @@ test("queue controls on the Lead: edit and remove queued prompts, steer one into
   await expect(queue.getByRole("listitem").filter({ hasText: "edited prompt" })).toContainText(`queued by ${OWNER.name} · edited by ${OWNER.name}`);
   await expect(queue.getByRole("listitem").filter({ hasText: "to be removed" })).not.toContainText("edited by");
 
+  // Removing offers Undo for a few seconds: undone, the prompt is back; left, it is gone.
   await queue.getByRole("listitem").filter({ hasText: "to be removed" }).getByRole("button", { name: "Remove" }).click();
+  await expect(queue).not.toContainText("to be removed");
+  await queue.getByRole("button", { name: "Undo" }).click();
+  await expect(queue).toContainText("to be removed");
+  await queue.getByRole("listitem").filter({ hasText: "to be removed" }).getByRole("button", { name: "Remove" }).click();
+  await expect(queue.getByRole("status")).toContainText("Queued prompt removed");
+  await expect(queue.getByRole("listitem")).toHaveCount(2, { timeout: 15_000 });
   await expect(queue).not.toContainText("to be removed");
 
   await queue.getByRole("listitem").filter({ hasText: "to be steered" }).getByRole("button", { name: "Steer now" }).click();
