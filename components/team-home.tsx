@@ -63,6 +63,20 @@ export function TeamHome() {
 
       <section aria-labelledby="teams">
         <h2 id="teams">Your teams</h2>
+        {teams.isPending && (
+          <div aria-hidden="true" className="skeleton-area">
+            <div className="skeleton skeleton-row" />
+            <div className="skeleton skeleton-row" />
+          </div>
+        )}
+        {teams.error && !teams.data && (
+          <p role="alert" className="error">
+            Your teams could not be read: {teams.error.message}{" "}
+            <button type="button" className="secondary" onClick={() => void teams.refetch()}>
+              Retry
+            </button>
+          </p>
+        )}
         {teams.data?.length === 0 && (
           <p className="muted">No teams yet. Create one above, then send its Lead a prompt, or open an invite link a team owner sent you.</p>
         )}

@@ -77,7 +77,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
           {error.message}
         </p>
       )}
-      {!state && !error && <p className="muted">Loading the team…</p>}
+      {!state && !error && <RoomSkeleton />}
       {state && selected && (
         <>
           <RoomCommands teamId={teamId} state={state} location={location} panel={panel} onPanel={setPanel} />
@@ -113,6 +113,24 @@ export function TeamRoom({ teamId }: { teamId: string }) {
         </>
       )}
     </main>
+  );
+}
+
+/** The room's shape at once while the team's state loads, so the page is never blank. */
+function RoomSkeleton() {
+  return (
+    <>
+      <p role="status" className="sr-only">
+        Loading the team…
+      </p>
+      {["room-left", "room-centre", "side"].map((area) => (
+        <div key={area} className={`${area} skeleton-area`} aria-hidden="true">
+          <div className="skeleton skeleton-title" />
+          <div className="skeleton skeleton-block" />
+          <div className="skeleton skeleton-block" />
+        </div>
+      ))}
+    </>
   );
 }
 

@@ -196,3 +196,20 @@ test("a team that does not exist, or is not yours, says so without saying which"
   await expect(page.getByRole("heading", { name: "This team does not exist or you do not have access" })).toBeVisible({ timeout: 15_000 });
   await expect(page.getByRole("link", { name: "Back to your teams" })).toBeVisible();
 });
+
+test("the room shows its shape at once while the team's state is on its way", async ({ page }) => {
+  const teamId = await createTeam(page, "Skeleton team");
+  // Hold the team feed: the room has nothing to show yet.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route("**/api/trpc/team.live**", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`/teams/${teamId}`);
+  await expect(page.getByRole("status").filter({ hasText: "Loading the team…" })).toBeAttached();
+  await expect(page.locator(".skeleton-area")).toHaveCount(3);
+  release();
+  await expect(page.getByRole("region", { name: "Roster" })).toBeVisible({ timeout: 15_000 });
+  await expect(page.locator(".skeleton-area")).toHaveCount(0);
+});
