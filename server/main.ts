@@ -6,7 +6,7 @@ import next from "next";
 import { createDb } from "./db/client";
 import { teamLimitsOf, workspaceLimitsOf, type Env } from "./env";
 import { isDownload, serveDownload } from "./http/downloads";
-import { RETRY_AFTER_SECONDS, sendFailure, unexpectedFailure } from "./http/failure";
+import { answerFailure, RETRY_AFTER_SECONDS } from "./http/failure";
 import { heldRequests } from "./http/held-requests";
 import { bodyRefusal, checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
 import { LIMITS } from "./limits";
@@ -120,11 +120,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   });
   /** Who sent each tRPC request, looked up before tRPC runs: a lookup the database's absence fails is a 503, feeds' too. */
   const people = new WeakMap<http.IncomingMessage, Person | null>();
-  const failed = (res: http.ServerResponse, what: string, e: unknown) => {
-    log(`[${what}] failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    if (res.headersSent) return void res.destroy();
-    sendFailure(res, unexpectedFailure(e, "Internal error; the details are in the server log"));
-  };
+  const failed = (res: http.ServerResponse, what: string, e: unknown) => answerFailure(res, e, what, log, "Internal error; the details are in the server log");
 
   requests.serve((req, res) => {
     const nonce = newNonce();

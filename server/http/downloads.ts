@@ -2,11 +2,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
 import type { Db } from "../db/client";
-import { AppError, isAppError } from "../errors";
+import { AppError } from "../errors";
 import { asSessionId } from "../ids";
 import { findUnstorableText } from "../input-guard";
 import type { Person } from "../people/person";
-import { sendFailure, unexpectedFailure } from "./failure";
+import { answerFailure } from "./failure";
 import { teamAccess } from "../trpc/access";
 import { readFile, workspaceZip } from "../workspace";
 
@@ -80,14 +80,7 @@ export async function serveDownload(req: IncomingMessage, res: ServerResponse, c
     const { stream } = await workspaceZip(ctx.db, teamId);
     await pipeline(stream, res);
   } catch (e) {
-    if (res.headersSent) {
-      // Mid-stream: the client sees a cut download, never a corrupt "complete" one.
-      log(`[downloads] ${req.url} broke off: ${e instanceof Error ? e.message : String(e)}`);
-      res.destroy();
-      return;
-    }
-    if (isAppError(e)) return sendFailure(res, e);
-    log(`[downloads] ${req.url} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    sendFailure(res, unexpectedFailure(e, "The download failed"));
+    // Mid-stream the client sees a cut download, never a corrupt "complete" one.
+    answerFailure(res, e, `downloads ${req.url ?? ""}`, log, "The download failed");
   }
 }

@@ -11,6 +11,7 @@ import { leadOf } from "../team/membership";
 import { createTask, updateTask } from "../team/task-board";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
+import { lockWaiters } from "../testing/locks";
 import { createTestPerson } from "../testing/people";
 import { inertRuntime, newTestSession } from "../testing/runtime-harness";
 import type { TrpcContext } from "../trpc/init";
@@ -595,7 +596,7 @@ describe("limits", () => {
     // …while two more start on other connections: they must wait for it, not count past it.
     let settled = 0;
     const racers = [1, 2].map((i) => codeOf(createApiToken(db2, ana.id, `racer ${i}`)).finally(() => settled++));
-    await expect.poll(async () => settled === 2 || (await pgLockWaiters(db)) === 2).toBe(true);
+    await expect.poll(async () => settled === 2 || (await lockWaiters(db)) === 2).toBe(true);
     release();
     await holder;
     expect(await Promise.all(racers)).toEqual(["PEOPLE_LIMIT", "PEOPLE_LIMIT"]);
@@ -659,7 +660,7 @@ describe("an action racing a removal", () => {
     // …so the owner's removal, on another connection, cannot commit until it does.
     let removedAt = 0;
     const removal = removePerson(db2, owner, team, bob.id).then(() => (removedAt = Date.now()));
-    await expect.poll(async () => (await pgLockWaiters(db)) > 0).toBe(true);
+    await expect.poll(async () => (await lockWaiters(db)) > 0).toBe(true);
     const releasedAt = Date.now();
     release();
     await Promise.all([prompt, removal]);
@@ -668,10 +669,3 @@ describe("an action racing a removal", () => {
     expect(await roleIn(db, team, bob.id)).toBeNull();
   });
 });
-
-/** How many backends wait on a lock (calls behind a held transaction). */
-async function pgLockWaiters(client: Db): Promise<number> {
-  const rows = await client.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity
-    WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-  return rows[0]?.n ?? 0;
-}

@@ -3,6 +3,7 @@ import { inTx } from "../db/client";
 import { ActivityHub } from "../live/activity";
 import { ScriptedModel } from "../models/scripted";
 import { databaseTest } from "../testing/fixtures";
+import { lockWaiters } from "../testing/locks";
 import { newTestSession, TEST_CONFIG } from "../testing/runtime-harness";
 import { Runtime } from "./runtime";
 
@@ -34,7 +35,7 @@ describe("stopping the runtime", () => {
     await holding;
 
     const waking = runtime.wake(id);
-    await expect.poll(() => lockWaiters()).toBe(1);
+    await expect.poll(() => lockWaiters(db)).toBe(1);
     let stopped = false;
     const stopping = runtime.stop().then(() => (stopped = true));
     // The adoption is still taking its lease: stop() has not returned.
@@ -49,11 +50,5 @@ describe("stopping the runtime", () => {
     expect(row.leaseToken).toBeGreaterThan(0);
     expect(runtime.residentIds()).toEqual([]);
     await hub.close();
-
-    async function lockWaiters(): Promise<number> {
-      const rows = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-      return rows[0]?.n ?? 0;
-    }
   });
 });
