@@ -24,12 +24,16 @@ export function RoomCommands({
   location,
   panel,
   onPanel,
+  onCentre,
 }: {
   teamId: string;
   state: TeamState;
   location: RoomLocation;
   panel: PanelTab;
+  /** Shows the team panel at a tab (on a phone, its screen). */
   onPanel: (tab: PanelTab) => void;
+  /** Shows the centre (on a phone, its screen) before focus moves into it. */
+  onCentre: () => void;
 }) {
   const router = useRouter();
   const [palette, setPalette] = useState(false);
@@ -51,6 +55,7 @@ export function RoomCommands({
         case "help":
           return setHelp(true);
         case "prompt": {
+          onCentre();
           const box = document.getElementById(SKIP_TARGETS.prompt);
           if (box) return box.focus();
           return go({ view: ROOM_VIEWS[0]!.id });
@@ -71,7 +76,7 @@ export function RoomCommands({
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [router, teamId, location, names, palette, help, panel, onPanel]);
+  }, [router, teamId, location, names, palette, help, panel, onPanel, onCentre]);
 
   return (
     <>

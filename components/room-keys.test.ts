@@ -10,6 +10,7 @@ describe("roomKey", () => {
     expect(press("j")).toEqual({ kind: "agent", step: 1 });
     expect(press("k")).toEqual({ kind: "agent", step: -1 });
     expect(press("3")).toEqual({ kind: "view", index: 2 });
+    expect(press("4")).toEqual({ kind: "view", index: 3 });
     expect(press("?")).toEqual({ kind: "help" });
     expect(press("]")).toEqual({ kind: "panel", step: 1 });
     expect(press("[")).toEqual({ kind: "panel", step: -1 });

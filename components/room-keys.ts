@@ -9,7 +9,7 @@ export const SHORTCUTS: readonly Shortcut[] = [
   { keys: ["/"], what: "Focus the prompt box" },
   { keys: ["j"], what: "Next agent" },
   { keys: ["k"], what: "Previous agent" },
-  { keys: ["1", "2", "3"], what: "Switch the centre to Agent, Split or Files" },
+  { keys: ["1", "2", "3", "4"], what: "Switch the centre to Agent, Timeline, Split or Files" },
   { keys: ["[", "]"], what: "Previous or next tab of the team panel (Tasks, Mailbox, Files, Activity)" },
   { keys: ["Ctrl K", "⌘ K"], what: "Open the command palette: jump to a team, an agent, a task or a file" },
   { keys: ["?"], what: "Show these shortcuts" },
@@ -39,6 +39,7 @@ export function roomKey(e: { key: string; ctrlKey: boolean; metaKey: boolean; al
     case "1":
     case "2":
     case "3":
+    case "4":
       return { kind: "view", index: Number(e.key) - 1 };
     case "[":
       return { kind: "panel", step: -1 };

@@ -9,7 +9,7 @@ import { FilesView } from "./files/files-view";
 import { DEFAULT_VIEW, roomHref, toggleSplitHref, type RoomLocation } from "./room-url";
 import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
-import { Timeline } from "./timeline";
+import { Timeline, type TimelineFilters } from "./timeline";
 import { Transcript } from "./transcript";
 import type { StopRecord } from "./transcript-model";
 import { useSessionLive } from "./use-session-live";
@@ -24,6 +24,8 @@ export interface RoomViewProps {
   /** The agent view's member (the Lead when the address names none that exists). */
   selected: MemberView;
   canAct: boolean;
+  timelineFilters: TimelineFilters;
+  onTimelineFilters: (f: TimelineFilters) => void;
   /** Presence: a keystroke in a composer, and a prompt sent. */
   onTyping: (sessionId: string) => void;
   onSent: () => void;
@@ -37,6 +39,11 @@ export interface RoomView {
 
 export const ROOM_VIEWS: readonly RoomView[] = [
   { id: DEFAULT_VIEW, label: "Agent", render: (p) => <AgentView {...p} /> },
+  {
+    id: "timeline",
+    label: "Timeline",
+    render: (p) => <Timeline teamId={p.teamId} members={p.state.members.map((m) => m.name)} location={p.location} filters={p.timelineFilters} onFilters={p.onTimelineFilters} />,
+  },
   { id: "split", label: "Split", render: (p) => <SplitView {...p} /> },
   // Its address (`path`, `version`) is the Files view's own (files/links.ts).
   { id: "files", label: "Files", render: (p) => <FilesView teamId={p.teamId} canAct={p.canAct} workspace={p.state.workspace} /> },
@@ -47,11 +54,11 @@ export function viewOf(id: string): RoomView {
   return ROOM_VIEWS.find((v) => v.id === id) ?? ROOM_VIEWS[0]!;
 }
 
-export function ViewSwitcher({ teamId, location }: { teamId: string; location: RoomLocation }) {
+export function ViewSwitcher({ teamId, location, without }: { teamId: string; location: RoomLocation; without: string | null }) {
   const current = viewOf(location.view).id;
   return (
     <nav aria-label="Room view" className="view-tabs">
-      {ROOM_VIEWS.map((v) => (
+      {ROOM_VIEWS.filter((v) => v.id !== without).map((v) => (
         <Link key={v.id} href={roomHref(teamId, { ...location, view: v.id, seq: null })} aria-current={v.id === current ? "page" : undefined}>
           {v.label}
         </Link>
@@ -60,25 +67,22 @@ export function ViewSwitcher({ teamId, location }: { teamId: string; location: R
   );
 }
 
-/** The selected agent's panel with the team's timeline beside it (below it on narrow screens). */
+/** The selected agent: its transcript, and the prompt box pinned under it. */
 function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent }: RoomViewProps) {
   return (
-    <div className="agent-view">
-      <AgentPanel
-        key={selected.sessionId}
-        teamId={teamId}
-        sessionId={selected.sessionId}
-        name={selected.name}
-        canAct={canAct}
-        onTyping={onTyping}
-        onSent={onSent}
-        stops={stopsOf(state.actions, selected.sessionId)}
-        spend={selected.spend}
-        statusOf={(status) => agentStatus({ status, lastTurnEnd: selected.lastTurnEnd }, { budgetReached: state.budget.reached })}
-        focusSeq={location.member === selected.name ? location.seq : null}
-      />
-      <Timeline teamId={teamId} members={state.members.map((m) => m.name)} location={location} />
-    </div>
+    <AgentPanel
+      key={selected.sessionId}
+      teamId={teamId}
+      sessionId={selected.sessionId}
+      name={selected.name}
+      canAct={canAct}
+      onTyping={onTyping}
+      onSent={onSent}
+      stops={stopsOf(state.actions, selected.sessionId)}
+      spend={selected.spend}
+      statusOf={(status) => agentStatus({ status, lastTurnEnd: selected.lastTurnEnd }, { budgetReached: state.budget.reached })}
+      focusSeq={location.member === selected.name ? location.seq : null}
+    />
   );
 }
 
@@ -86,14 +90,14 @@ function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent
 function SplitView({ teamId, state, location }: RoomViewProps) {
   const chosen = location.members.flatMap((name) => state.members.filter((m) => m.name === name));
   if (chosen.length === 0) {
-    return <p className="muted split-hint">Tick “split” beside two or more members in the roster to watch their transcripts side by side.</p>;
+    return <p className="muted split-hint">Tick “in the split view” beside two or more agents in the sidebar to watch their transcripts side by side.</p>;
   }
   return (
     <div className="split-view" role="group" aria-label="Split view">
       {chosen.map((m) => (
         <SplitColumn key={m.sessionId} teamId={teamId} member={m} location={location} stops={stopsOf(state.actions, m.sessionId)} />
       ))}
-      {chosen.length === 1 && <p className="muted split-hint">Tick another member in the roster to put it beside {chosen[0]!.name}.</p>}
+      {chosen.length === 1 && <p className="muted split-hint">Tick another agent in the sidebar to put it beside {chosen[0]!.name}.</p>}
     </div>
   );
 }

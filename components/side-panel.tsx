@@ -1,5 +1,6 @@
 "use client";
 
+import { InlineError, Skeleton } from "./ui/skeleton";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { Tabs } from "radix-ui";
@@ -17,7 +18,19 @@ import { useTRPC } from "./trpc";
 export const PANEL_TABS = ["tasks", "mailbox", "files", "activity"] as const;
 export type PanelTab = (typeof PANEL_TABS)[number];
 
-export function SidePanel({ teamId, state, canAct, tab, onTab }: { teamId: string; state: TeamState; canAct: boolean; tab: PanelTab; onTab: (tab: PanelTab) => void }) {
+export function SidePanel({
+  teamId,
+  state,
+  canAct,
+  tab,
+  onTab,
+}: {
+  teamId: string;
+  state: TeamState;
+  canAct: boolean;
+  tab: PanelTab;
+  onTab: (tab: PanelTab) => void;
+}) {
   const open = state.tasks.filter((t) => t.status !== "deleted" && t.status !== "completed").length;
   const unread = state.messages.filter((m) => m.state !== "consumed").length;
   return (
@@ -55,14 +68,8 @@ function FileList({ teamId, lastChange }: { teamId: string; lastChange: number }
   return (
     <section aria-label="Workspace files" className="file-list">
       <h2>Files</h2>
-      {files.error && (
-        <p role="alert" className="error">
-          {files.error.message}{" "}
-          <button type="button" className="secondary" onClick={() => void refetch()}>
-            Retry
-          </button>
-        </p>
-      )}
+      {files.error && <InlineError onRetry={() => void refetch()}>The files could not be read: {files.error.message}</InlineError>}
+      {files.isPending && <Skeleton label="Loading the files…" rows={3} />}
       {files.data?.files.length === 0 && <p className="muted">No files yet. Agents and people write them here.</p>}
       <ul>
         {files.data?.files.map((f) => (

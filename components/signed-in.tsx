@@ -1,5 +1,6 @@
 "use client";
 
+import { InlineError, Skeleton } from "./ui/skeleton";
 import { useRouter } from "next/navigation";
 import { useEffect, type ReactNode } from "react";
 import { signInHref } from "./safe-next";
@@ -10,7 +11,7 @@ import { useAccountStatus } from "./use-account";
  * here. The API refuses everything anyway; this only saves a page full of errors. A sign-out
  * elsewhere is noticed within RECHECK_MS (or on focus), and the page leaves too.
  */
-export function SignedIn({ children }: { children: ReactNode }) {
+export function SignedIn({ children, placeholder }: { children: ReactNode; placeholder?: ReactNode }) {
   const status = useAccountStatus({ watch: true });
   const router = useRouter();
   const anonymous = status.data !== undefined && status.data.me === null;
@@ -22,16 +23,15 @@ export function SignedIn({ children }: { children: ReactNode }) {
   if (status.error && !status.data) {
     return (
       <main className="page">
-        <p role="alert" className="error">
-          The app is not answering: {status.error.message}
-        </p>
+        <InlineError onRetry={() => void status.refetch()}>The app is not answering: {status.error.message}</InlineError>
       </main>
     );
   }
+  if (!status.data && placeholder) return placeholder;
   if (!status.data || anonymous) {
     return (
       <main className="page">
-        <p className="muted">{anonymous ? "Taking you to sign in…" : "Loading…"}</p>
+        <Skeleton label={anonymous ? "Taking you to sign in…" : "Loading…"} rows={3} />
       </main>
     );
   }

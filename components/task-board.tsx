@@ -5,6 +5,7 @@ import { useState } from "react";
 import type { ChangedBy, MemberView, TaskAction, TaskUpdate, TaskView } from "./api-types";
 import { appCodeOf } from "./app-error";
 import { taskAnchor } from "./room-keys";
+import { useReportEditing } from "./use-presence";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/server/limits";
 
@@ -34,6 +35,7 @@ export function TaskBoard({ teamId, tasks, members, canAct }: { teamId: string; 
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   // Kept here, not in the card: a card remounts when its task moves to another column.
   const [editing, setEditing] = useState<Editing | null>(null);
+  useReportEditing(editing ? { kind: "task", taskId: editing.taskId } : null);
   const update = useMutation(
     trpc.team.updateTask.mutationOptions({
       onMutate: () => setRefusal(null),

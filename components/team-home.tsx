@@ -1,5 +1,6 @@
 "use client";
 
+import { InlineError, Skeleton } from "./ui/skeleton";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
@@ -63,20 +64,8 @@ export function TeamHome() {
 
       <section aria-labelledby="teams">
         <h2 id="teams">Your teams</h2>
-        {teams.isPending && (
-          <div aria-hidden="true" className="skeleton-area">
-            <div className="skeleton skeleton-row" />
-            <div className="skeleton skeleton-row" />
-          </div>
-        )}
-        {teams.error && !teams.data && (
-          <p role="alert" className="error">
-            Your teams could not be read: {teams.error.message}{" "}
-            <button type="button" className="secondary" onClick={() => void teams.refetch()}>
-              Retry
-            </button>
-          </p>
-        )}
+        {teams.isPending && <Skeleton label="Loading your teams…" />}
+        {teams.error && !teams.data && <InlineError onRetry={() => void teams.refetch()}>Your teams could not be read: {teams.error.message}</InlineError>}
         {teams.data?.length === 0 && (
           <p className="muted">No teams yet. Create one above, then send its Lead a prompt, or open an invite link a team owner sent you.</p>
         )}

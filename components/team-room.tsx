@@ -4,31 +4,36 @@ import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
+import { flushSync } from "react-dom";
 import { accessLost } from "./app-error";
 import { BudgetBanner, BudgetBar } from "./budget";
 import { spendText } from "./models";
-import { PeoplePanel } from "./people-panel";
-import { PresenceBar } from "./presence-bar";
-import { DEFAULT_VIEW, LEAD, readRoomLocation, roomHref, toggleSplitHref } from "./room-url";
+import { DEFAULT_VIEW, LEAD, readRoomLocation, roomHref, toggleSplitHref, type RoomLocation } from "./room-url";
 import { viewOf, ViewSwitcher } from "./room-views";
-import { Roster } from "./roster";
 import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
 import { SidePanel, type PanelTab } from "./side-panel";
 import { useAccountStatus } from "./use-account";
-import { newClientId, usePresence } from "./use-presence";
+import { EditingContext, newClientId, usePresence } from "./use-presence";
+import { filesTarget } from "./files/links";
+import type { PresenceWhere } from "~/server/people/presence";
 import { useTeamLive } from "./use-team-live";
 import { usePrefetchTranscript } from "./use-session-live";
 import { RoomCommands } from "./room-commands";
 import { SkipLinks } from "./skip-links";
 import { ViewerHint } from "./viewer-hint";
+import { NO_FILTERS, type TimelineFilters } from "./timeline";
 import { useTRPC } from "./trpc";
 import { ConfirmButton } from "./ui/confirm-button";
+import { Drawer } from "./ui/drawer";
+import { useLayoutPrefs, useRoomWidth } from "./room-layout";
+import { AgentsSection, PeopleSection, Sidebar, type SidebarProps } from "./room-sidebar";
+import { currentItem, RoomSwitcher, type PhoneScreen, type SwitcherItem } from "./room-switcher";
 
 /**
- * The team room: roster and people; in the centre a view (room-views.tsx: the selected agent
- * with the team's timeline, or several transcripts side by side); board, mailbox and recent
- * activity; and who is in the room. A viewer sees it all live and gets no controls that act.
+ * The team room (room-layout.ts gives its shape): the sidebar (agents, people), in the centre a
+ * view (room-views.tsx: an agent, the timeline, transcripts side by side, the files), and the
+ * team panel's tabs. A viewer sees it all live and gets no controls that act.
  */
 export function TeamRoom({ teamId }: { teamId: string }) {
   const router = useRouter();
@@ -38,6 +43,18 @@ export function TeamRoom({ teamId }: { teamId: string }) {
   // One id per tab (per mounted room): the server keeps one presence row for it.
   const [clientId] = useState(newClientId);
   const [panel, setPanel] = useState<PanelTab>("tasks");
+  const width = useRoomWidth();
+  const [prefs, setPrefs] = useLayoutPrefs();
+  const [drawer, setDrawer] = useState(false);
+  const [screen, setScreen] = useState<PhoneScreen>("centre");
+  const [timelineFilters, setTimelineFilters] = useState<TimelineFilters>(NO_FILTERS);
+  // A new address (an agent picked, a view chosen, a link followed) shows the centre on a phone.
+  const address = params.toString();
+  const [lastAddress, setLastAddress] = useState(address);
+  if (address !== lastAddress) {
+    setLastAddress(address);
+    setScreen("centre");
+  }
   const { state, connection, error } = useTeamLive(teamId, clientId);
   // The Lead's session id is the team's: its transcript can be read while the team feed opens.
   usePrefetchTranscript(location.view === DEFAULT_VIEW && location.member === LEAD ? teamId : null);
@@ -45,73 +62,196 @@ export function TeamRoom({ teamId }: { teamId: string }) {
   const lead = members[0];
   const selected = members.find((m) => m.name === location.member) ?? lead;
   const gone = accessLost(error);
-  const presence = usePresence({ teamId, clientId, watching: selected?.sessionId ?? null, live: connection === "pending" && !gone });
+  const presence = usePresence({
+    teamId,
+    clientId,
+    watching: selected?.sessionId ?? null,
+    place: width === "phone" && screen === "tasks" ? "board" : placeOf(location.view),
+    file: filesTarget(params).path,
+    live: connection === "pending" && !gone,
+  });
 
   if (gone) return <NoAccess wasIn={state !== null} />;
   const canAct = state ? state.myRole !== "viewer" : false;
+  const go = (loc: Partial<RoomLocation>) => router.replace(roomHref(teamId, { ...location, seq: null, ...loc }));
+  const showPanel = (tab: PanelTab) => {
+    setPanel(tab);
+    setScreen("tasks");
+    if (prefs.panel === "hidden") setPrefs({ panel: "normal" });
+  };
+  // The centre on a phone before focus moves into it (skip links, `/`).
+  const showCentre = () => flushSync(() => setScreen("centre"));
+  const pick = (item: SwitcherItem) => {
+    if (item === "Agents") return setScreen("agents");
+    if (item === "People") return setScreen("people");
+    if (item === "Tasks") return showPanel("tasks");
+    setScreen("centre");
+    if (item === "Files" && location.view !== "files") go({ view: "files" });
+    if (item === "Transcript" && location.view === "files") go({ view: DEFAULT_VIEW });
+  };
+
+  const phone = width === "phone";
+  const sidebarShown = width === "wide" && prefs.sidebar === "shown";
+  const panelShown = phone ? screen === "tasks" : prefs.panel !== "hidden";
+  const sidebar: SidebarProps | null =
+    state && selected
+      ? {
+          teamId,
+          state,
+          selected: selected.name,
+          split: location.members,
+          canAct,
+          meId,
+          onSelect: (name) => {
+            setDrawer(false);
+            go({ view: DEFAULT_VIEW, member: name });
+          },
+          onToggleSplit: (name) => router.replace(toggleSplitHref(teamId, location, name)),
+        }
+      : null;
+  const budget = state && <BudgetBar teamId={teamId} budget={state.budget} canAct={canAct} members={members} />;
 
   return (
-    <main className="room-grid">
-      <SkipLinks canAct={canAct} />
-      <header className="room-head">
-        <h1>{lead?.description ?? "Team"}</h1>
-        {lead && <StatusBadge status={agentStatus(lead, { budgetReached: state?.budget.reached })} />}
-        {state && <span className="muted team-spend">team: {spendText(state.spend)}</span>}
-        {state && (
-          <span className={`badge badge-role-${state.myRole}`} aria-label={`your role: ${state.myRole}`}>
-            you: {state.myRole}
-          </span>
+    <EditingContext value={presence.setEditing}>
+      <main className="room" data-width={width}>
+        <SkipLinks canAct={canAct} onBeforeSkip={showCentre} />
+        <header className="room-head">
+          <h1 title={lead?.description}>{lead?.description ?? "Team"}</h1>
+          {lead && <StatusBadge status={agentStatus(lead, { budgetReached: state?.budget.reached })} />}
+          {state && <span className="muted team-spend">team: {spendText(state.spend)}</span>}
+          {state && !phone && (
+            <span className={`badge badge-role-${state.myRole}`} aria-label={`your role: ${state.myRole}`}>
+              you: {state.myRole}
+            </span>
+          )}
+          {connection === "connecting" && state && (
+            <span role="status" className="muted">
+              Reconnecting…
+            </span>
+          )}
+          {!phone && budget}
+          {canAct && <StopTeam teamId={teamId} working={members.filter((m) => m.status === "running").map((m) => m.name)} />}
+        </header>
+        {phone && state && <RoomSwitcher current={currentItem(screen, location.view)} onPick={pick} />}
+        {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
+        {error && (
+          <p role="alert" className="error">
+            {error.message}
+          </p>
         )}
-        {connection === "connecting" && state && (
-          <span role="status" className="muted">
-            Reconnecting…
-          </span>
-        )}
-        {state && <BudgetBar teamId={teamId} budget={state.budget} canAct={canAct} members={members} />}
-        {canAct && <StopTeam teamId={teamId} working={members.filter((m) => m.status === "running").map((m) => m.name)} />}
-        {state && <PresenceBar presence={state.presence} members={members} meId={meId} />}
+        <div className="room-body" data-sidebar={sidebarShown ? "shown" : "hidden"} data-panel={phone || !panelShown ? "hidden" : prefs.panel}>
+          {!state && !error && <RoomSkeleton />}
+          {state && selected && sidebar && (
+            <>
+              <RoomCommands teamId={teamId} state={state} location={location} panel={panel} onPanel={showPanel} onCentre={showCentre} />
+              {sidebarShown && (
+                <div className="room-left" id="room-sidebar">
+                  <Sidebar {...sidebar} />
+                </div>
+              )}
+              {phone && screen === "agents" && (
+                <div className="room-left">
+                  {budget}
+                  <AgentsSection {...sidebar} />
+                </div>
+              )}
+              {phone && screen === "people" && (
+                <div className="room-left">
+                  <PeopleSection {...sidebar} />
+                </div>
+              )}
+              {(!phone || screen === "centre") && (
+                <div className="room-centre">
+                  <div className="centre-bar">
+                    {width === "wide" && (
+                      <button type="button" className="secondary small" aria-expanded={sidebarShown} onClick={() => setPrefs({ sidebar: sidebarShown ? "hidden" : "shown" })}>
+                        Sidebar
+                      </button>
+                    )}
+                    {width === "medium" && (
+                      <Drawer
+                        open={drawer}
+                        onOpenChange={setDrawer}
+                        title="Agents and people"
+                        trigger={
+                          <button type="button" className="secondary small">
+                            Agents and people
+                          </button>
+                        }
+                      >
+                        <Sidebar {...sidebar} />
+                      </Drawer>
+                    )}
+                    {/* A phone's switcher has its own Files. */}
+                    <ViewSwitcher teamId={teamId} location={location} without={phone ? "files" : null} />
+                    {!phone && (
+                      <>
+                        <span className="spacer" />
+                        <button type="button" className="secondary small" aria-expanded={panelShown} onClick={() => setPrefs({ panel: panelShown ? "hidden" : "normal" })}>
+                          Panel
+                        </button>
+                        {panelShown && (
+                          <button
+                            type="button"
+                            className="secondary small"
+                            aria-pressed={prefs.panel === "wide"}
+                            onClick={() => setPrefs({ panel: prefs.panel === "wide" ? "normal" : "wide" })}
+                          >
+                            Wider panel
+                          </button>
+                        )}
+                      </>
+                    )}
+                  </div>
+                  {viewOf(location.view).render({
+                    teamId,
+                    state,
+                    location,
+                    selected,
+                    canAct,
+                    timelineFilters,
+                    onTimelineFilters: setTimelineFilters,
+                    onTyping: presence.typed,
+                    onSent: presence.stoppedTyping,
+                  })}
+                </div>
+              )}
+              {panelShown && (
+                <aside className="side" aria-label="Team panel">
+                  {!canAct && <ViewerHint />}
+                  <SidePanel
+                    teamId={teamId}
+                    state={state}
+                    canAct={canAct}
+                    tab={panel}
+                    onTab={setPanel}
+                  />
+                </aside>
+              )}
+            </>
+          )}
+        </div>
+      </main>
+    </EditingContext>
+  );
+}
+
+/** Presence's name for a centre view (an unknown one shows the agent view). */
+function placeOf(view: string): PresenceWhere["place"] {
+  const id = viewOf(view).id;
+  return id === "timeline" || id === "split" || id === "files" ? id : "agent";
+}
+
+/** The room's shape before anything is known (the account, the team): the first paint. */
+export function RoomLoading() {
+  return (
+    <main className="room">
+      <header className="room-head" aria-hidden="true">
+        <div className="skeleton skeleton-title" />
       </header>
-      {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
-      {error && (
-        <p role="alert" className="error">
-          {error.message}
-        </p>
-      )}
-      {!state && !error && <RoomSkeleton />}
-      {state && selected && (
-        <>
-          <RoomCommands teamId={teamId} state={state} location={location} panel={panel} onPanel={setPanel} />
-          <div className="room-left">
-            <Roster
-              teamId={teamId}
-              members={members}
-              selected={selected.name}
-              canAct={canAct}
-              onSelect={(name) => router.replace(roomHref(teamId, { ...location, view: "agent", member: name, seq: null }))}
-              split={location.members}
-              budgetReached={state.budget.reached}
-              onToggleSplit={(name) => router.replace(toggleSplitHref(teamId, location, name))}
-            />
-            <PeoplePanel teamId={teamId} people={state.people} myRole={state.myRole} meId={meId} latestActionId={state.actions[0]?.id ?? null} />
-          </div>
-          <div className="room-centre">
-            <ViewSwitcher teamId={teamId} location={location} />
-            {viewOf(location.view).render({
-              teamId,
-              state,
-              location,
-              selected,
-              canAct,
-              onTyping: presence.typed,
-              onSent: presence.stoppedTyping,
-            })}
-          </div>
-          <aside className="side" aria-label="Team panel">
-            {!canAct && <ViewerHint />}
-            <SidePanel teamId={teamId} state={state} canAct={canAct} tab={panel} onTab={setPanel} />
-          </aside>
-        </>
-      )}
+      <div className="room-body" data-sidebar="shown" data-panel="normal">
+        <RoomSkeleton />
+      </div>
     </main>
   );
 }
@@ -139,7 +279,7 @@ function StopTeam({ teamId, working }: { teamId: string; working: string[] }) {
   const trpc = useTRPC();
   const stop = useMutation(trpc.team.stop.mutationOptions());
   return (
-    <>
+    <span className="room-head-end">
       <ConfirmButton
         title="Stop the whole team?"
         description={`${working.length === 1 ? "1 agent is" : `${working.length} agents are`} working (${working.join(", ")}): their turns end now. Queued prompts and team messages are kept, and nothing runs again until someone sends a prompt.`}
@@ -154,7 +294,7 @@ function StopTeam({ teamId, working }: { teamId: string; working: string[] }) {
           {stop.error.message}
         </span>
       )}
-    </>
+    </span>
   );
 }
 
@@ -180,4 +320,3 @@ function NoAccess({ wasIn }: { wasIn: boolean }) {
     </main>
   );
 }
-

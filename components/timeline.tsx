@@ -1,7 +1,8 @@
 "use client";
 
+import { Skeleton } from "./ui/skeleton";
 import Link from "next/link";
-import { useEffect, useLayoutEffect, useRef, useState, type CSSProperties } from "react";
+import { useEffect, useLayoutEffect, useRef, type CSSProperties } from "react";
 import type { TimelineEntry, TimelineKind } from "./api-types";
 import { accessLost } from "./app-error";
 import type { RoomLocation } from "./room-url";
@@ -15,9 +16,29 @@ import { useTimeline } from "./use-timeline";
  * and file changes as they commit, newest last, each linking to its moment in the member's
  * transcript or to the file version. Filters pick members and kinds (none picked: all).
  */
-export function Timeline({ teamId, members, location }: { teamId: string; members: readonly string[]; location: RoomLocation }) {
-  const [who, setWho] = useState<string[]>([]);
-  const [kinds, setKinds] = useState<TimelineKind[]>([]);
+export interface TimelineFilters {
+  who: string[];
+  kinds: TimelineKind[];
+}
+export const NO_FILTERS: TimelineFilters = { who: [], kinds: [] };
+
+/** Filters are the room's (kept while the centre shows another view), so they come in as props. */
+export function Timeline({
+  teamId,
+  members,
+  location,
+  filters,
+  onFilters,
+}: {
+  teamId: string;
+  members: readonly string[];
+  location: RoomLocation;
+  filters: TimelineFilters;
+  onFilters: (f: TimelineFilters) => void;
+}) {
+  const { who, kinds } = filters;
+  const setWho = (f: (l: string[]) => string[]) => onFilters({ ...filters, who: f(who) });
+  const setKinds = (f: (l: TimelineKind[]) => TimelineKind[]) => onFilters({ ...filters, kinds: f(kinds) });
   const { entries, hasEarlier, loadEarlier, loadingEarlier, failure, connection, error } = useTimeline(teamId, {
     members: who.length ? who : undefined,
     kinds: kinds.length ? kinds : undefined,
@@ -66,7 +87,7 @@ export function Timeline({ teamId, members, location }: { teamId: string; member
           {failure.message}
         </p>
       )}
-      {!entries && !error && <p className="muted">Loading the timeline…</p>}
+      {!entries && !error && <Skeleton label="Loading the timeline…" rows={6} />}
       {entries && (
         <ol
           ref={list}
@@ -86,7 +107,7 @@ export function Timeline({ teamId, members, location }: { teamId: string; member
           )}
           {entries.length === 0 && <li className="muted">Nothing yet{who.length || kinds.length ? " for this filter" : ""}.</li>}
           {entries.map((e) => (
-            <Entry key={e.id} entry={e} href={entryHref(teamId, location, e)} hue={memberHue(members, e.member)} current={isCurrent(e, location)} />
+            <Entry key={e.id} entry={e} href={entryHref(teamId, location, e)} hue={memberHue(members, e.member)} />
           ))}
         </ol>
       )}
@@ -94,12 +115,7 @@ export function Timeline({ teamId, members, location }: { teamId: string; member
   );
 }
 
-/** The entry the room's transcript shows right now (its link was followed). */
-function isCurrent(e: TimelineEntry, location: RoomLocation): boolean {
-  return location.seq !== null && e.seq === location.seq && e.member === location.member;
-}
-
-function Entry({ entry, href, hue, current }: { entry: TimelineEntry; href: string | null; hue: number | null; current: boolean }) {
+function Entry({ entry, href, hue }: { entry: TimelineEntry; href: string | null; hue: number | null }) {
   const text = describeEntry(entry);
   const style = hue === null ? undefined : ({ "--member-hue": hue } as CSSProperties);
   return (
@@ -109,7 +125,7 @@ function Entry({ entry, href, hue, current }: { entry: TimelineEntry; href: stri
       </time>
       <span className="timeline-kind">{entry.kind}</span>
       {href ? (
-        <Link href={href} className="timeline-text" aria-current={current ? "location" : undefined}>
+        <Link href={href} className="timeline-text">
           {text}
         </Link>
       ) : (

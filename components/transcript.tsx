@@ -1,5 +1,6 @@
 "use client";
 
+import { Skeleton } from "./ui/skeleton";
 import Link from "next/link";
 import { parseTeamMessage } from "~/server/team/message-format";
 import { MessageMenu } from "./ui/message-menu";
@@ -116,7 +117,7 @@ export function Transcript({
         </p>
       )}
       {transcript === null ? (
-        <p className="muted">Loading the transcript…</p>
+        <Skeleton label="Loading the transcript…" rows={3} tall />
       ) : (
         items.length === 0 && !transcript.hasEarlier && <p className="muted">No messages yet. Send a prompt below.</p>
       )}

@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { anonymousContext, OWNER } from "./accounts";
-import { agentStatus, createTeam, finalAnswer, panelTab, send } from "./helpers";
+import { agentStatus, createTeam, finalAnswer, panelTab, roomSection, send } from "./helpers";
 
 // axe-core on every page and state of the product, at a desktop width and a phone's: the home
 // page, the account page, a room while its team works and once it has finished, the Files view,
@@ -25,7 +25,8 @@ async function expectAccessible(page: Page, what: string): Promise<void> {
 
 for (const size of WIDTHS) {
   test(`every page and dialog passes axe-core at ${size.width} px (${size.name})`, async ({ page }, testInfo) => {
-    test.setTimeout(150_000);
+    test.setTimeout(180_000);
+    const phone = size.width < 768;
     await page.setViewportSize({ width: size.width, height: size.height });
     await page.emulateMedia({ colorScheme: size.dark ? "dark" : "light" });
 
@@ -39,9 +40,12 @@ for (const size of WIDTHS) {
 
     const teamId = await createTeam(page, `Accessible team ${size.name}`);
     await send(page, "Build a tiny todo app");
-    await expect(page.getByRole("region", { name: "Roster" }).getByRole("button", { name: /^researcher \(teammate\)/ })).toBeVisible({ timeout: 30_000 });
     await expect(agentStatus(page, "Working")).toBeVisible();
     await expectAccessible(page, "room while the team works");
+    if (phone) await roomSection(page, "Agents");
+    await expect(page.getByRole("region", { name: "Roster" }).getByRole("button", { name: /^researcher \(teammate\)/ })).toBeVisible({ timeout: 30_000 });
+    await expectAccessible(page, "the agents while the team works");
+    if (phone) await roomSection(page, "Transcript");
 
     await page.getByRole("button", { name: "Stop the team" }).click();
     await expect(page.getByRole("alertdialog", { name: "Stop the whole team?" })).toBeVisible();
@@ -51,20 +55,41 @@ for (const size of WIDTHS) {
     await expect(finalAnswer(page)).toBeVisible({ timeout: 90_000 });
     await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 20_000 });
     await expectAccessible(page, "finished room");
-    for (const tab of ["Mailbox", "Files", "Activity", "Tasks"] as const) {
-      await panelTab(page, tab);
-      await expectAccessible(page, `finished room, ${tab} tab`);
-    }
     await page.getByRole("region", { name: "Transcript" }).getByRole("button", { name: "Message actions" }).last().click();
     await expect(page.getByRole("menuitem", { name: "Copy text" })).toBeVisible();
     await expectAccessible(page, "a message's menu");
     await page.keyboard.press("Escape");
     await page.screenshot({ path: testInfo.outputPath("finished-room.png") });
 
+    if (phone) await roomSection(page, "Tasks");
+    for (const tab of ["Mailbox", "Files", "Activity", "Tasks"] as const) {
+      await panelTab(page, tab);
+      await expectAccessible(page, `finished room, ${tab} tab`);
+    }
+
+    if (phone) await roomSection(page, "People");
     await page.getByRole("region", { name: "People" }).getByRole("button", { name: "Leave team" }).click();
     await expect(page.getByRole("alertdialog", { name: "Leave this team?" })).toBeVisible();
     await expectAccessible(page, "leave dialog");
     await page.keyboard.press("Escape");
+    if (phone) await expectAccessible(page, "the people screen");
+
+    if (!phone) {
+      // The sidebar and the panel collapse and the panel widens; the room stays accessible in each shape.
+      await page.getByRole("button", { name: "Sidebar", expanded: true }).click();
+      await page.getByRole("button", { name: "Panel", expanded: true }).click();
+      await expect(page.getByRole("region", { name: "Roster" })).toHaveCount(0);
+      await expectAccessible(page, "sidebar and panel collapsed");
+      await page.getByRole("button", { name: "Sidebar", expanded: false }).click();
+      await page.getByRole("button", { name: "Panel", expanded: false }).click();
+      await page.getByRole("button", { name: "Wider panel", pressed: false }).click();
+      await expectAccessible(page, "wider panel");
+      await page.getByRole("button", { name: "Wider panel", pressed: true }).click();
+    }
+
+    await page.goto(`/teams/${teamId}?view=timeline`);
+    await expect(page.getByRole("list", { name: "Timeline entries" })).toBeVisible({ timeout: 15_000 });
+    await expectAccessible(page, "timeline");
 
     await page.goto(`/teams/${teamId}?view=split&members=researcher,implementer`);
     await expect(page.getByRole("group", { name: "Split view" })).toBeVisible({ timeout: 15_000 });
@@ -73,6 +98,18 @@ for (const size of WIDTHS) {
     await page.goto(`/teams/${teamId}?view=files`);
     await expect(page.getByRole("region", { name: "Files" }).first()).toBeVisible({ timeout: 15_000 });
     await expectAccessible(page, "files view");
+
+    if (!phone) {
+      // Between 768 and 1279 px the sidebar is a drawer.
+      await page.setViewportSize({ width: 1100, height: size.height });
+      await page.getByRole("button", { name: "Agents and people" }).click();
+      const drawer = page.getByRole("dialog", { name: "Agents and people" });
+      await expect(drawer.getByRole("region", { name: "Roster" })).toBeVisible();
+      await expectAccessible(page, "the sidebar's drawer at 1100 px");
+      await drawer.getByRole("button", { name: /^researcher \(teammate\)/ }).click();
+      await expect(drawer).toHaveCount(0);
+      await expect(page).toHaveURL(/[?&]member=researcher$/);
+    }
   });
 }
 

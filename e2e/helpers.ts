@@ -25,6 +25,16 @@ export const agentStatus = (page: Page, status: "Idle" | "Working" | "Stopped" |
 export const finalAnswer = (page: Page) =>
   transcript(page).getByRole("article", { name: "Reply" }).getByText(/^Final answer for/);
 
+/** Shows a view of the room's centre (Agent, Timeline, Split, Files). */
+export async function roomView(page: Page, name: "Agent" | "Timeline" | "Split" | "Files"): Promise<void> {
+  await page.getByRole("navigation", { name: "Room view" }).getByRole("link", { name, exact: true }).click();
+}
+
+/** On a phone: shows one part of the room (components/room-switcher.tsx). */
+export async function roomSection(page: Page, name: "Agents" | "Transcript" | "Tasks" | "Files" | "People"): Promise<void> {
+  await page.getByRole("navigation", { name: "Room sections" }).getByRole("button", { name, exact: true }).click();
+}
+
 /** Shows a tab of the room's team panel (Tasks, Mailbox, Files, Activity). */
 export async function panelTab(page: Page, name: "Tasks" | "Mailbox" | "Files" | "Activity"): Promise<void> {
   await page.getByRole("tablist", { name: "Team panel" }).getByRole("tab", { name: new RegExp(`^${name}`) }).click();

@@ -1,6 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import { trpcMutation } from "./accounts";
-import { createTeam, send, transcript, panelTab } from "./helpers";
+import { createTeam, panelTab, roomSection, send, transcript } from "./helpers";
 
 // Long unbroken text (a 200-character title, ids, task subjects, write scopes, team messages)
 // wraps: nothing scrolls sideways, on the home page or in the room, wide or narrow.
@@ -49,18 +49,27 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
   await expect(transcript(page).getByText(/The spawn_teammate tool returned/)).toBeVisible({ timeout: 30_000 });
 
   for (const width of [1440, 390]) {
+    const phone = width < 768;
     await page.setViewportSize({ width, height: 900 });
     await page.goto(room);
     await expect(page.getByRole("heading", { name: title, level: 1 })).toBeVisible();
+    await expect(transcript(page).getByText(/The spawn_teammate tool returned/)).toBeVisible();
+    expect(await sidewaysOverflow(page), `room at ${width} px`).toEqual([]);
+    if (phone) await roomSection(page, "Tasks");
     await expect(page.getByRole("listitem", { name: new RegExp(`^task-1 S{200}`) })).toBeVisible();
     await page.screenshot({ path: testInfo.outputPath(`long-text-room-${width}.png`), fullPage: true });
-    expect(await sidewaysOverflow(page), `room at ${width} px`).toEqual([]);
+    expect(await sidewaysOverflow(page), `board at ${width} px`).toEqual([]);
     await panelTab(page, "Mailbox");
     expect(await sidewaysOverflow(page), `mailbox at ${width} px`).toEqual([]);
 
+    if (phone) await roomSection(page, "Agents");
     await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) }).click();
     await expect(transcript(page).getByText(/^Q{600}$/)).toBeVisible();
     expect(await sidewaysOverflow(page), `teammate at ${width} px`).toEqual([]);
+    if (phone) {
+      await roomSection(page, "People");
+      expect(await sidewaysOverflow(page), `people at ${width} px`).toEqual([]);
+    }
 
     await page.goto("/");
     await expect(page.getByRole("link", { name: title })).toBeVisible();

@@ -123,6 +123,20 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     await expect(ownersTask).toContainText(`changed by ${BOB.name}`);
     await panelTab(owner, "Activity");
     await expect(owner.getByRole("region", { name: "Recent activity" })).toContainText(`${BOB.name} claimed task-1`);
+
+    // Presence says where: the others see the member edit the task, then on the timeline, then in Files.
+    await member.getByRole("button", { name: "Edit task-1" }).click();
+    await expect(inRoom(owner, BOB)).toContainText("editing task-1");
+    await member.getByRole("textbox", { name: "Subject of task-1" }).press("Escape");
+    await expect(inRoom(owner, BOB)).not.toContainText("editing");
+    const views = member.getByRole("navigation", { name: "Room view" });
+    await views.getByRole("link", { name: "Timeline" }).click();
+    await expect(inRoom(owner, BOB)).toContainText("on the timeline");
+    await expect(inRoom(viewer, BOB)).toContainText("on the timeline");
+    await views.getByRole("link", { name: "Files" }).click();
+    await expect(inRoom(owner, BOB)).toContainText("in Files");
+    await views.getByRole("link", { name: "Agent" }).click();
+    await expect(inRoom(owner, BOB)).toContainText("watching lead");
     await owner.screenshot({ path: testInfo.outputPath("people-owner.png"), fullPage: true });
 
     // The viewer sees all of it live, with no control that acts.

@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { OWNER } from "./accounts";
-import { agent, agentStatus, createTeam, finalAnswer, send, transcript, panelTab } from "./helpers";
+import { agent, agentStatus, createTeam, finalAnswer, panelTab, roomSection, send, transcript } from "./helpers";
 
 // The team room end to end with the keyless model: the whole team scenario seen through the
 // UI, live collaboration between two browsers, and conflicts on the task board.
@@ -44,12 +44,27 @@ test("the keyless team scenario plays out live: roster, board, mailbox and the L
   await expect(mail).toContainText("Research for task-1 is complete");
   await page.screenshot({ path: testInfo.outputPath("team-room-implementer.png"), fullPage: true });
 
-  // A narrow window stacks the room; everything stays reachable.
-  await page.setViewportSize({ width: 420, height: 900 });
-  await expect(page.getByRole("region", { name: "Roster" })).toBeVisible();
-  await panelTab(page, "Tasks");
+  // A phone shows one part at a time: the transcript with its prompt box inside the first
+  // screen, and a switcher to the agents, the board, the files and the people.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(agent(page, "implementer")).toBeVisible();
+  const box = await page.getByRole("textbox", { name: "Prompt" }).boundingBox();
+  expect(box!.y + box!.height).toBeLessThanOrEqual(844);
+  await expect(page.getByRole("region", { name: "Roster" })).toHaveCount(0);
+  await roomSection(page, "Agents");
+  await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: /^lead \(lead\)/ }).click();
+  await expect(agent(page, "lead")).toBeVisible();
+  await roomSection(page, "Tasks");
   await expect(page.getByRole("region", { name: "Task board" })).toBeVisible();
-  await page.screenshot({ path: testInfo.outputPath("team-room-narrow.png"), fullPage: true });
+  await roomSection(page, "Files");
+  await expect(page).toHaveURL(/[?&]view=files$/);
+  await expect(page.getByRole("link", { name: "result.md" })).toBeVisible();
+  await roomSection(page, "People");
+  await expect(page.getByRole("list", { name: "People in the room" })).toContainText("in Files");
+  await roomSection(page, "Transcript");
+  await expect(page).not.toHaveURL(/view=files/);
+  await expect(agent(page, "lead")).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath("team-room-phone.png") });
   expect(foreign).toEqual([]);
 });
 

@@ -1,10 +1,11 @@
 import { expect, test, type Page } from "@playwright/test";
-import { agent, createTeam, send, transcript } from "./helpers";
+import { trpcMutation } from "./accounts";
+import { agent, createTeam, roomView, send, transcript } from "./helpers";
 
-// The whole team at once, end to end with the keyless model: the team timeline fills live
-// while the team works (both teammates interleaved, in causal order), filters by member and
-// kind, links to the moment in a transcript and to a file version; the split view shows two
-// transcripts side by side, both live.
+// The whole team at once, end to end with the keyless model: the team timeline (a view of the
+// room's centre) fills live while the team works (both teammates interleaved, in causal order),
+// filters by member and kind, links to the moment in a transcript and to a file version; the
+// split view shows two transcripts side by side, both live.
 
 const timeline = (page: Page) => page.getByRole("region", { name: "Timeline" });
 const entries = (page: Page) => timeline(page).getByRole("list", { name: "Timeline entries" }).getByRole("listitem");
@@ -17,14 +18,17 @@ const position = (texts: string[], re: RegExp) => texts.findIndex((t) => re.test
 test("the timeline shows both teammates' work live and in order, filters, links to the moment; the split view shows two live transcripts", async ({
   browser,
   page,
+  baseURL,
 }, testInfo) => {
   test.setTimeout(240_000);
-  // Wide enough for the timeline to sit beside the transcript.
   await page.setViewportSize({ width: 1500, height: 950 });
   const teamId = await createTeam(page, "Timeline team");
+  await roomView(page, "Timeline");
+  await expect(page).toHaveURL(/[?&]view=timeline$/);
   // Opened before anything happened: every entry below arrives through the live feed.
   await expect(entries(page)).toHaveText(["Nothing yet."]);
-  await send(page, "Build a tiny todo app");
+  const prompted = await trpcMutation(page.request, baseURL!, "session.prompt", { sessionId: teamId, text: "Build a tiny todo app" });
+  expect(prompted.status(), await prompted.text()).toBe(200);
 
   // A second browser watches researcher and implementer side by side, chosen from the roster.
   // (Its own context: a browser keeps six connections to a server, and each tab's live feeds hold some.)
@@ -97,8 +101,9 @@ test("the timeline shows both teammates' work live and in order, filters, links 
   const moment = transcript(page).getByRole("group", { name: "Linked moment" });
   await expect(moment).toContainText("Tool result: team_task_update");
   await expect(moment).toBeInViewport();
-  await expect(entryLink(page, /^implementer claimed task-2/)).toHaveAttribute("aria-current", "location");
   await page.screenshot({ path: testInfo.outputPath("timeline-moment.png") });
+  // Back on the timeline, its filters are as they were left (they live in the page, not the view).
+  await roomView(page, "Timeline");
   await timeline(page).getByRole("button", { name: "Tasks", pressed: true }).click();
 
   // Both split columns keep updating: prompts to each teammate appear in them.
@@ -106,18 +111,21 @@ test("the timeline shows both teammates' work live and in order, filters, links 
     await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) }).click();
     await expect(agent(page, name)).toBeVisible();
     await send(page, `Any news, ${name}?`);
+    await expect(transcript(page).getByRole("article", { name: /^Prompt from/ }).filter({ hasText: `Any news, ${name}?` })).toBeVisible();
+  }
+  await roomView(page, "Timeline");
+  for (const name of ["researcher", "implementer"]) {
     await expect(entryLink(page, new RegExp(`prompted ${name}: Any news, ${name}\\?`))).toBeVisible({ timeout: 20_000 });
   }
   await expect(researcher.getByRole("article", { name: /^Prompt from/ }).filter({ hasText: "Any news, researcher?" })).toBeVisible({ timeout: 20_000 });
   await expect(implementer.getByRole("article", { name: /^Prompt from/ }).filter({ hasText: "Any news, implementer?" })).toBeVisible({ timeout: 20_000 });
 
-  // Removing one from the split keeps the other; a narrow window puts the timeline below the agent.
+  // Removing one from the split keeps the other; a narrower window keeps the timeline as the centre.
   await researcher.getByRole("link", { name: "Remove researcher from the split view" }).click();
   await expect(split).toHaveURL(/[?&]view=split&members=implementer$/);
   await expect(column(split, "researcher")).toHaveCount(0);
   await page.setViewportSize({ width: 1100, height: 900 });
-  const [panel, list] = [await agent(page, "implementer").boundingBox(), await timeline(page).boundingBox()];
-  expect(list!.y).toBeGreaterThanOrEqual(panel!.y + panel!.height - 1);
+  await expect(timeline(page)).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath("timeline-narrow.png") });
 
   // A file entry opens that version in the Files view (an older one: the result is at v2).

@@ -1,5 +1,7 @@
 "use client";
 
+import { InlineError, Skeleton } from "../ui/skeleton";
+import { useReportEditing } from "../use-presence";
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
@@ -75,15 +77,11 @@ export function FilesView({ teamId, canAct, workspace }: { teamId: string; canAc
           onCancel={() => setCreating(false)}
         />
       )}
-      {list.error && (
-        <p role="alert" className="error">
-          {list.error.message}
-        </p>
-      )}
+      {list.error && <InlineError onRetry={() => void list.refetch()}>The files could not be read: {list.error.message}</InlineError>}
       <div className="files-body">
-        <FileTree teamId={teamId} entries={entries} selected={path} />
+        {list.isPending ? <Skeleton label="Loading the files…" rows={4} /> : <FileTree teamId={teamId} entries={entries} selected={path} />}
         {path === null ? (
-          <p className="muted">{entries.length > 0 ? "Choose a file to see it, its history and its changes." : canAct ? "The workspace is empty. Agents' files appear here; you can add one with “New file”." : "The workspace is empty. Agents' files appear here."}</p>
+          !list.isPending && <p className="muted">{entries.length > 0 ? "Choose a file to see it, its history and its changes." : canAct ? "The workspace is empty. Agents' files appear here; you can add one with “New file”." : "The workspace is empty. Agents' files appear here."}</p>
         ) : (
           <FilePane
             // A new file starts a new pane: no picks, edits or confirmations carry over.
@@ -141,6 +139,7 @@ function FilePane({
   const history = useFileHistory(teamId, path, live);
   const [compare, setCompare] = useState<number[]>([]);
   const [editing, setEditing] = useState<{ base: number; text: string } | null>(null);
+  useReportEditing(editing ? { kind: "file", path } : null);
   const versions = history.data ?? [];
   const shown = file.data?.version ?? version;
   const latest = listed ? (entry?.version ?? null) : (file.data?.version ?? null);
@@ -176,7 +175,7 @@ function FilePane({
           <div className="file-head">
             <h3>{path}</h3>
           </div>
-          {file.error ? <Missing versions={versions} version={version} fallback={file.error.message} /> : <p className="muted">Loading…</p>}
+          {file.error ? <Missing versions={versions} version={version} fallback={file.error.message} /> : <Skeleton label={`Loading ${path}…`} rows={3} tall />}
         </section>
       )}
       {editing && (

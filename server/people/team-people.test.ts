@@ -386,6 +386,8 @@ describe("roles", () => {
 });
 
 describe("presence", () => {
+  const AGENT_VIEW = { place: "agent", file: null, editing: null } as const;
+
   it("is one row per tab, updated in place; a viewer is never shown typing", async () => {
     const ana = await person("Ana");
     const uma = await person("Uma");
@@ -395,11 +397,52 @@ describe("presence", () => {
     await as(ana).people.presence({ teamId: team, clientId: "tab-ana-2", watching: null, typingTo: null });
     await as(uma).people.presence({ teamId: team, clientId: "tab-uma-1", watching: team, typingTo: team });
     expect(await listPresence(db, team)).toEqual([
-      { clientId: "tab-ana-1", userId: ana.id, name: ana.name, watching: team, typingTo: team },
-      { clientId: "tab-ana-2", userId: ana.id, name: ana.name, watching: null, typingTo: null },
-      { clientId: "tab-uma-1", userId: uma.id, name: uma.name, watching: team, typingTo: null },
+      { clientId: "tab-ana-1", userId: ana.id, name: ana.name, watching: team, typingTo: team, ...AGENT_VIEW },
+      { clientId: "tab-ana-2", userId: ana.id, name: ana.name, watching: null, typingTo: null, ...AGENT_VIEW },
+      { clientId: "tab-uma-1", userId: uma.id, name: uma.name, watching: team, typingTo: null, ...AGENT_VIEW },
     ]);
     expect(await db.presence.count({ where: { teamId: team } })).toBe(3);
+  });
+
+  it("says where a tab is (a view, a file, the board) and what it edits; a viewer is never shown editing", async () => {
+    const ana = await person("Ana");
+    const uma = await person("Uma");
+    const team = await teamOf(ana, [[uma, "viewer"]]);
+    const seen = async () => (await listPresence(db, team)).map(({ clientId, place, file, editing }) => ({ clientId, place, file, editing }));
+    await as(ana).people.presence({ teamId: team, clientId: "tab-where-a1", watching: team, typingTo: null, place: "files", file: "src/a.md", editing: { kind: "file", path: "src/a.md" } });
+    await as(ana).people.presence({ teamId: team, clientId: "tab-where-a2", watching: team, typingTo: null, place: "board", editing: { kind: "task", taskId: "task-3" } });
+    await as(uma).people.presence({ teamId: team, clientId: "tab-where-u1", watching: null, typingTo: null, place: "timeline", editing: { kind: "task", taskId: "task-3" } });
+    expect(await seen()).toEqual([
+      { clientId: "tab-where-a1", place: "files", file: "src/a.md", editing: { kind: "file", path: "src/a.md" } },
+      { clientId: "tab-where-a2", place: "board", file: null, editing: { kind: "task", taskId: "task-3" } },
+      { clientId: "tab-where-u1", place: "timeline", file: null, editing: null },
+    ]);
+    // A change of place alone is news for the room; the same report again is not. (Notifications
+    // arrive in commit order: once the last change's has come, a no-op's would have too.)
+    const woken: string[] = [];
+    const off = hub.on(team, (a) => woken.push(a.kind));
+    try {
+      const report = (place: "board" | "timeline") => as(ana).people.presence({ teamId: team, clientId: "tab-where-a2", watching: team, typingTo: null, place });
+      await report("timeline");
+      await report("timeline");
+      await report("board");
+      await expect.poll(() => woken.filter((k) => k === "people").length).toBeGreaterThanOrEqual(2);
+      expect(woken.filter((k) => k === "people")).toHaveLength(2);
+    } finally {
+      off();
+    }
+    // Bad places and ids are refused with a typed error and change nothing.
+    const before = await tableDigests(db);
+    for (const bad of [
+      { place: "kitchen" },
+      { editing: { kind: "task", taskId: "lunch" } },
+      { editing: { kind: "file", path: "" } },
+      { file: "x".repeat(3000) },
+    ]) {
+      const input = { teamId: team, clientId: "tab-where-a3", watching: null, typingTo: null, ...bad } as Parameters<ReturnType<typeof as>["people"]["presence"]>[0];
+      expect(await codeOf(as(ana).people.presence(input))).toBe("INVALID_INPUT");
+    }
+    expect(await tableDigests(db)).toEqual(before);
   });
 
   it("names only the team's own sessions as watched or typed to", async () => {
@@ -420,12 +463,12 @@ describe("presence", () => {
   it("drops a tab whose heartbeat stopped once its row is older than the TTL", async () => {
     const ana = await person("Ana");
     const team = await teamOf(ana);
-    await updatePresence(db, team, ana.id, { clientId: "tab-stale-1", watching: team, typingTo: null });
-    await updatePresence(db, team, ana.id, { clientId: "tab-fresh-1", watching: team, typingTo: null });
+    await updatePresence(db, team, ana.id, { clientId: "tab-stale-1", watching: team, typingTo: null, ...AGENT_VIEW });
+    await updatePresence(db, team, ana.id, { clientId: "tab-fresh-1", watching: team, typingTo: null, ...AGENT_VIEW });
     await db.presence.update({ where: { clientId: "tab-stale-1" }, data: { lastSeen: new Date(Date.now() - PRESENCE_TTL_MS - 1_000) } });
     expect((await listPresence(db, team)).map((p) => p.clientId)).toEqual(["tab-fresh-1"]);
     // A heartbeat brings it back.
-    await updatePresence(db, team, ana.id, { clientId: "tab-stale-1", watching: team, typingTo: null });
+    await updatePresence(db, team, ana.id, { clientId: "tab-stale-1", watching: team, typingTo: null, ...AGENT_VIEW });
     expect((await listPresence(db, team)).map((p) => p.clientId)).toEqual(["tab-fresh-1", "tab-stale-1"]);
   });
 

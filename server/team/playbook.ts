@@ -206,8 +206,12 @@ const isSummary = (t: string) => parseScriptedSummary(t) !== null;
 const received = (seen: Seen) => seen.inputs.filter(isTeamMessage);
 
 function ack(seen: Seen): string {
-  const mail = received(seen);
-  return mail.length === 0 ? "" : `Noted ${mail.length === 1 ? "a message" : `${mail.length} messages`}: ${mail.map((m) => short(m, 100)).join(" / ")}. `;
+  // Said as a person would: who wrote and what, not the message's id.
+  const mail = received(seen).flatMap((m) => {
+    const parsed = parseTeamMessage(m);
+    return parsed ? [`${parsed.senderName}: ${short(parsed.content, 100)}`] : [];
+  });
+  return mail.length === 0 ? "" : `Noted ${mail.length === 1 ? "a message" : `${mail.length} messages`} from ${mail.join(" / ")}. `;
 }
 
 const SPAWN_BRIEF: Record<Role, { description: string; prompt: (goal: string) => string }> = {

@@ -1,12 +1,12 @@
 import { Suspense } from "react";
 import { SignedIn } from "~/components/signed-in";
-import { TeamRoom } from "~/components/team-room";
+import { RoomLoading, TeamRoom } from "~/components/team-room";
 
 export default async function TeamPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   return (
-    <Suspense>
-      <SignedIn>
+    <Suspense fallback={<RoomLoading />}>
+      <SignedIn placeholder={<RoomLoading />}>
         {/* Keyed: moving to another team (a fork) starts a new room, with its own presence. */}
         <TeamRoom key={id} teamId={id} />
       </SignedIn>

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../../limits";
 import { AppError } from "../../errors";
 import { asSessionId, asUserId } from "../../ids";
-import { PresenceClientId, updatePresence } from "../../people/presence";
+import { PresenceClientId, PresenceWhereSchema, updatePresence } from "../../people/presence";
 import {
   acceptInvite,
   createInvite,
@@ -113,7 +113,17 @@ export const peopleRouter = router({
    * acting, so viewers send it too; a viewer cannot be typing (they have no prompt box).
    */
   presence: personProcedure
-    .input(TeamRef.extend({ clientId: PresenceClientId, watching: SessionIdInput.nullable(), typingTo: SessionIdInput.nullable() }))
+    .input(
+      TeamRef.extend({
+        clientId: PresenceClientId,
+        watching: SessionIdInput.nullable(),
+        typingTo: SessionIdInput.nullable(),
+        // Tabs of an older page send none of these: the agent view, nothing edited.
+        place: PresenceWhereSchema.shape.place.default("agent"),
+        file: PresenceWhereSchema.shape.file.default(null),
+        editing: PresenceWhereSchema.shape.editing.default(null),
+      }),
+    )
     .output(z.object({ ok: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       const { teamId, role } = await teamAccess(ctx, input.teamId, "view");
@@ -127,6 +137,10 @@ export const peopleRouter = router({
         clientId: input.clientId,
         watching: input.watching ? asSessionId(input.watching) : null,
         typingTo: role === "viewer" || !input.typingTo ? null : asSessionId(input.typingTo),
+        place: input.place,
+        file: input.file,
+        // Viewers edit nothing.
+        editing: role === "viewer" ? null : input.editing,
       });
       return { ok: true as const };
     }),
