@@ -156,6 +156,32 @@ export function installProbe(want: string | null): void {
   }
 }
 
+export interface FirstsProbe {
+  /** The first skeleton block in the DOM, the first paint with content, the first transcript entry's text in the DOM. */
+  skeletonAt: number | null;
+  firstPaintAt: number | null;
+  firstTextAt: number | null;
+}
+
+/** Runs in the page before any of its scripts: when the page first shows its shape, anything, and transcript text. */
+export function installFirstsProbe(): void {
+  const probe: FirstsProbe = { skeletonAt: null, firstPaintAt: null, firstTextAt: null };
+  (window as unknown as { __firsts: FirstsProbe }).__firsts = probe;
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (e.name === "first-contentful-paint") probe.firstPaintAt = e.startTime;
+    }).observe({ type: "paint", buffered: true });
+  } catch {
+    // Paint Timing unsupported
+  }
+  const mo = new MutationObserver(() => {
+    if (probe.skeletonAt === null && document.querySelector(".skeleton")) probe.skeletonAt = performance.now();
+    if (probe.firstTextAt === null && document.querySelector('section[aria-label="Transcript"] article')?.textContent) probe.firstTextAt = performance.now();
+    if (probe.skeletonAt !== null && probe.firstTextAt !== null) mo.disconnect();
+  });
+  mo.observe(document, { childList: true, subtree: true, characterData: true });
+}
+
 /**
  * Stamps each LATMARK-<n>- text when it first enters the DOM, on the epoch clock
  * (timeOrigin + now) so it compares with the bench's Date.now(). `scope`: a CSS selector;

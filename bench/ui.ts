@@ -29,6 +29,9 @@
 //   performance.timeOrigin + performance.now() when the text is first in the DOM. Measured in
 //   two browsers at once: the owner's, and a second person's (a viewer by invite) watching the
 //   same team (`secondPerson`), as the same figure.
+// - phoneFirstScreen: at 390×844, BENCH_LOADS fresh pages of the 2,000-event room (the smaller
+//   of BENCH_ROOM_EVENTS): ms from navigation start until a skeleton block is in the DOM, until
+//   the first contentful paint, and until the first transcript entry's text is in the DOM.
 // - signInToRoom: BENCH_SIGN_INS (3, within the sign-in rate limit) fresh browsers sign in on
 //   /sign-in?next=<room>; ms from the Sign in click until the room is usable (its Prompt
 //   textbox visible). Median and each.
@@ -52,6 +55,7 @@ import { freePort } from "../server/testing/net";
 import { signUpOverHttp, type HttpPerson } from "../server/testing/people";
 import {
   ensureNextBuild,
+  installFirstsProbe,
   installProbe,
   inviteWatcher,
   markerLatency,
@@ -59,6 +63,7 @@ import {
   signedInContext,
   startServer,
   stopServer,
+  type FirstsProbe,
   type Probe,
 } from "./browser";
 import { commitRate, percentileOf as percentile, round, runBench, sleep } from "./support";
@@ -163,6 +168,32 @@ async function measureLoads(browser: Browser, owner: HttpPerson, baseUrl: string
     await context.close();
   }
   return loads;
+}
+
+async function measurePhoneFirstScreen(browser: Browser, owner: HttpPerson, baseUrl: string, roomUrl: string) {
+  const loads: { skeletonMs: number | null; firstPaintMs: number | null; firstTranscriptTextMs: number | null }[] = [];
+  for (let i = 0; i < LOADS; i++) {
+    const context = await signedInContext(browser, owner, baseUrl);
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.addInitScript(installFirstsProbe);
+    await page.goto(roomUrl, { waitUntil: "commit" });
+    await page.getByRole("region", { name: "Transcript" }).locator("article").first().waitFor({ state: "visible", timeout: 60_000 });
+    const probe = await page.evaluate(() => (window as unknown as { __firsts: FirstsProbe }).__firsts);
+    const ms = (v: number | null) => (v === null ? null : round(v));
+    loads.push({ skeletonMs: ms(probe.skeletonAt), firstPaintMs: ms(probe.firstPaintAt), firstTranscriptTextMs: ms(probe.firstTextAt) });
+    progress(`phone load ${i + 1}: skeleton ${loads.at(-1)!.skeletonMs} ms, first paint ${loads.at(-1)!.firstPaintMs} ms, transcript text ${loads.at(-1)!.firstTranscriptTextMs} ms`);
+    await context.close();
+  }
+  const median = (pick: (l: (typeof loads)[number]) => number | null) => percentile(loads.flatMap((l) => pick(l) ?? []), 50);
+  return {
+    viewport: "390x844",
+    loads: LOADS,
+    skeletonMs: median((l) => l.skeletonMs),
+    firstPaintMs: median((l) => l.firstPaintMs),
+    firstTranscriptTextMs: median((l) => l.firstTranscriptTextMs),
+    perLoad: loads,
+  };
 }
 
 async function measureStreaming(db: Db, page: Page, id: SessionId) {
@@ -357,6 +388,10 @@ async function main(): Promise<void> {
       });
     }
 
+    const smallest = rooms.reduce((a, b) => (b.events < a.events ? b : a));
+    progress(`phone first screen, ${smallest.events} events (${LOADS})`);
+    const phoneFirstScreen = await measurePhoneFirstScreen(browser, owner, s.baseUrl, `${s.baseUrl}/teams/${smallest.lead}`);
+
     progress(`sign-in to a usable room (${SIGN_INS})`);
     const signInToRoom = await measureSignIns(browser, s.baseUrl, `/teams/${streamLead}`);
 
@@ -393,6 +428,7 @@ async function main(): Promise<void> {
       teamRoomLoad,
       teamRoomLoadNote:
         "usableMs: navigation start (page clock) to the last reply and an enabled Prompt box in the DOM and the next task run (goal for 20,000 events: < 1,000 ms); teamRoomLoadMs: to the reply's text in the DOM; visibleMs: page.goto call to Playwright seeing it visible",
+      phoneFirstScreen: { seededEvents: smallest.events, ...phoneFirstScreen },
       signInToRoom,
       streaming,
       eventToScreen: { ...latency, secondPerson },

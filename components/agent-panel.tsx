@@ -30,6 +30,7 @@ export function AgentPanel({
   onSent,
   stops,
   spend,
+  model,
   statusOf,
   focusSeq = null,
 }: {
@@ -46,6 +47,8 @@ export function AgentPanel({
   stops: readonly StopRecord[];
   /** What the agent has spent (the team feed's roster, so it is live). */
   spend?: Spend;
+  /** The agent's model, as people read it ("Claude Sonnet 4.5", not its id). */
+  model?: string;
   /** A keystroke in the composer (presence: "typing to"). */
   onTyping: (sessionId: string) => void;
   onSent: () => void;
@@ -87,6 +90,7 @@ export function AgentPanel({
       <div className="panel-head">
         <h2>{name}</h2>
         {session && <StatusBadge status={statusOf(session.status)} />}
+        {model && <span className="muted agent-model">{model}</span>}
         {session?.createdBy && (
           <span className="muted created-by">
             {session.forkedFromId ? "forked" : "created"} by {session.createdBy.name}

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { ModelChoice, ModelOption, Spend } from "./api-types";
 import { useTRPC } from "./trpc";
-import { formatCost, modelKey, priceText, spendTokens } from "~/server/models/model-text";
+import { formatCost, modelKey, priceText, spendTokens, unlistedModelText } from "~/server/models/model-text";
 
 // The models the server offers (labels and prices) and how models and spend read in the UI.
 
@@ -14,12 +14,12 @@ export function optionText(o: ModelOption): string {
   return `${o.label} — ${priceText(o.price)}`;
 }
 
-/** The offered models, and a model's label (its "provider:model" when the server no longer offers it). */
+/** The offered models, and a model's label (its id and provider when the server no longer offers it). */
 export function useModels() {
   const trpc = useTRPC();
   const models = useQuery({ ...trpc.session.models.queryOptions(), staleTime: 60_000 });
   const options = models.data ?? [];
-  const labelOf = (m: ModelChoice) => options.find((o) => modelKey(o) === modelKey(m))?.label ?? modelKey(m);
+  const labelOf = (m: ModelChoice) => options.find((o) => modelKey(o) === modelKey(m))?.label ?? unlistedModelText(m);
   return { options, labelOf, loaded: models.isSuccess };
 }
 

@@ -13,6 +13,7 @@ import { Timeline, type TimelineFilters } from "./timeline";
 import { Transcript } from "./transcript";
 import type { StopRecord } from "./transcript-model";
 import { useSessionLive } from "./use-session-live";
+import { useModels } from "./models";
 
 // The views of the room's centre, chosen by `?view=`. A view joins the room with one entry
 // in ROOM_VIEWS: an id (its `view` value), the switcher's label, and what it renders.
@@ -69,6 +70,7 @@ export function ViewSwitcher({ teamId, location, without }: { teamId: string; lo
 
 /** The selected agent: its transcript, and the prompt box pinned under it. */
 function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent }: RoomViewProps) {
+  const { labelOf } = useModels();
   return (
     <AgentPanel
       key={selected.sessionId}
@@ -80,6 +82,7 @@ function AgentView({ teamId, state, location, selected, canAct, onTyping, onSent
       onSent={onSent}
       stops={stopsOf(state.actions, selected.sessionId)}
       spend={selected.spend}
+      model={labelOf(selected.model)}
       statusOf={(status) => agentStatus({ status, lastTurnEnd: selected.lastTurnEnd }, { budgetReached: state.budget.reached })}
       focusSeq={location.member === selected.name ? location.seq : null}
     />

@@ -1,5 +1,6 @@
 "use client";
 
+import { summaryLine } from "./summary-line";
 import { Skeleton } from "./ui/skeleton";
 import Link from "next/link";
 import { parseTeamMessage } from "~/server/team/message-format";
@@ -187,7 +188,10 @@ function Item({
       if (source.kind === "runtime_context" || source.kind === "compaction_summary") {
         return (
           <details className="msg meta">
-            <summary>{source.kind === "runtime_context" ? "Runtime context" : "Compaction summary"}</summary>
+            <summary>
+              {source.kind === "runtime_context" ? "Runtime context" : "Compaction summary"}
+              <span className="summary-line"> · {summaryLine(item.text)}</span>
+            </summary>
             <pre>{item.text}</pre>
           </details>
         );
@@ -239,7 +243,10 @@ function Item({
           )}
           {item.toolCalls.map((c) => (
             <details key={c.toolCallId} className="tool-call">
-              <summary>Tool call: {c.toolName}</summary>
+              <summary>
+                Tool call: {c.toolName}
+                <span className="summary-line"> · {summaryLine(c.input)}</span>
+              </summary>
               <pre>{JSON.stringify(c.input, null, 2)}</pre>
             </details>
           ))}
@@ -252,6 +259,7 @@ function Item({
           <details>
             <summary>
               {item.isError ? `Tool error ${item.errorCode ?? ""}` : "Tool result"}: {item.toolName}
+              <span className="summary-line"> · {summaryLine(item.output)}</span>
             </summary>
             <pre>{JSON.stringify(item.output, null, 2)}</pre>
           </details>

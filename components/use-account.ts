@@ -3,6 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
 import { useTRPC } from "./trpc";
+import { useHydrated } from "./use-hydrated";
 
 /** How often a signed-in page re-reads who is signed in (a sign-out in another tab or device). */
 const RECHECK_MS = 30_000;
@@ -14,10 +15,15 @@ const RECHECK_MS = 30_000;
  */
 export function useAccountStatus({ watch = false }: { watch?: boolean } = {}) {
   const trpc = useTRPC();
-  return useQuery({
-    ...trpc.account.status.queryOptions(),
-    ...(watch ? { refetchInterval: RECHECK_MS, refetchOnWindowFocus: true } : {}),
-  });
+  const query = useQuery({ ...trpc.account.status.queryOptions(), ...(watch ? { refetchInterval: RECHECK_MS, refetchOnWindowFocus: true } : {}) });
+  // Nothing known until the page has hydrated, as on the server (use-hydrated.ts): a part that
+  // hydrates after the answer came must still render what the server rendered.
+  const hydrated = useHydrated();
+  return {
+    data: hydrated ? query.data : undefined,
+    error: hydrated ? query.error : null,
+    refetch: query.refetch,
+  };
 }
 
 /**

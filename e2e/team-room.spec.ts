@@ -228,3 +228,32 @@ test("the room shows its shape at once while the team's state is on its way", as
   await expect(page.getByRole("region", { name: "Roster" })).toBeVisible({ timeout: 15_000 });
   await expect(page.locator(".skeleton-area")).toHaveCount(0);
 });
+
+test("every view of a room loads without a React error (hydration included) at 1440 and 390 px", async ({ page }) => {
+  test.setTimeout(240_000);
+  const teamId = await createTeam(page, "Hydration team");
+  await send(page, "Build a tiny todo app");
+  await expect(finalAnswer(page)).toBeVisible({ timeout: 60_000 });
+  const errors: string[] = [];
+  let at = "";
+  page.on("pageerror", (e) => errors.push(`${at}: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(`${at}: ${m.text()}`);
+  });
+  // A slow phone's pace: the page's parts hydrate one by one, and the account check may answer
+  // before the room's part has hydrated (it then must still render as the server did).
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Emulation.setCPUThrottlingRate", { rate: 6 });
+  for (const width of [1440, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const query of ["", "?view=timeline", "?view=split&members=researcher,implementer", "?view=files&path=src%2Fresult.md", "?member=researcher"]) {
+      for (let load = 0; load < 2; load++) {
+        at = `${width} px, ${query || "the agent view"}, load ${load + 1}`;
+        await page.goto(`/teams/${teamId}${query}`);
+        await expect(page.getByRole("navigation", { name: "Room view" })).toBeVisible({ timeout: 15_000 });
+        await expect(page.locator(".skeleton")).toHaveCount(0, { timeout: 15_000 });
+      }
+    }
+  }
+  expect(errors).toEqual([]);
+});

@@ -8,6 +8,14 @@ export function modelKey(c: { provider: string; model: string }): string {
 }
 
 /** "$3 in, $15 out per million tokens (cached $0.3)", "free", or no price: for the model lists of people and agents. */
+const PROVIDER_NAMES: Record<string, string> = { anthropic: "Anthropic", "openai-compatible": "OpenAI-compatible" };
+
+/** A model the server no longer offers (so it has no label), as people read it: "gpt-4o (OpenAI-compatible)". */
+export function unlistedModelText(c: { provider: string; model: string }): string {
+  if (c.provider === "scripted") return "Keyless scripted model";
+  return `${c.model} (${PROVIDER_NAMES[c.provider] ?? c.provider})`;
+}
+
 export function priceText(price: { input: number; output: number; cachedInput?: number } | null): string {
   if (price === null) return "no price set, counted as $0";
   if (price.input === 0 && price.output === 0 && !price.cachedInput) return "free";
