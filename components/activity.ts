@@ -77,5 +77,11 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       const limits = [typeof d.tokens === "number" ? `${d.tokens.toLocaleString("en-US")} tokens` : null, typeof d.costNanos === "number" ? formatCost(d.costNanos) : null].filter(Boolean);
       return limits.length > 0 ? `${who} set the team budget to ${limits.join(" and ")}` : `${who} removed the team budget`;
     }
+    case "tool_policy_set":
+      return `${who} set ${String(d.tool)} to ${d.mode === "ask" ? "ask first" : d.mode === "off" ? "off" : "allowed"}`;
+    case "approval_decided":
+      return `${who} ${d.approved === true ? "approved" : "denied"} ${String(d.tool)} for ${String(d.member)}`;
+    case "question_answered":
+      return `${who} answered ${String(d.member)}'s question`;
   }
 }

@@ -26,6 +26,8 @@ export function agentStatus(
   if (agent.status === "provisioning") return "Starting";
   if (agent.status === "failed") return "Failed";
   if (agent.status === "running") return "Working";
+  if (agent.status === "waiting_approval") return "Waiting for approval";
+  if (agent.status === "waiting_answer") return "Waiting for an answer";
   if (team.budgetReached || agent.lastTurnEnd === "budget") return "Paused (budget)";
   if (agent.lastTurnEnd === "aborted") return "Stopped";
   if (agent.lastTurnEnd === "error") return "Failed";

@@ -65,6 +65,8 @@ export type InboxItem = SessionLiveState["inbox"][number];
 
 /** The team workspace (SPEC.md §14): its summary in the team feed, listings, reads, versions, changes. */
 export type WorkspaceState = TeamState["workspace"];
+/** A tool call waiting for approval or a question waiting for an answer. */
+export type WaitingRequest = TeamState["waiting"][number];
 export type FileEntry = RouterOutputs["workspace"]["list"]["files"][number];
 export type FileAuthor = FileEntry["author"];
 export type FileContent = RouterOutputs["workspace"]["read"];

@@ -10,7 +10,7 @@ export const SHORTCUTS: readonly Shortcut[] = [
   { keys: ["j"], what: "Next agent" },
   { keys: ["k"], what: "Previous agent" },
   { keys: ["1", "2", "3", "4"], what: "Switch the centre to Agent, Timeline, Split or Files" },
-  { keys: ["[", "]"], what: "Previous or next tab of the team panel (Tasks, Mailbox, Files, Activity)" },
+  { keys: ["[", "]"], what: "Previous or next tab of the team panel (Tasks, Mailbox, Files, Activity, Tools)" },
   { keys: ["Ctrl K", "⌘ K"], what: "Open the command palette: jump to a team, an agent, a task or a file" },
   { keys: ["?"], what: "Show these shortcuts" },
 ];

@@ -10,12 +10,13 @@ import { filesHref } from "./files/links";
 import { Mailbox } from "./mailbox";
 import { RecentActivity } from "./recent-activity";
 import { TaskBoard } from "./task-board";
+import { ToolPolicy } from "./tool-policy";
 import { useTRPC } from "./trpc";
 
-// The room's right panel: one tab at a time (Radix Tabs) of Tasks, Mailbox, Files and Activity,
-// each with its count. Files lists the workspace; a file opens in the centre's Files view.
+// The room's right panel: one tab at a time (Radix Tabs) of Tasks, Mailbox, Files, Activity and
+// the team's Tools (its policy), each with its count. Files lists the workspace; a file opens in the centre's Files view.
 
-export const PANEL_TABS = ["tasks", "mailbox", "files", "activity"] as const;
+export const PANEL_TABS = ["tasks", "mailbox", "files", "activity", "tools"] as const;
 export type PanelTab = (typeof PANEL_TABS)[number];
 
 export function SidePanel({
@@ -40,6 +41,7 @@ export function SidePanel({
         <Tabs.Trigger value="mailbox">Mailbox{unread > 0 ? ` (${unread})` : ""}</Tabs.Trigger>
         <Tabs.Trigger value="files">Files ({state.workspace.files})</Tabs.Trigger>
         <Tabs.Trigger value="activity">Activity</Tabs.Trigger>
+        <Tabs.Trigger value="tools">Tools</Tabs.Trigger>
       </Tabs.List>
       <Tabs.Content value="tasks" className="tab-panel">
         <TaskBoard teamId={teamId} tasks={state.tasks} members={state.members} canAct={canAct} />
@@ -52,6 +54,9 @@ export function SidePanel({
       </Tabs.Content>
       <Tabs.Content value="activity" className="tab-panel">
         <RecentActivity actions={state.actions} members={state.members} people={state.people} />
+      </Tabs.Content>
+      <Tabs.Content value="tools" className="tab-panel">
+        <ToolPolicy teamId={teamId} isOwner={state.myRole === "owner"} latestActionId={state.actions[0]?.id ?? null} />
       </Tabs.Content>
     </Tabs.Root>
   );

@@ -22,6 +22,7 @@ import { usePrefetchTranscript } from "./use-session-live";
 import { RoomCommands } from "./room-commands";
 import { SkipLinks } from "./skip-links";
 import { ViewerHint } from "./viewer-hint";
+import { WaitingRequests } from "./waiting-requests";
 import { NO_FILTERS, type TimelineFilters } from "./timeline";
 import { useTRPC } from "./trpc";
 import { ConfirmButton } from "./ui/confirm-button";
@@ -134,6 +135,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
         </header>
         {phone && state && <RoomSwitcher current={currentItem(screen, location.view)} onPick={pick} />}
         {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
+        {state && <WaitingRequests teamId={teamId} waiting={state.waiting} canAct={canAct} isOwner={state.myRole === "owner"} />}
         {error && (
           <p role="alert" className="error">
             {error.message}

@@ -16,7 +16,8 @@ const files = (page: Page) => page.getByRole("region", { name: "Files" });
 const tree = (page: Page) => page.getByRole("navigation", { name: "File tree" });
 const viewer = (page: Page) => page.getByRole("region", { name: "File viewer" });
 const history = (page: Page) => page.getByRole("region", { name: "History" });
-const status = (page: Page) => files(page).getByRole("status");
+/** What a change did (the skeletons' "Loading …" statuses aside). */
+const status = (page: Page) => files(page).getByRole("status").filter({ hasNotText: /^Loading / });
 const version = (page: Page, v: number) => history(page).getByRole("listitem", { name: `v${v}`, exact: true });
 
 /** Switches the room's centre column to the Files view. */

@@ -1,4 +1,5 @@
 import { expect, type Page } from "@playwright/test";
+import type { AgentStatusName } from "../components/agent-status";
 
 // Shared steps of the end-to-end tests: selectors by role and accessible name only.
 
@@ -20,7 +21,7 @@ export async function send(page: Page, text: string) {
 export const transcript = (page: Page) => page.getByRole("region", { name: "Transcript" });
 export const agent = (page: Page, name = "lead") => page.getByRole("region", { name: `Agent ${name}` });
 /** The agent panel's status, in the room's vocabulary (components/agent-status.ts). */
-export const agentStatus = (page: Page, status: "Idle" | "Working" | "Stopped" | "Failed" | "Starting" | "Paused (budget)", name = "lead") =>
+export const agentStatus = (page: Page, status: AgentStatusName, name = "lead") =>
   agent(page, name).locator(".panel-head").getByLabel(`status: ${status}`);
 export const finalAnswer = (page: Page) =>
   transcript(page).getByRole("article", { name: "Reply" }).getByText(/^Final answer for/);
@@ -35,7 +36,7 @@ export async function roomSection(page: Page, name: "Agents" | "Transcript" | "T
   await page.getByRole("navigation", { name: "Room sections" }).getByRole("button", { name, exact: true }).click();
 }
 
-/** Shows a tab of the room's team panel (Tasks, Mailbox, Files, Activity). */
-export async function panelTab(page: Page, name: "Tasks" | "Mailbox" | "Files" | "Activity"): Promise<void> {
+/** Shows a tab of the room's team panel (Tasks, Mailbox, Files, Activity, Tools). */
+export async function panelTab(page: Page, name: "Tasks" | "Mailbox" | "Files" | "Activity" | "Tools"): Promise<void> {
   await page.getByRole("tablist", { name: "Team panel" }).getByRole("tab", { name: new RegExp(`^${name}`) }).click();
 }

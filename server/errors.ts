@@ -60,6 +60,14 @@ export const ERROR_CODES = {
   TOOL_FAILED: "INTERNAL_SERVER_ERROR",
   /** The tool never ran: the turn was cut (Stop, interrupt, crash) before it. Call it again if still wanted. */
   INTERRUPTED: "CLIENT_CLOSED_REQUEST",
+  /** A person denied the call (the message names them and their note). Do not retry it unchanged. */
+  TOOL_DENIED: "FORBIDDEN",
+
+  // --- Approvals and questions (SPEC.md §17) ----------------------------------------------
+  /** No approval or question with this id in this team (or it is not the caller's to see). */
+  APPROVAL_NOT_FOUND: "NOT_FOUND",
+  /** Someone decided or answered first (or the turn was stopped); the details say how it ended. */
+  APPROVAL_NOT_PENDING: "CONFLICT",
 
   // --- Agent Teams (docs/SPEC.md §12) ------------------------------------------------------
   /** No team with that id (a teammate's session id is no team id). Re-list teams. */

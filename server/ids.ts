@@ -37,3 +37,4 @@ export const asTurnId = (s: string) => s as TurnId;
 export const asUserId = (s: string) => s as UserId;
 export const newInviteId = () => newId("inv");
 export const newApiTokenId = () => newId("tok");
+export const newApprovalId = () => newId("apr");

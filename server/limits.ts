@@ -11,6 +11,9 @@ export const LIMITS = {
   promptBytes: 64 * KiB,
   /** A teammate's one-line description. */
   memberDescriptionChars: 500,
+  /** A person's note with an approval or a denial, and an answer to an agent's question. */
+  decisionNoteChars: 2_000,
+  answerChars: 4_000,
   /** Teammate names (names.ts) and the names a tool or request may address. */
   memberNameChars: 64,
   /** A person's display name (docs/SPEC.md §13). */

@@ -18,6 +18,10 @@ import { applyMigrations } from "./migrate";
  */
 const PARTIAL_INDEXES: ReadonlyArray<{ name: string; definition: string }> = [
   {
+    name: "approvals_team_pending_idx",
+    definition: "CREATE INDEX approvals_team_pending_idx ON public.approvals USING btree (team_id, created_at) WHERE (status = 'pending'::text)",
+  },
+  {
     name: "team_messages_target_queued_idx",
     definition:
       "CREATE INDEX team_messages_target_queued_idx ON public.team_messages USING btree (target_session_id, seq) WHERE (state = 'queued'::text)",

@@ -13,6 +13,7 @@ import { budgetView, BudgetViewSchema, teamBudgetLimit, type BudgetView } from "
 import { recentMessages, TeamMessageViewSchema, type TeamMessageView } from "../team/mailbox";
 import { listMembers, MemberViewSchema, teamSpend, type MemberView } from "../team/roster";
 import { listTasks, TaskViewSchema, type TaskView } from "../team/task-board";
+import { pendingRequests, WaitingViewSchema, type WaitingView } from "../team/approvals";
 import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../workspace";
 import type { Activity, ActivityHub, ActivityKind } from "./activity";
 import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./shared-readers";
@@ -42,6 +43,8 @@ export interface TeamState {
   workspace: WorkspaceSummary;
   /** The team budget and spend: the room shows a stop and offers the raise. */
   budget: BudgetView;
+  /** Tool calls waiting for approval and questions waiting for an answer, oldest first. */
+  waiting: WaitingView[];
   /** The viewer's own role: the room enables the controls it allows. */
   myRole: TeamRole;
 }
@@ -55,6 +58,7 @@ export const TeamStateSchema = z.object({
   actions: z.array(PersonActionViewSchema),
   workspace: WorkspaceSummarySchema,
   budget: BudgetViewSchema,
+  waiting: z.array(WaitingViewSchema),
   myRole: TeamRoleSchema,
 });
 
@@ -69,12 +73,12 @@ export const TEAM_FEED_REREAD_MS = 30_000;
 /** A tail outlives its last feed this long, so a reconnect resumes with only the changes. */
 const LINGER_MS = 30_000;
 
-type Section = "roster" | "tasks" | "messages" | "budget" | "people" | "presence" | "actions" | "workspace";
-const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "presence", "actions", "workspace"];
+type Section = "roster" | "tasks" | "messages" | "budget" | "people" | "presence" | "actions" | "workspace" | "waiting";
+const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "presence", "actions", "workspace", "waiting"];
 
 /** What a notification on the team id can have changed (the Lead's session is the team id). */
 const ON_TEAM: Record<ActivityKind, Section[]> = {
-  team: ["roster", "budget"],
+  team: ["roster", "budget", "waiting"],
   board: ["tasks"],
   mail: ["messages"],
   state: ["roster"],
@@ -203,6 +207,7 @@ export class TeamTail implements SharedReader {
   private readonly presence = new Value<PresenceView[]>();
   private readonly actions = new Value<PersonActionView[]>();
   private readonly workspace = new Value<WorkspaceSummary>();
+  private readonly waiting = new Value<WaitingView[]>();
   private dirty = new Set<Section>(ALL);
   private draining: Promise<void> | null;
   private readonly change = new ChangeSignal();
@@ -271,6 +276,7 @@ export class TeamTail implements SharedReader {
     if (this.presence.at > since) patch.presence = this.presence.value;
     if (this.actions.at > since) patch.actions = this.actions.value;
     if (this.workspace.at > since) patch.workspace = this.workspace.value;
+    if (this.waiting.at > since) patch.waiting = this.waiting.value;
     if (this.people.at > since || roleChanged) {
       patch.people = peopleFor({ role }, this.people.value);
       patch.myRole = role;
@@ -293,6 +299,7 @@ export class TeamTail implements SharedReader {
       actions: this.actions.value,
       workspace: this.workspace.value,
       budget: this.budget.value,
+      waiting: this.waiting.value,
       myRole: role,
     };
   }
@@ -359,12 +366,13 @@ export class TeamTail implements SharedReader {
         want("presence") ? listPresence(q, teamId) : null,
         want("actions") ? recentActions(q, teamId) : null,
         want("workspace") ? workspaceSummary(q, teamId) : null,
+        want("waiting") ? pendingRequests(roster, teamId) : null,
       ]);
     // One section (the roster at a step's spend, every second; the mailbox at a message) is
     // one statement; several are read in one transaction: one commit instead of one per
     // statement, and one snapshot, so the board and the roster the room shows are of the same
     // moment.
-    const [members, tasks, messages, limit, people, presence, actions, workspace] =
+    const [members, tasks, messages, limit, people, presence, actions, workspace, waiting] =
       sections.size === 1
         ? await readSections(db, db.sql)
         : await db.$transaction((tx) => readSections(tx, tx), { isolationLevel: "RepeatableRead", maxWait: 10_000, timeout: 15_000 });
@@ -384,6 +392,7 @@ export class TeamTail implements SharedReader {
     if (presence) changed = this.presence.set(presence, seq) || changed;
     if (actions) changed = this.actions.set(actions, seq) || changed;
     if (workspace) changed = this.workspace.set(workspace, seq) || changed;
+    if (waiting) changed = this.waiting.set(waiting, seq) || changed;
     if (!changed) return;
     this.seq = seq;
     this.change.fire();

@@ -28,6 +28,9 @@ export const PersonActionKindSchema = z.enum([
   "invite_created",
   "invite_revoked",
   "budget_set",
+  "tool_policy_set",
+  "approval_decided",
+  "question_answered",
 ]);
 export type PersonActionKind = z.infer<typeof PersonActionKindSchema>;
 
@@ -56,6 +59,9 @@ const NEEDS: Record<PersonActionKind, Need | null> = {
   invite_created: "own",
   invite_revoked: "own",
   budget_set: "act",
+  tool_policy_set: "own",
+  approval_decided: "act",
+  question_answered: "act",
 };
 
 export const PersonActionViewSchema = z.object({

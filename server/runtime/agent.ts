@@ -35,6 +35,8 @@ import {
 } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
+import type { ToolMode } from "./approvals";
+import { callTool, notRunResults, parkedCalls, type CallScope } from "./waiting-calls";
 import { closeCrashedTurn, endTurn, toolResultEvent, tryCompleteTurn, type PendingReply, type TurnCloseScope, type TurnEnding } from "./turn-close";
 
 // One resident agent: the turn and step loop of a session whose lease this process holds.
@@ -66,6 +68,13 @@ export interface AgentServices {
    * process's live feeds take an append's events without a read, other processes hear of it.
    */
   announce(activity: Activity): void;
+  /**
+   * The team's tool policy (runtime/approvals.ts): `off` tools leave the agent's list, `ask`
+   * tools wait for a person's approval. Read as each turn starts; unset, every tool is allowed.
+   */
+  toolModes?: (db: SqlRunner, sessionId: SessionId) => Promise<ReadonlyMap<string, ToolMode>>;
+  /** The tasks the agent has in progress, named in what it asks people. */
+  tasksInProgress?: (db: SqlRunner, sessionId: SessionId) => Promise<string[]>;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
   afterToolEffect?: (sessionId: SessionId, toolName: string, callKey: string) => Promise<void>;
   log(line: string): void;
@@ -99,6 +108,8 @@ export class AgentDriver {
   private abortKind: AbortKind | null = null;
   private closing: AbortKind | null = null;
   private tools = new Map<string, ToolDefinition>();
+  private allTools: ToolDefinition[] = [];
+  private modes: ReadonlyMap<string, ToolMode> = new Map();
   private toolSpecs: ToolSpec[] = [];
   private toolOptions: ToolsetOptions | undefined;
   private context: ContextRegistry;
@@ -146,12 +157,12 @@ export class AgentDriver {
   private async run(): Promise<void> {
     try {
       const { tools, options } = this.svc.toolsFor(this.sessionId);
-      this.tools = new Map(tools.map((t) => [t.name, t]));
-      this.toolSpecs = tools.map(toolSpec);
+      this.allTools = tools;
       this.toolOptions = options;
+      await this.readToolModes();
       this.events = await readEventsAfter(this.svc.db.sql, this.sessionId, 0);
       const settings = await this.settings();
-      if (settings.active_turn_id) await closeCrashedTurn(this.closeScope(), asTurnId(settings.active_turn_id));
+      if (settings.active_turn_id && (await this.finishOpenTurn(asTurnId(settings.active_turn_id), settings)) === "parked") return await this.leaveParked();
 
       while (!this.closing) {
         let s = this.prefetched;
@@ -162,7 +173,11 @@ export class AgentDriver {
         }
         // Over budget (checked as the turn would start), pending input waits for the raise's
         // wake instead of starting a turn.
-        if (!s.parked && s.pending && (await this.runTurn(s)) !== "over budget") continue;
+        if (!s.parked && s.pending) {
+          const ran = await this.runTurn(s);
+          if (ran === "parked") return await this.leaveParked();
+          if (ran !== "over budget") continue;
+        }
         await this.setStatus("idle");
         const woke = (await abortableWait({ ms: this.svc.config.idleEvictMs, until: this.wokenSince })) === "woken";
         if (this.closing || woke) continue;
@@ -185,6 +200,46 @@ export class AgentDriver {
       // Let the recovery sweep adopt it: the next driver closes the open turn as interrupted.
       await releaseLease(this.svc.db.sql, this.sessionId, this.lease).catch(() => undefined);
     }
+  }
+
+  /** The team's policy: `off` tools leave the list the model sees (every member's alike). */
+  private async readToolModes(): Promise<void> {
+    this.modes = (await this.svc.toolModes?.(this.svc.db.sql, this.sessionId)) ?? new Map();
+    const on = this.allTools.filter((t) => this.modes.get(t.name) !== "off");
+    this.tools = new Map(on.map((t) => [t.name, t]));
+    this.toolSpecs = on.map(toolSpec);
+  }
+
+  /** The turn waits for people (waiting-calls.ts): nothing holds it, the decision's wake resumes it. */
+  private async leaveParked(): Promise<void> {
+    await releaseLease(this.svc.db.sql, this.sessionId, this.lease);
+    this.svc.announce({ sessionId: this.sessionId, kind: "state" });
+  }
+
+  /**
+   * A turn found open when the driver starts: one parked for people goes on (or, stopped
+   * meanwhile, ends with its calls reported as not run); one a crash left open is closed.
+   */
+  private async finishOpenTurn(turnId: TurnId, settings: Settings): Promise<"parked" | undefined> {
+    const scope = this.callScope(turnId, "", new AbortController().signal);
+    const parked = await parkedCalls(scope, turnId);
+    if (!parked) return void (await closeCrashedTurn(this.closeScope(), turnId));
+    if (await storedAbortRequest(this.svc.db.sql, this.sessionId)) {
+      await this.append(await notRunResults(scope, turnId, parked.messageId, parked.calls));
+      return void (await closeCrashedTurn(this.closeScope(), turnId));
+    }
+    await this.setStatus("running");
+    return this.driveTurn(turnId, parked.step, settings, { messageId: parked.messageId, calls: parked.calls });
+  }
+
+  private callScope(turnId: TurnId, messageId: string, signal: AbortSignal): CallScope {
+    return {
+      ...this.closeScope(),
+      modes: this.modes,
+      toolOptions: this.toolOptions,
+      tasksInProgress: async () => (await this.svc.tasksInProgress?.(this.svc.db.sql, this.sessionId)) ?? [],
+      run: (call) => this.runToolCall(turnId, messageId, call, signal),
+    };
   }
 
   /** From here on, a wake() settles wokenSince (renewed before each look at the session). */
@@ -294,15 +349,13 @@ export class AgentDriver {
     else await this.append([toolResultEvent(turnId, call, run)]);
   }
 
-  /** One turn, from its start to its end; "over budget" when the budget let none start. */
-  private async runTurn(settings: Settings): Promise<"over budget" | undefined> {
-    // A shutdown that came while the loop was reading the inbox: start nothing. (Checked with
-    // no await before turnAbort is set, so a later shutdown always finds the turn to abort.)
+  /** One turn, from its start to its end; "over budget" when the budget let none start, "parked" when it waits for people. */
+  private async runTurn(settings: Settings): Promise<"over budget" | "parked" | undefined> {
+    // A shutdown that came while the loop was reading the inbox: start nothing. (One that comes
+    // while the turn starts cuts it as soon as driveTurn runs.)
     if (this.closing) return;
     const turnId = newTurnId();
-    const abort = new AbortController();
-    this.turnAbort = abort;
-    this.abortKind = null;
+    await this.readToolModes();
     const context = { includeOptional: settings.optional_context };
     // Turn start, the first claim, step 0 and its runtime context commit together: either the
     // turn owns its input or it never started.
@@ -313,18 +366,44 @@ export class AgentDriver {
       context,
       { set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'` },
     );
-    if (started === "budget" || started.events.length === 0) {
-      this.turnAbort = null;
-      return started === "budget" ? "over budget" : undefined;
+    if (started === "budget" || started.events.length === 0) return started === "budget" ? "over budget" : undefined;
+    return this.driveTurn(turnId, 0, settings, null);
+  }
+
+  /**
+   * The turn's steps from `step` on, to its end or until it parks. `resume`: the reply's calls
+   * still to finish first (a turn parked for people, resumed after the decision).
+   */
+  private async driveTurn(
+    turnId: TurnId,
+    firstStep: number,
+    settings: Settings,
+    resume: { messageId: string; calls: ToolCall[] } | null,
+  ): Promise<"parked" | undefined> {
+    const abort = new AbortController();
+    this.turnAbort = abort;
+    this.abortKind = null;
+    // A shutdown that came while the turn was starting: it is cut like any other.
+    if (this.closing) {
+      this.abortKind = this.closing;
+      abort.abort();
     }
-    let step = 0;
+    const context = { includeOptional: settings.optional_context };
+    let step = firstStep;
     try {
       const model = this.svc.resolveModel(settings.model);
       const price = this.svc.priceOf?.(settings.model) ?? FREE;
       for (;;) {
-        // A compaction may hide the snapshot the step started with: look again after one.
-        if (await this.maybeCompact(model, price, abort.signal)) await this.admitRuntimeContext(context);
-        const result = await this.modelStep(model, price, turnId, step, abort.signal);
+        let result: { messageId: string; toolCalls: ToolCall[]; reply: PendingReply | null };
+        if (resume) {
+          // The reply with these calls is in the log; its step ends at the next boundary.
+          result = { messageId: resume.messageId, toolCalls: resume.calls, reply: null };
+          resume = null;
+        } else {
+          // A compaction may hide the snapshot the step started with: look again after one.
+          if (await this.maybeCompact(model, price, abort.signal)) await this.admitRuntimeContext(context);
+          result = await this.modelStep(model, price, turnId, step, abort.signal);
+        }
         const reply = result.reply;
         if (reply) {
           // A reply without tool calls ends its step; it commits with the turn's end, or alone
@@ -348,9 +427,10 @@ export class AgentDriver {
             return;
           }
         }
+        const calls = this.callScope(turnId, result.messageId, abort.signal);
         for (const call of result.toolCalls) {
           if (abort.signal.aborted) break;
-          await this.runToolCall(turnId, result.messageId, call, abort.signal);
+          if ((await callTool(calls, turnId, result.messageId, call)) === "parked") return "parked";
         }
         // A reply with tool calls ends its step in the next transaction (the next step's start,
         // or the turn's end).

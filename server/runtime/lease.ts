@@ -13,9 +13,10 @@ const TokenRow = z.array(z.object({ lease_token: z.number().int() }));
  * The agent (session row `s`) needs a driver: an open turn (left by a crash) or runnable
  * input. The one definition of "this agent will make progress", also used by wait_agent.
  * Input of a team stopped at its budget is not runnable until the budget is raised
- * (team/budget.ts); an open turn still needs a driver to close it.
+ * (team/budget.ts); an open turn still needs a driver to close it, unless it waits for
+ * people (runtime/approvals.ts): then nothing drives it until they decide.
  */
-export const NEEDS_DRIVER = Prisma.sql`s.status NOT IN ('provisioning', 'failed')
+export const NEEDS_DRIVER = Prisma.sql`s.status NOT IN ('provisioning', 'failed') AND s.waiting_for IS NULL
   AND (s.active_turn_id IS NOT NULL
        OR (NOT s.parked AND EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id)
            AND NOT EXISTS (SELECT 1 FROM teams t WHERE t.id = s.team_id AND t.budget_stopped_at IS NOT NULL)))`;

@@ -30,6 +30,9 @@ export interface RuntimeOptions {
   onClaimed?: AgentServices["onClaimed"];
   /** Spending limits (teams: the team budget), checked at turn starts and step boundaries. */
   budgetReached?: AgentServices["budgetReached"];
+  /** The tool policy (teams: per team), read as each turn starts; unset, every tool is allowed. */
+  toolModes?: AgentServices["toolModes"];
+  tasksInProgress?: AgentServices["tasksInProgress"];
   /** Test seam (crash tests): after a tool's first durable commit, before its result. */
   afterToolEffect?: AgentServices["afterToolEffect"];
   /** Test seam (multi-process tests): the agents this process may drive; unset, any. */
@@ -61,10 +64,17 @@ export class Runtime {
       contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),
       onClaimed: opts.onClaimed,
       budgetReached: opts.budgetReached,
+      toolModes: opts.toolModes,
+      tasksInProgress: opts.tasksInProgress,
       afterToolEffect: opts.afterToolEffect,
       announce: (activity) => opts.hub.announce(activity),
       log: opts.log ?? ((line) => console.log(`[runtime] ${line}`)),
     };
+  }
+
+  /** The names of an agent's tool list, before the policy (what a team's tool policy lists). */
+  toolNamesFor(sessionId: SessionId): string[] {
+    return this.services.toolsFor(sessionId).tools.map((t) => t.name);
   }
 
   /** Starts heartbeats and recovery, and adopts agents left without a driver. */

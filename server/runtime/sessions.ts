@@ -5,6 +5,7 @@ import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
+import { cancelPending } from "./approvals";
 import type { Spend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { recordAction, type HumanActor } from "../people/actions";
@@ -18,7 +19,7 @@ import { AbortRequestRows, appendEvents, readEventsAfter } from "./session-log";
 // Sessions as the product sees them: create, list, read, prompt, stop, fork. Plain domain
 // functions over the database; the tRPC layer only validates and maps errors.
 
-export const AgentStatusSchema = z.enum(["provisioning", "running", "idle", "inactive", "failed"]);
+export const AgentStatusSchema = z.enum(["provisioning", "running", "idle", "inactive", "failed", "waiting_approval", "waiting_answer"]);
 export type AgentStatus = z.infer<typeof AgentStatusSchema>;
 
 export const SessionViewSchema = z.object({
@@ -38,7 +39,7 @@ export const SessionViewSchema = z.object({
 export type SessionView = z.infer<typeof SessionViewSchema>;
 
 /** The columns deriveStatus reads: select them wherever a status is shown. */
-export const STATUS_COLUMNS = { status: true, activeTurnId: true, leaseOwner: true, leaseExpiresAt: true } as const;
+export const STATUS_COLUMNS = { status: true, activeTurnId: true, leaseOwner: true, leaseExpiresAt: true, waitingFor: true } as const;
 
 const sessionSelect = {
   ...STATUS_COLUMNS,
@@ -95,12 +96,16 @@ const SessionStatusRow = z.object({
   activeTurnId: z.string().nullable(),
   leaseOwner: z.string().nullable(),
   leaseExpiresAt: z.date().nullable(),
+  waitingFor: z.string().nullable(),
 });
 type SessionRow = z.infer<typeof SessionStatusRow>;
 
 /** Status as shown everywhere: no live lease means nobody drives it, so it is inactive. */
 export function deriveStatus(row: SessionRow, now = new Date()): AgentStatus {
   if (row.status === "provisioning" || row.status === "failed") return row.status;
+  // Parked for people (runtime/approvals.ts): no driver holds it, and none is needed.
+  if (row.waitingFor === "approval") return "waiting_approval";
+  if (row.waitingFor === "answer") return "waiting_answer";
   const live = row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > now;
   if (!live) return "inactive";
   if (row.activeTurnId) return "running";
@@ -148,7 +153,7 @@ const QueuedInput = z.array(InboxItemSchema.extend({ createdAt: z.coerce.date() 
 export async function getSessionWithInbox(db: SqlRunner, sessionId: SessionId): Promise<{ session: SessionView; inbox: InboxItemView[] }> {
   const rows = RecordRows.parse(
     await db.$queryRaw`SELECT s.id, s.title, s.model, s.status, s.active_turn_id AS "activeTurnId", s.lease_owner AS "leaseOwner",
-        s.lease_expires_at AS "leaseExpiresAt", s.last_seq AS "lastSeq", s.optional_context AS "optionalContext",
+        s.lease_expires_at AS "leaseExpiresAt", s.waiting_for AS "waitingFor", s.last_seq AS "lastSeq", s.optional_context AS "optionalContext",
         s.forked_from_id AS "forkedFromId", s.created_by AS "createdBy", s.created_at AS "createdAt", s.updated_at AS "updatedAt",
         coalesce((SELECT json_agg(i ORDER BY i.position)
           FROM (SELECT ${INBOX_ITEM_COLUMNS} FROM inbox_items WHERE session_id = s.id) i), '[]'::json) AS inbox
@@ -204,6 +209,11 @@ export async function requestAbort(
     if (n === 0) throw new AppError("SESSION_NOT_FOUND", `Session ${sessionId} not found`, { sessionId });
     const row = await tx.session.findUniqueOrThrow({ where: { id: sessionId }, select: { activeTurnId: true } });
     const aborting = row.activeTurnId !== null;
+    // A turn parked for people has no driver to hear the request: what it waits for ends
+    // cancelled, and a driver comes to close the turn (runtime/waiting-calls.ts).
+    if (aborting && (await cancelPending(tx, sessionId, by ? { id: by.person.id, name: by.person.name } : null)) > 0) {
+      await notifyActivity(tx, sessionId, "inbox");
+    }
     if (by) await recordAction(tx, by, "stop", { sessionId, detail: { aborting } });
     await notifyActivity(tx, sessionId, "abort");
     return { aborting };

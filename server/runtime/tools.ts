@@ -51,6 +51,11 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   output: z.ZodType<O>;
   execute(input: I, ctx: ToolContext): Promise<O>;
   /**
+   * The call is a question to people (`ask_humans`): the turn parks until one answers, and the
+   * answer is the result; `execute` never runs (runtime/waiting-calls.ts).
+   */
+  asksPeople?: true;
+  /**
    * The real result of a call whose effect committed but whose result never reached the log,
    * finishing the effect where that needs no model call; null when the effect never happened.
    */
@@ -100,30 +105,45 @@ export interface ToolsetOptions {
   invalidInputCode: AppErrorCode;
 }
 
-export async function runTool(
+const DEFAULT_OPTIONS: ToolsetOptions = { invalidInputCode: "TOOL_INVALID_INPUT" };
+const failed = (code: AppErrorCode, message: string): ToolRun => ({ ...errorOutcome(code, message), recorded: null });
+
+/** The call's tool and its validated input, or the tool error the model reads instead. */
+export function prepareToolCall(
   tools: ReadonlyMap<string, ToolDefinition>,
   name: string,
   rawInput: unknown,
-  scope: ToolCallScope,
-  opts: ToolsetOptions = { invalidInputCode: "TOOL_INVALID_INPUT" },
-): Promise<ToolRun> {
-  const fail = (code: AppErrorCode, message: string): ToolRun => ({ ...errorOutcome(code, message), recorded: null });
+  opts: ToolsetOptions = DEFAULT_OPTIONS,
+): { tool: ToolDefinition; input: unknown } | ToolRun {
   const tool = tools.get(name);
-  if (!tool) return fail("TOOL_NOT_FOUND", `No tool named "${name}". Available: ${[...tools.keys()].join(", ")}`);
+  if (!tool) return failed("TOOL_NOT_FOUND", `No tool named "${name}". Available: ${[...tools.keys()].join(", ")}`);
   let input: unknown = rawInput;
   if (typeof rawInput === "string") {
     try {
       input = JSON.parse(rawInput);
     } catch {
-      return fail(opts.invalidInputCode, `Arguments for ${name} are not valid JSON: ${rawInput.slice(0, 200)}`);
+      return failed(opts.invalidInputCode, `Arguments for ${name} are not valid JSON: ${rawInput.slice(0, 200)}`);
     }
   }
   const unstorable = findUnstorableText(input, "arguments");
-  if (unstorable) return fail(opts.invalidInputCode, `Invalid arguments for ${name}: ${unstorable}`);
+  if (unstorable) return failed(opts.invalidInputCode, `Invalid arguments for ${name}: ${unstorable}`);
   const parsed = tool.input.safeParse(input ?? {});
-  if (!parsed.success) {
-    return fail(opts.invalidInputCode, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
-  }
+  if (!parsed.success) return failed(opts.invalidInputCode, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
+  return { tool, input: parsed.data };
+}
+
+export async function runTool(
+  tools: ReadonlyMap<string, ToolDefinition>,
+  name: string,
+  rawInput: unknown,
+  scope: ToolCallScope,
+  opts: ToolsetOptions = DEFAULT_OPTIONS,
+): Promise<ToolRun> {
+  const fail = failed;
+  const prepared = prepareToolCall(tools, name, rawInput, opts);
+  if ("recorded" in prepared) return prepared;
+  const { tool } = prepared;
+  const parsed = { data: prepared.input };
   const state: { recorded: { output: unknown; events: SessionEvent[] } | null } = { recorded: null };
   const effectCommitted = () => scope.afterEffect?.(name, scope.callKey) ?? Promise.resolve();
   const ctx: ToolContext = {

@@ -67,6 +67,7 @@ const RosterRow = SpendRowSchema.extend({
   activeTurnId: z.string().nullable(),
   leaseOwner: z.string().nullable(),
   leaseExpiresAt: z.date().nullable(),
+  waitingFor: z.string().nullable(),
   failed_turn: z.boolean(),
   error: z.string().nullable(),
   reason: TurnEndReasonSchema.nullable(),
@@ -90,7 +91,7 @@ export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<Mem
       )
       SELECT r.is_lead, r.name, r.session_id, r.description, r.context, r.phase, r.diagnostic, r.member_model, r.added_by,
         s.id IS NOT NULL AS has_session, s.title, s.model, s.status, s.active_turn_id AS "activeTurnId",
-        s.lease_owner AS "leaseOwner", s.lease_expires_at AS "leaseExpiresAt",
+        s.lease_owner AS "leaseOwner", s.lease_expires_at AS "leaseExpiresAt", s.waiting_for AS "waitingFor",
         coalesce(s.spent_input_tokens, 0) AS "spentInputTokens", coalesce(s.spent_output_tokens, 0) AS "spentOutputTokens",
         coalesce(s.spent_cached_tokens, 0) AS "spentCachedTokens", coalesce(s.spent_cost_nanos, 0) AS "spentCostNanos",
         coalesce(e.payload->>'reason' = 'error', false) AS failed_turn, e.payload->>'error' AS error, e.payload->>'reason' AS reason
@@ -106,7 +107,7 @@ export async function listMembers(db: SqlRunner, teamId: SessionId): Promise<Mem
   if (!lead?.is_lead || !lead.has_session) throw new AppError("SESSION_NOT_FOUND", `Team ${teamId} not found`);
   const leadModel = ModelChoiceSchema.parse(lead.model);
   const lastError = (r: RosterRow) => (r.failed_turn ? (r.error ?? "the turn failed") : null);
-  const status = (r: RosterRow) => deriveStatus({ status: r.status ?? "", activeTurnId: r.activeTurnId, leaseOwner: r.leaseOwner, leaseExpiresAt: r.leaseExpiresAt });
+  const status = (r: RosterRow) => deriveStatus({ status: r.status ?? "", activeTurnId: r.activeTurnId, leaseOwner: r.leaseOwner, leaseExpiresAt: r.leaseExpiresAt, waitingFor: r.waitingFor });
   const leadView: MemberView = {
     name: LEAD_NAME,
     role: "lead",

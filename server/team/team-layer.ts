@@ -11,9 +11,14 @@ import { stopIfBudgetReached } from "./budget";
 import { consumedStatement, recoverMailbox } from "./mailbox";
 import { recoverProvisioning } from "./roster";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
+import { createAskHumansTool } from "./tools/ask-humans";
+import { toolModesOfSession } from "./tool-policy";
+import { tasksInProgressOf } from "./task-board";
+import type { ToolDefinition } from "../runtime/tools";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
-// prompt, the nine Team tools and the six Workspace tools for every member, team identity
+// prompt, the nine Team tools, the six Workspace tools and ask_humans for every member (under
+// the team's tool policy), team identity
 // as required runtime context, mail consumption at claim time, the team budget, and recovery of provisioning
 // and undelivered mail on every sweep.
 
@@ -26,11 +31,21 @@ export interface TeamLayerOptions {
   provisioningGraceMs?: number;
 }
 
-export type TeamLayer = Required<Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "budgetReached" | "onRecover" | "systemPrompt">>;
+export type TeamLayer = Required<
+  Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "budgetReached" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress">
+>;
+
+/** One list for every member: the nine Team tools, the six Workspace tools, then ask_humans. */
+export function teamToolList(hub: ActivityHub, opts: TeamLayerOptions = {}): ToolDefinition[] {
+  return [
+    ...createTeamTools({ hub, limits: teamLimits(opts.limits), models: opts.models ?? [] }),
+    ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits)),
+    createAskHumansTool(),
+  ];
+}
 
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
-  // One list for every member: the nine Team tools, then the six Workspace tools.
-  const tools = [...createTeamTools({ hub, limits: teamLimits(opts.limits), models: opts.models ?? [] }), ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits))];
+  const tools = teamToolList(hub, opts);
   const identity = teamIdentityProvider(db.sql);
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,
@@ -38,6 +53,8 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
     contextFor: () => new ContextRegistry([dateContextProvider, identity]),
     onClaimed: consumedStatement,
     budgetReached: stopIfBudgetReached,
+    toolModes: toolModesOfSession,
+    tasksInProgress: tasksInProgressOf,
     onRecover: async () => {
       await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);
       await recoverMailbox(db);

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { inTx, type Db } from "../db/client";
 import { notifyActivity } from "../live/activity";
 import { recordAction, type HumanActor } from "../people/actions";
+import { asSessionId } from "../ids";
+import { cancelPending } from "../runtime/approvals";
 
 // "Stop the team": one action stops every member at once. Each running turn ends as a Stop
 // ends it; every member's inbox is parked, so queued prompts and delivered mail stay where they
@@ -21,7 +23,12 @@ export async function stopTeam(db: Db, by: HumanActor): Promise<{ stopped: strin
     );
     const stopped = rows.filter((r) => r.working).map((r) => r.name).sort();
     await recordAction(tx, by, "team_stopped", { detail: { members: stopped } });
-    for (const r of rows) if (r.working) await notifyActivity(tx, r.id, "abort");
+    for (const r of rows) {
+      if (!r.working) continue;
+      await notifyActivity(tx, r.id, "abort");
+      // A member parked for people: what it waits for ends cancelled, and a driver closes its turn.
+      if ((await cancelPending(tx, asSessionId(r.id), { id: by.person.id, name: by.person.name })) > 0) await notifyActivity(tx, r.id, "inbox");
+    }
     return { stopped };
   });
 }

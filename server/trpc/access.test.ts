@@ -69,6 +69,23 @@ const MATRIX: Record<string, Row> = {
   "account.revokeToken": { need: "signedIn", input: () => ({ id: "tok_placeholder" }) },
   "account.revokeAllTokens": { need: "signedIn", input: () => undefined },
 
+  "approvals.pending": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
+  "approvals.decide": {
+    need: "act",
+    target: "team",
+    input: (t) => ({ teamId: t.lead, approvalId: "apr_placeholder", approve: true }),
+    passes: { member: "APPROVAL_NOT_FOUND", owner: "APPROVAL_NOT_FOUND", token: "APPROVAL_NOT_FOUND" },
+  },
+  "approvals.answer": {
+    need: "act",
+    target: "team",
+    input: (t) => ({ teamId: t.lead, approvalId: "apr_placeholder", answer: "yes" }),
+    passes: { member: "APPROVAL_NOT_FOUND", owner: "APPROVAL_NOT_FOUND", token: "APPROVAL_NOT_FOUND" },
+  },
+  "approvals.policy": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
+  // The inert runtime's tool list is the built-in one.
+  "approvals.setPolicy": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, tool: "current_time", mode: "ask" }) },
+
   "people.list": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "people.invites": { need: "own", target: "team", input: (t) => ({ teamId: t.lead }) },
   "people.invite": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, role: "viewer" }) },

@@ -1,5 +1,6 @@
 import { createCallerFactory, router } from "./init";
 import { accountRouter } from "./routers/account";
+import { approvalsRouter } from "./routers/approvals";
 import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
 import { teamRouter } from "./routers/team";
@@ -9,6 +10,7 @@ import { workspaceRouter } from "./routers/workspace";
 // Composes the routers by area; nothing else lives here.
 export const appRouter = router({
   account: accountRouter,
+  approvals: approvalsRouter,
   people: peopleRouter,
   session: sessionRouter,
   team: teamRouter,

@@ -11,4 +11,4 @@
 
 export * from "./schema";
 export { createTask, updateTask } from "./commands";
-export { getTask, listTasks } from "./views";
+export { getTask, listTasks, tasksInProgressOf } from "./views";

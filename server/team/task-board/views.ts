@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { DbOrTx } from "../../db/client";
 import { Prisma, type TeamTask } from "../../db/generated/client";
-import { asSessionId } from "../../ids";
+import { asSessionId, type SessionId } from "../../ids";
+import type { SqlRunner } from "../../db/sql";
 import { LIMITS } from "../../limits";
 import { memberSessionOf } from "../membership";
 import { LEAD_NAME } from "../names";
@@ -155,4 +156,15 @@ export async function listTasks(db: DbOrTx, teamId: string, input: ListTasksInpu
   const tasks = await toViews(db, teamId, rows);
   const last = tasks.at(-1);
   return more && last ? { tasks, nextCursor: last.id } : { tasks };
+}
+
+const TaskNumbers = z.array(z.object({ number: z.number().int() }));
+
+/** The tasks `sessionId` has in progress on its team's board (named in what it asks people). */
+export async function tasksInProgressOf(db: SqlRunner, sessionId: SessionId): Promise<string[]> {
+  const rows = TaskNumbers.parse(
+    await db.$queryRaw`SELECT t.number FROM team_tasks t JOIN sessions s ON s.team_id = t.team_id
+      WHERE s.id = ${sessionId} AND t.owner_session_id = ${sessionId} AND t.status = 'in_progress' ORDER BY t.number`,
+  );
+  return rows.map((r) => formatTaskId(r.number));
 }

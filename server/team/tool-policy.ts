@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { inTx, type Db } from "../db/client";
+import type { SqlRunner } from "../db/sql";
+import { AppError } from "../errors";
+import type { SessionId } from "../ids";
+import { notifyActivity } from "../live/activity";
+import { recordAction, type HumanActor } from "../people/actions";
+import { TOOL_MODES, type ToolMode } from "../runtime/approvals";
+
+// Each team's tool policy (SPEC.md §17): allow, ask (a person approves each call) or off (the
+// tool leaves every member's list). A tool without a row has its default: every built-in
+// tool is allowed. Owners change it; each change is attributed.
+
+export const ToolModeSchema = z.enum(TOOL_MODES);
+
+/** Built-in tools start allowed (MCP tools will bring their own defaults). */
+export const DEFAULT_TOOL_MODE: ToolMode = "allow";
+
+const ModeRows = z.array(z.object({ tool_name: z.string(), mode: ToolModeSchema }));
+
+/** The policy of the team the session belongs to: only tools whose mode is not the default. */
+export async function toolModesOfSession(db: SqlRunner, sessionId: SessionId): Promise<ReadonlyMap<string, ToolMode>> {
+  const rows = ModeRows.parse(
+    await db.$queryRaw`SELECT p.tool_name, p.mode FROM tool_policies p JOIN sessions s ON s.team_id = p.team_id WHERE s.id = ${sessionId}`,
+  );
+  return new Map(rows.map((r) => [r.tool_name, r.mode]));
+}
+
+/** Every tool of the team's list with its mode (the settings' table). */
+export async function toolPolicyOf(db: SqlRunner, teamId: SessionId, toolNames: readonly string[]): Promise<{ tool: string; mode: ToolMode }[]> {
+  const rows = ModeRows.parse(await db.$queryRaw`SELECT tool_name, mode FROM tool_policies WHERE team_id = ${teamId}`);
+  const set = new Map(rows.map((r) => [r.tool_name, r.mode]));
+  return toolNames.map((tool) => ({ tool, mode: set.get(tool) ?? DEFAULT_TOOL_MODE }));
+}
+
+/** Sets one tool's mode in the team (attributed); a tool not in the team's list is refused. */
+export async function setToolMode(db: Db, by: HumanActor, toolNames: readonly string[], tool: string, mode: ToolMode): Promise<void> {
+  if (!toolNames.includes(tool)) throw new AppError("TOOL_NOT_FOUND", `No tool named "${tool}" in this team`, { tool });
+  await inTx(db, async (tx) => {
+    await tx.$executeRaw`INSERT INTO tool_policies (team_id, tool_name, mode, changed_by) VALUES (${by.teamId}, ${tool}, ${mode}, ${JSON.stringify({ id: by.person.id, name: by.person.name })}::jsonb)
+      ON CONFLICT (team_id, tool_name) DO UPDATE SET mode = EXCLUDED.mode, changed_by = EXCLUDED.changed_by, updated_at = now()`;
+    await recordAction(tx, by, "tool_policy_set", { detail: { tool, mode } });
+    await notifyActivity(tx, by.teamId, "team");
+  });
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { AppError } from "../../errors";
+import { LIMITS } from "../../limits";
+import { answerQuestion, decideApproval, pendingRequests, WaitingViewSchema } from "../../team/approvals";
+import { setToolMode, ToolModeSchema, toolPolicyOf } from "../../team/tool-policy";
+import { teamAccess } from "../access";
+import { personProcedure, router } from "../init";
+import { TeamRef } from "../schemas";
+
+// People in control (SPEC.md §17): what waits for people in a team, deciding and answering it,
+// and the team's tool policy. Members and owners decide and answer; viewers see; owners set
+// the policy (and "always allow", which sets it).
+
+const ApprovalRef = TeamRef.extend({ approvalId: z.string().min(1).max(64) });
+const Ok = z.object({ ok: z.literal(true) });
+
+export const approvalsRouter = router({
+  pending: personProcedure
+    .input(TeamRef)
+    .output(z.array(WaitingViewSchema))
+    .query(async ({ ctx, input }) => pendingRequests(ctx.db.sql, (await teamAccess(ctx, input.teamId, "view")).teamId)),
+
+  /** Approve or deny a waiting tool call; the first decision wins (APPROVAL_NOT_PENDING after). */
+  decide: personProcedure
+    .input(ApprovalRef.extend({ approve: z.boolean(), note: z.string().trim().max(LIMITS.decisionNoteChars).optional(), alwaysAllow: z.boolean().optional() }))
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      const by = await teamAccess(ctx, input.teamId, input.alwaysAllow ? "own" : "act");
+      if (input.alwaysAllow && !input.approve) throw new AppError("INVALID_INPUT", "Always allow goes with an approval");
+      await decideApproval(ctx.db, by, input.approvalId, { approve: input.approve, note: input.note || null, alwaysAllow: input.alwaysAllow ?? false });
+      return { ok: true as const };
+    }),
+
+  /** Answer a waiting question (the agent reads the answer and the person's name). */
+  answer: personProcedure
+    .input(ApprovalRef.extend({ answer: z.string().trim().min(1).max(LIMITS.answerChars) }))
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      await answerQuestion(ctx.db, await teamAccess(ctx, input.teamId, "act"), input.approvalId, input.answer);
+      return { ok: true as const };
+    }),
+
+  /** Every tool of the team's list with its mode. */
+  policy: personProcedure
+    .input(TeamRef)
+    .output(z.array(z.object({ tool: z.string(), mode: ToolModeSchema })))
+    .query(async ({ ctx, input }) => {
+      const { teamId } = await teamAccess(ctx, input.teamId, "view");
+      return toolPolicyOf(ctx.db.sql, teamId, ctx.runtime.toolNamesFor(teamId));
+    }),
+
+  setPolicy: personProcedure
+    .input(TeamRef.extend({ tool: z.string().min(1).max(128), mode: ToolModeSchema }))
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      const by = await teamAccess(ctx, input.teamId, "own");
+      await setToolMode(ctx.db, by, ctx.runtime.toolNamesFor(by.teamId), input.tool, input.mode);
+      return { ok: true as const };
+    }),
+});
