@@ -131,7 +131,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
             </span>
           )}
           {!phone && budget}
-          {canAct && <StopTeam teamId={teamId} working={members.filter((m) => m.status === "running").map((m) => m.name)} />}
+          {canAct && <StopTeam teamId={teamId} working={members.filter((m) => STOPPABLE.has(m.status)).map((m) => m.name)} />}
         </header>
         {phone && state && <RoomSwitcher current={currentItem(screen, location.view)} onPick={pick} />}
         {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
@@ -243,6 +243,9 @@ function placeOf(view: string): PresenceWhere["place"] {
   const id = viewOf(view).id;
   return id === "timeline" || id === "split" || id === "files" ? id : "agent";
 }
+
+/** Members with an open turn: working, or waiting for people (a stop cancels what they wait for). */
+const STOPPABLE: ReadonlySet<string> = new Set(["running", "waiting_approval", "waiting_answer"]);
 
 /** The room's shape before anything is known (the account, the team): the first paint. */
 export function RoomLoading() {

@@ -49,7 +49,7 @@ describe("the shared system prompt", () => {
     expect(c!.system).toBe(a!.system);
     expect(JSON.stringify(b!.tools)).toBe(JSON.stringify(a!.tools));
     expect(JSON.stringify(c!.tools)).toBe(JSON.stringify(a!.tools));
-    expect(a!.tools).toHaveLength(15);
+    expect(a!.tools).toHaveLength(16);
 
     // The policy says what SPEC.md §9 asks of it.
     expect(a!.system).toContain(COLLABORATION_POLICY);
