@@ -1,7 +1,8 @@
 "use client";
 
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useEffect, useState } from "react";
+import { LIMITS } from "~/server/limits";
 import { useTRPC } from "./trpc";
 
 // The team's tool policy (SPEC.md §17): each tool of the agents' list is allowed, asks a person
@@ -34,7 +35,7 @@ export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string
         </p>
       )}
       <ul>
-        {policy.data?.map((p) => (
+        {policy.data?.tools.map((p) => (
           <li key={p.tool} className="tool-mode">
             <code>{p.tool}</code>
             {isOwner ? (
@@ -66,6 +67,41 @@ export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string
           {set.error.message}
         </p>
       )}
+      {policy.data && <Expiry key={policy.data.expiryMinutes ?? "never"} teamId={teamId} minutes={policy.data.expiryMinutes} isOwner={isOwner} onSaved={() => void refetch()} />}
     </section>
+  );
+}
+
+/** How long approvals and questions wait before they expire (a refusal the agent reads). */
+function Expiry({ teamId, minutes, isOwner, onSaved }: { teamId: string; minutes: number | null; isOwner: boolean; onSaved: () => void }) {
+  const trpc = useTRPC();
+  const [text, setText] = useState(minutes === null ? "" : String(minutes));
+  const save = useMutation(trpc.approvals.setExpiry.mutationOptions({ onSuccess: onSaved }));
+  const said = minutes === null ? "Approvals and questions wait until someone decides." : `Approvals and questions expire after ${minutes} min without a decision.`;
+  if (!isOwner) return <p className="muted hint">{said}</p>;
+  const value = text.trim() === "" ? null : Number(text);
+  const valid = value === null || (Number.isInteger(value) && value >= 1 && value <= LIMITS.approvalExpiryMaxMinutes);
+  return (
+    <form
+      className="row expiry"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (valid) save.mutate({ teamId, minutes: value });
+      }}
+    >
+      <label className="grow">
+        <span className="label">Expire waiting requests after (minutes; empty: never)</span>
+        <input inputMode="numeric" value={text} onChange={(e) => setText(e.target.value)} placeholder="never" />
+      </label>
+      <button type="submit" className="secondary small" disabled={!valid || save.isPending}>
+        Save
+      </button>
+      {!valid && <span className="error">A whole number of minutes, 1 to {LIMITS.approvalExpiryMaxMinutes}</span>}
+      {save.error && (
+        <span role="alert" className="error">
+          {save.error.message}
+        </span>
+      )}
+    </form>
   );
 }

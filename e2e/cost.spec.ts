@@ -12,6 +12,7 @@ test("per-agent and team cost show live in the room and on home; a teammate gets
   await expect(model.getByRole("option")).toHaveText([
     "Keyless demo — $1 in, $5 out per million tokens",
     "Unreachable second model — $0.5 in, $2 out per million tokens",
+    `A model label long enough to wrap ${"L".repeat(60)} — no price set, counted as $0`,
   ]);
   await createTeam(page, "Costs team");
 
@@ -41,6 +42,7 @@ test("per-agent and team cost show live in the room and on home; a teammate gets
     "the Lead's (Keyless demo)",
     "Keyless demo — $1 in, $5 out per million tokens",
     "Unreachable second model — $0.5 in, $2 out per million tokens",
+    `A model label long enough to wrap ${"L".repeat(60)} — no price set, counted as $0`,
   ]);
   await picker.selectOption({ label: "Unreachable second model — $0.5 in, $2 out per million tokens" });
   await form.getByRole("button", { name: "Add" }).click();

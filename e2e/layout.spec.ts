@@ -2,8 +2,8 @@ import { expect, test, type Page } from "@playwright/test";
 import { trpcMutation } from "./accounts";
 import { createTeam, panelTab, roomSection, send, transcript } from "./helpers";
 
-// Long unbroken text (a 200-character title, ids, task subjects, write scopes, team messages)
-// wraps: nothing scrolls sideways, on the home page or in the room, wide or narrow.
+// Long unbroken text (a 200-character title, ids, task subjects, write scopes, team messages,
+// a model's label) wraps: nothing scrolls sideways, on the home page or in the room, wide or narrow.
 
 /** Elements wider than their box that would scroll or spill sideways (code blocks may scroll). */
 async function sidewaysOverflow(page: Page): Promise<string[]> {
@@ -36,7 +36,9 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
   const room = page.url();
   const name = "n".repeat(64);
   await send(page, `/tool team_task_create {"subject":"${"S".repeat(200)}","description":"${"d".repeat(400)}","write_scopes":["${"p".repeat(300)}/x"]}`);
-  await send(page, `/tool spawn_teammate {"name":"${name}","description":"${"e".repeat(400)}","prompt":"${"Q".repeat(600)}"}`);
+  // Its model has a long id and label (scripts/e2e-server.ts), shown in the roster and the agent panel.
+  const model = `openai-compatible:e2e-${"long-model-id-".repeat(8)}end`;
+  await send(page, `/tool spawn_teammate {"name":"${name}","description":"${"e".repeat(400)}","prompt":"${"Q".repeat(600)}","model":"${model}"}`);
   await expect(page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) })).toBeVisible({
     timeout: 30_000,
   });
@@ -65,6 +67,7 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
     if (phone) await roomSection(page, "Agents");
     await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) }).click();
     await expect(transcript(page).getByText(/^Q{600}$/)).toBeVisible();
+    await expect(page.getByRole("region", { name: `Agent ${name}` })).toContainText(`A model label long enough to wrap ${"L".repeat(60)}`);
     expect(await sidewaysOverflow(page), `teammate at ${width} px`).toEqual([]);
     if (phone) {
       await roomSection(page, "People");

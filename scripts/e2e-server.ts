@@ -18,14 +18,17 @@ const root = path.resolve(import.meta.dirname, "..");
 
 /**
  * The keyless model with a price, so the room and home show costs (e2e/cost.spec.ts), and a
- * second model to pick for a teammate: offered (its provider is configured) but never reached
- * (port 9 refuses connections), so nothing leaves the machine.
+ * second model to pick for a teammate (and a third with a long id and label): offered (their
+ * provider is configured) but never reached (port 9 refuses connections), so nothing leaves
+ * the machine.
  */
 const E2E_MODELS = {
   OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
   MODELS: JSON.stringify([
     { provider: "scripted", model: "keyless", label: "Keyless demo", price: { input: 1, output: 5 } },
     { provider: "openai-compatible", model: "e2e-unreachable", label: "Unreachable second model", price: { input: 0.5, output: 2 } },
+    // Long id and label: the layout test gives it to a teammate (e2e/layout.spec.ts).
+    { provider: "openai-compatible", model: `e2e-${"long-model-id-".repeat(8)}end`, label: `A model label long enough to wrap ${"L".repeat(60)}`, price: null },
   ]),
 };
 const PREFIX = "at_e2e_";

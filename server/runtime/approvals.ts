@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DbOrTx } from "../db/client";
+import { inTx, type Db, type DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { newApprovalId, type SessionId, type TurnId } from "../ids";
@@ -20,7 +20,7 @@ export type ToolMode = (typeof TOOL_MODES)[number];
 export const APPROVAL_KINDS = ["approval", "question"] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
 
-export const APPROVAL_STATUSES = ["pending", "approved", "denied", "answered", "cancelled"] as const;
+export const APPROVAL_STATUSES = ["pending", "approved", "denied", "answered", "cancelled", "expired"] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** What a session waits for while parked on a request of each kind. */
@@ -134,6 +134,32 @@ const SettleRows = z.array(
   }),
 );
 
+/**
+ * Requests pending longer than their team allows end expired (a refusal the model reads), each
+ * as a decision would: the session stops waiting and the runtime is woken. Returns how many.
+ */
+export async function expireRequests(db: Db): Promise<number> {
+  // One transaction: a request never ends expired while its session still waits for it.
+  return inTx(db, async (tx) => {
+    const rows = ExpiredRows.parse(
+      await tx.$queryRaw`UPDATE approvals a SET status = 'expired', decided_at = now()
+        FROM teams t
+        WHERE t.id = a.team_id AND a.status = 'pending' AND t.approval_expiry_minutes IS NOT NULL
+          AND a.created_at < now() - make_interval(mins => t.approval_expiry_minutes)
+        RETURNING a.session_id, a.team_id`,
+    );
+    for (const r of rows) {
+      await tx.$executeRaw`UPDATE sessions SET waiting_for = NULL WHERE id = ${r.session_id}
+        AND NOT EXISTS (SELECT 1 FROM approvals WHERE session_id = ${r.session_id} AND status = 'pending')`;
+      await notifyActivity(tx, r.session_id, "inbox");
+      await notifyActivity(tx, r.team_id, "team");
+    }
+    return rows.length;
+  });
+}
+
+const ExpiredRows = z.array(z.object({ session_id: z.string(), team_id: z.string() }));
+
 /** A stop or interrupt of a waiting agent: its pending requests end cancelled, so a driver closes the turn. */
 export async function cancelPending(tx: DbOrTx, sessionId: SessionId, by: { id: string; name: string } | null): Promise<number> {
   const n = await tx.$executeRaw`UPDATE approvals SET status = 'cancelled', decided_at = now(),
@@ -143,9 +169,10 @@ export async function cancelPending(tx: DbOrTx, sessionId: SessionId, by: { id: 
   return n;
 }
 
-/** What the model reads when a person said no (or the turn was stopped before anyone decided). */
+/** What the model reads when a person said no (or the turn was stopped, or nobody decided in time). */
 export function refusalText(d: Decision): string {
   const who = d.decidedBy?.name ?? "a person";
   if (d.status === "cancelled") return `Not run: the turn was stopped by ${who} before anyone decided.`;
+  if (d.status === "expired") return "Not run: nobody decided in the time the team allows, so the request expired.";
   return `Denied by ${who}${d.note ? `: ${d.note}` : "."}`;
 }

@@ -11,7 +11,8 @@ import { eventsOf, newTestSession, waitFor, waitForTurns, type TestRuntime } fro
 import { listFiles } from "../workspace";
 import { answerQuestion, decideApproval, pendingRequests, type WaitingView } from "./approvals";
 import { listMembers } from "./roster";
-import { setToolMode } from "./tool-policy";
+import { setApprovalExpiry, setToolMode } from "./tool-policy";
+import { expireRequests } from "../runtime/approvals";
 
 // Tool calls that wait for people (SPEC.md §17), end to end through the real runtime and the
 // keyless model (`/tool` lines): an `ask` call parks its turn with nothing held, is decided
@@ -119,6 +120,25 @@ describe("tool calls that wait for people", () => {
     expect(isAppError(late, "APPROVAL_NOT_PENDING")).toBe(true);
     const row = await rt.db.session.findUniqueOrThrow({ where: { id: lead }, select: { activeTurnId: true, waitingFor: true } });
     expect(row).toEqual({ activeTurnId: null, waitingFor: null });
+  });
+
+  it("a request the team lets expire ends as a refusal the model reads; a late decision is refused", async ({ rt }) => {
+    const { lead, by } = await teamWithOwner(rt, "Expiry");
+    await setApprovalExpiry(rt.db, by, 5);
+    await setToolMode(rt.db, by, rt.runtime.toolNamesFor(lead), "workspace_write", "ask");
+    await promptSession(rt.db, lead, { text: '/tool workspace_write {"path":"late.md","content":"x","expected_version":0}' });
+    const waiting = await waitingIn(rt, lead);
+    // Not yet due: nothing expires.
+    expect(await expireRequests(rt.db)).toBe(0);
+    await rt.db.$executeRaw`UPDATE approvals SET created_at = now() - interval '6 minutes' WHERE id = ${waiting.id}`;
+    expect(await expireRequests(rt.db)).toBe(1);
+    const events = await waitForTurns(rt.db, lead, 1, 20_000);
+    expect(results(events, "workspace_write")).toEqual([
+      expect.objectContaining({ isError: true, errorCode: "TOOL_DENIED", output: { error: { code: "TOOL_DENIED", message: "Not run: nobody decided in the time the team allows, so the request expired." } } }),
+    ]);
+    expect((await listFiles(rt.db, lead)).files).toEqual([]);
+    const late = await decideApproval(rt.db, by, waiting.id, { approve: true, note: null, alwaysAllow: false }).catch((e: unknown) => e);
+    expect(isAppError(late, "APPROVAL_NOT_PENDING") && late.message).toBe("Already expired");
   });
 
   it("two people deciding at once: exactly one decision is taken, the other is told it came second", async ({ rt, tdb }) => {

@@ -15,10 +15,11 @@ import { createAskHumansTool } from "./tools/ask-humans";
 import { toolModesOfSession } from "./tool-policy";
 import { tasksInProgressOf } from "./task-board";
 import type { ToolDefinition } from "../runtime/tools";
+import { expireRequests } from "../runtime/approvals";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
 // prompt, the nine Team tools, the six Workspace tools and ask_humans for every member (under
-// the team's tool policy), team identity
+// the team's tool policy; requests past the team's expiry end on every sweep), team identity
 // as required runtime context, mail consumption at claim time, the team budget, and recovery of provisioning
 // and undelivered mail on every sweep.
 
@@ -58,6 +59,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
     onRecover: async () => {
       await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);
       await recoverMailbox(db);
+      await expireRequests(db);
     },
   };
 }

@@ -43,3 +43,19 @@ export async function setToolMode(db: Db, by: HumanActor, toolNames: readonly st
     await notifyActivity(tx, by.teamId, "team");
   });
 }
+
+const ExpiryRows = z.array(z.object({ approval_expiry_minutes: z.number().int().nullable() }));
+
+/** How long the team's requests wait before they expire (null: for ever). */
+export async function approvalExpiryOf(db: SqlRunner, teamId: SessionId): Promise<number | null> {
+  return ExpiryRows.parse(await db.$queryRaw`SELECT approval_expiry_minutes FROM teams WHERE id = ${teamId}`)[0]?.approval_expiry_minutes ?? null;
+}
+
+/** Sets it (owners; attributed); requests already waiting are measured from when they were made. */
+export async function setApprovalExpiry(db: Db, by: HumanActor, minutes: number | null): Promise<void> {
+  await inTx(db, async (tx) => {
+    await tx.$executeRaw`UPDATE teams SET approval_expiry_minutes = ${minutes} WHERE id = ${by.teamId}`;
+    await recordAction(tx, by, "tool_policy_set", { detail: { expiryMinutes: minutes } });
+    await notifyActivity(tx, by.teamId, "team");
+  });
+}

@@ -84,6 +84,7 @@ const MATRIX: Record<string, Row> = {
   },
   "approvals.policy": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   // The inert runtime's tool list is the built-in one.
+  "approvals.setExpiry": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, minutes: 60 }) },
   "approvals.setPolicy": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, tool: "current_time", mode: "ask" }) },
 
   "people.list": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },

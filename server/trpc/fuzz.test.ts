@@ -93,6 +93,7 @@ function baseInputs(): Record<string, Input | undefined> {
     "approvals.decide": { teamId: lead, approvalId: "apr_x", approve: false, note: "n", alwaysAllow: false },
     "approvals.answer": { teamId: lead, approvalId: "apr_x", answer: "a" },
     "approvals.policy": { teamId: lead },
+    "approvals.setExpiry": { teamId: lead, minutes: 30 },
     "approvals.setPolicy": { teamId: lead, tool: "current_time", mode: "allow" },
     "people.list": { teamId: lead },
     "people.invites": { teamId: lead },

@@ -32,12 +32,15 @@ CREATE TABLE "approvals" (
     "decided_at" TIMESTAMPTZ(3),
     CONSTRAINT "approvals_pkey" PRIMARY KEY ("id"),
     CONSTRAINT "approvals_kind_check" CHECK ("kind" IN ('approval', 'question')),
-    CONSTRAINT "approvals_status_check" CHECK ("status" IN ('pending', 'approved', 'denied', 'answered', 'cancelled'))
+    CONSTRAINT "approvals_status_check" CHECK ("status" IN ('pending', 'approved', 'denied', 'answered', 'cancelled', 'expired'))
 );
 CREATE UNIQUE INDEX "approvals_tool_call_key_key" ON "approvals"("tool_call_key");
 CREATE INDEX "approvals_session_id_idx" ON "approvals"("session_id");
 -- What waits for people in a team: only the few pending rows.
 CREATE INDEX "approvals_team_pending_idx" ON "approvals"("team_id", "created_at") WHERE "status" = 'pending';
+
+-- A team may let requests expire: a pending one older than this ends as expired (a denial).
+ALTER TABLE "teams" ADD COLUMN "approval_expiry_minutes" INTEGER;
 
 -- A parked agent: its turn is open, and no driver runs it until a person decides or answers.
 ALTER TABLE "sessions" ADD COLUMN "waiting_for" TEXT;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../errors";
 import { LIMITS } from "../../limits";
 import { answerQuestion, decideApproval, pendingRequests, WaitingViewSchema } from "../../team/approvals";
-import { setToolMode, ToolModeSchema, toolPolicyOf } from "../../team/tool-policy";
+import { approvalExpiryOf, setApprovalExpiry, setToolMode, ToolModeSchema, toolPolicyOf } from "../../team/tool-policy";
 import { teamAccess } from "../access";
 import { personProcedure, router } from "../init";
 import { TeamRef } from "../schemas";
@@ -40,13 +40,22 @@ export const approvalsRouter = router({
       return { ok: true as const };
     }),
 
-  /** Every tool of the team's list with its mode. */
+  /** Every tool of the team's list with its mode, and how long requests wait before they expire. */
   policy: personProcedure
     .input(TeamRef)
-    .output(z.array(z.object({ tool: z.string(), mode: ToolModeSchema })))
+    .output(z.object({ tools: z.array(z.object({ tool: z.string(), mode: ToolModeSchema })), expiryMinutes: z.number().int().nullable() }))
     .query(async ({ ctx, input }) => {
       const { teamId } = await teamAccess(ctx, input.teamId, "view");
-      return toolPolicyOf(ctx.db.sql, teamId, ctx.runtime.toolNamesFor(teamId));
+      return { tools: await toolPolicyOf(ctx.db.sql, teamId, ctx.runtime.toolNamesFor(teamId)), expiryMinutes: await approvalExpiryOf(ctx.db.sql, teamId) };
+    }),
+
+  /** Pending requests older than this end as expired, which the agent reads as a refusal (null: never). */
+  setExpiry: personProcedure
+    .input(TeamRef.extend({ minutes: z.number().int().min(1).max(LIMITS.approvalExpiryMaxMinutes).nullable() }))
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      await setApprovalExpiry(ctx.db, await teamAccess(ctx, input.teamId, "own"), input.minutes);
+      return { ok: true as const };
     }),
 
   setPolicy: personProcedure
