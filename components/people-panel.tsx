@@ -1,8 +1,9 @@
 "use client";
 
+import { useRefetchOn } from "./use-refetch-on";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import type { ApiError, InviteRole, TeamPerson, TeamRole } from "./api-types";
 import { LIMITS } from "~/server/limits";
 import { appCodeOf } from "./app-error";
@@ -125,9 +126,7 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
   const trpc = useTRPC();
   const invites = useQuery(trpc.people.invites.queryOptions({ teamId }));
   const { refetch } = invites;
-  useEffect(() => {
-    void refetch();
-  }, [latestActionId, refetch]);
+  useRefetchOn(refetch, latestActionId);
   const [role, setRole] = useState<InviteRole>("member");
   const [maxUses, setMaxUses] = useState(1);
   const create = useMutation(trpc.people.invite.mutationOptions({ onSuccess: () => void refetch() }));

@@ -1,10 +1,10 @@
 "use client";
 
+import { useRefetchOn } from "./use-refetch-on";
 import { InlineError, Skeleton } from "./ui/skeleton";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { Tabs } from "radix-ui";
-import { useEffect } from "react";
 import type { TeamState } from "./api-types";
 import { filesHref } from "./files/links";
 import { Mailbox } from "./mailbox";
@@ -67,9 +67,7 @@ function FileList({ teamId, lastChange }: { teamId: string; lastChange: number }
   const trpc = useTRPC();
   const files = useQuery(trpc.workspace.list.queryOptions({ teamId, limit: 200 }));
   const { refetch } = files;
-  useEffect(() => {
-    void refetch();
-  }, [lastChange, refetch]);
+  useRefetchOn(refetch, lastChange);
   return (
     <section aria-label="Workspace files" className="file-list">
       <h2>Files</h2>

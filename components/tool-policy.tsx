@@ -1,7 +1,8 @@
 "use client";
 
+import { useRefetchOn } from "./use-refetch-on";
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { LIMITS } from "~/server/limits";
 import { useTRPC } from "./trpc";
 
@@ -19,9 +20,7 @@ export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string
   const trpc = useTRPC();
   const policy = useQuery(trpc.approvals.policy.queryOptions({ teamId }));
   const { refetch } = policy;
-  useEffect(() => {
-    void refetch();
-  }, [latestActionId, refetch]);
+  useRefetchOn(refetch, latestActionId);
   const set = useMutation(trpc.approvals.setPolicy.mutationOptions({ onSuccess: () => void refetch() }));
   return (
     <section aria-labelledby="tool-policy-title" className="tool-policy">

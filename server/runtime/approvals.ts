@@ -57,31 +57,23 @@ export async function parkCall(tx: SqlRunner, r: ParkRequest): Promise<ApprovalS
 
 const StatusRows = z.array(z.object({ status: z.enum(APPROVAL_STATUSES), team_id: z.string().nullable() }));
 
-export const DecisionSchema = z.object({
-  id: z.string(),
-  kind: z.enum(APPROVAL_KINDS),
-  status: z.enum(APPROVAL_STATUSES),
-  decidedBy: PersonRefSchema.nullable(),
-  note: z.string().nullable(),
-  answer: z.string().nullable(),
-});
-export type Decision = z.infer<typeof DecisionSchema>;
-
-const DecisionRows = z.array(
-  z.object({
+const DecisionRow = z
+  .object({
     id: z.string(),
     kind: z.enum(APPROVAL_KINDS),
     status: z.enum(APPROVAL_STATUSES),
     decided_by: PersonRefSchema.nullable(),
     note: z.string().nullable(),
     answer: z.string().nullable(),
-  }),
-);
+  })
+  .transform(({ decided_by, ...r }) => ({ ...r, decidedBy: decided_by }));
+/** A request and, once taken, its decision. */
+export type Decision = z.output<typeof DecisionRow>;
 
 /** The request recorded for a call, with its decision if one was taken; null when none was made. */
 export async function decisionOf(db: SqlRunner, callKey: string): Promise<Decision | null> {
-  const [r] = DecisionRows.parse(await db.$queryRaw`SELECT id, kind, status, decided_by, note, answer FROM approvals WHERE tool_call_key = ${callKey}`);
-  return r ? { id: r.id, kind: r.kind, status: r.status, decidedBy: r.decided_by, note: r.note, answer: r.answer } : null;
+  const [r] = z.array(DecisionRow).parse(await db.$queryRaw`SELECT id, kind, status, decided_by, note, answer FROM approvals WHERE tool_call_key = ${callKey}`);
+  return r ?? null;
 }
 
 export type Settlement =
