@@ -36,9 +36,10 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
   const room = page.url();
   const name = "n".repeat(64);
   await send(page, `/tool team_task_create {"subject":"${"S".repeat(200)}","description":"${"d".repeat(400)}","write_scopes":["${"p".repeat(300)}/x"]}`);
-  // Its model has a long id and label (scripts/e2e-server.ts), shown in the roster and the agent panel.
+  await send(page, `/tool spawn_teammate {"name":"${name}","description":"${"e".repeat(400)}","prompt":"${"Q".repeat(600)}"}`);
+  // A teammate on a model with a long id and label (scripts/e2e-server.ts; never reached).
   const model = `openai-compatible:e2e-${"long-model-id-".repeat(8)}end`;
-  await send(page, `/tool spawn_teammate {"name":"${name}","description":"${"e".repeat(400)}","prompt":"${"Q".repeat(600)}","model":"${model}"}`);
+  await send(page, `/tool spawn_teammate {"name":"modelled","description":"d","prompt":"hello","model":"${model}"}`);
   await expect(page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) })).toBeVisible({
     timeout: 30_000,
   });
@@ -48,14 +49,14 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
   });
   await panelTab(page, "Tasks");
   await expect(page.getByRole("listitem", { name: new RegExp(`^task-1 S{200}`) })).toBeVisible();
-  await expect(transcript(page).getByText(/The spawn_teammate tool returned/)).toBeVisible({ timeout: 30_000 });
+  await expect(transcript(page).getByText(/The spawn_teammate tool returned/).first()).toBeVisible({ timeout: 30_000 });
 
   for (const width of [1440, 390]) {
     const phone = width < 768;
     await page.setViewportSize({ width, height: 900 });
     await page.goto(room);
     await expect(page.getByRole("heading", { name: title, level: 1 })).toBeVisible();
-    await expect(transcript(page).getByText(/The spawn_teammate tool returned/)).toBeVisible();
+    await expect(transcript(page).getByText(/The spawn_teammate tool returned/).first()).toBeVisible();
     expect(await sidewaysOverflow(page), `room at ${width} px`).toEqual([]);
     if (phone) await roomSection(page, "Tasks");
     await expect(page.getByRole("listitem", { name: new RegExp(`^task-1 S{200}`) })).toBeVisible();
@@ -67,8 +68,11 @@ test("long unbroken text wraps at 1440 and 390 px, on the home page and in the r
     if (phone) await roomSection(page, "Agents");
     await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: new RegExp(`^${name} \\(teammate\\)`) }).click();
     await expect(transcript(page).getByText(/^Q{600}$/)).toBeVisible();
-    await expect(page.getByRole("region", { name: `Agent ${name}` })).toContainText(`A model label long enough to wrap ${"L".repeat(60)}`);
     expect(await sidewaysOverflow(page), `teammate at ${width} px`).toEqual([]);
+    if (phone) await roomSection(page, "Agents");
+    await page.getByRole("region", { name: "Roster" }).getByRole("button", { name: /^modelled \(teammate\)/ }).click();
+    await expect(page.getByRole("region", { name: "Agent modelled" })).toContainText(`A model label long enough to wrap ${"L".repeat(60)}`);
+    expect(await sidewaysOverflow(page), `a long model label at ${width} px`).toEqual([]);
     if (phone) {
       await roomSection(page, "People");
       expect(await sidewaysOverflow(page), `people at ${width} px`).toEqual([]);

@@ -28,7 +28,7 @@ const E2E_MODELS = {
     { provider: "scripted", model: "keyless", label: "Keyless demo", price: { input: 1, output: 5 } },
     { provider: "openai-compatible", model: "e2e-unreachable", label: "Unreachable second model", price: { input: 0.5, output: 2 } },
     // Long id and label: the layout test gives it to a teammate (e2e/layout.spec.ts).
-    { provider: "openai-compatible", model: `e2e-${"long-model-id-".repeat(8)}end`, label: `A model label long enough to wrap ${"L".repeat(60)}`, price: null },
+    { provider: "openai-compatible", model: `e2e-${"long-model-id-".repeat(8)}end`, label: `A model label long enough to wrap ${"L".repeat(60)}` },
   ]),
 };
 const PREFIX = "at_e2e_";
