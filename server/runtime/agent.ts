@@ -430,7 +430,14 @@ export class AgentDriver {
         const calls = this.callScope(turnId, result.messageId, abort.signal);
         for (const call of result.toolCalls) {
           if (abort.signal.aborted) break;
-          if ((await callTool(calls, turnId, result.messageId, call)) === "parked") return "parked";
+          const done = await callTool(calls, turnId, result.messageId, call);
+          if (done === "parked") return "parked";
+          if (done === "stopped") {
+            // A stop or interrupt stored while the call was about to wait: honoured here.
+            const requested = await storedAbortRequest(this.svc.db.sql, this.sessionId);
+            if (requested) this.abortTurn(requested);
+            break;
+          }
         }
         // A reply with tool calls ends its step in the next transaction (the next step's start,
         // or the turn's end).

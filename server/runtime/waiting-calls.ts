@@ -4,6 +4,7 @@ import type { ToolCall } from "../models/types";
 import { decisionOf, parkCall, refusalText, type ApprovalKind, type Decision, type ToolMode } from "./approvals";
 import type { EventPayload, SessionEvent } from "./events";
 import { assertLeaseHeld } from "./session-log";
+import { storedAbortRequest } from "./sessions";
 import { prepareToolCall, toolCallKey, type ToolOutcome, type ToolsetOptions } from "./tools";
 import { toolResultEvent, unansweredToolCalls, type TurnCloseScope } from "./turn-close";
 
@@ -29,8 +30,12 @@ function asksFor(scope: CallScope, toolName: string): ApprovalKind | null {
   return scope.modes.get(toolName) === "ask" ? "approval" : null;
 }
 
-/** One call of a reply: run, answered from a decision, or parked ("parked": the turn waits). */
-export async function callTool(scope: CallScope, turnId: TurnId, messageId: string, call: ToolCall): Promise<"done" | "parked"> {
+/**
+ * One call of a reply: run, answered from a decision, or parked ("parked": the turn waits).
+ * "stopped": a stop or interrupt is stored for the turn, so nobody is asked (the caller ends the
+ * turn as that asked).
+ */
+export async function callTool(scope: CallScope, turnId: TurnId, messageId: string, call: ToolCall): Promise<"done" | "parked" | "stopped"> {
   const kind = asksFor(scope, call.toolName);
   if (!kind) {
     await scope.run(call);
@@ -50,9 +55,13 @@ export async function callTool(scope: CallScope, turnId: TurnId, messageId: stri
   }
   const taskIds = await scope.tasksInProgress();
   const status = await scope.db.sqlTx(async (tx) => {
+    // The row lock orders this against a stop (sessions.ts requestAbort): one stored before
+    // parks nothing; one after finds the request and cancels it.
     await assertLeaseHeld(tx, scope.sessionId, scope.lease);
+    if (await storedAbortRequest(tx, scope.sessionId)) return "stopped" as const;
     return parkCall(tx, { sessionId: scope.sessionId, turnId, callKey, kind, toolName: call.toolName, arguments: prepared.input, taskIds });
   });
+  if (status === "stopped") return "stopped";
   if (status === "pending") return "parked";
   // Decided between the read and the park (another driver's request, same call): apply it.
   const now = await decisionOf(scope.db.sql, callKey);
