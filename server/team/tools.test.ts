@@ -211,6 +211,18 @@ describe("send_message, wait_agent, interrupt_agent", () => {
     expect(ok.output).toMatchObject({ status: "accepted", messageId: expect.any(String) });
   });
 
+  it("counts a teammate waiting for a person's decision as progress", async ({ rt, helpers: { call, newLead, spawn } }) => {
+    const lead = await newLead();
+    const a = await spawn(lead, "asker");
+    await waitForTurns(rt.db, a, 1);
+    expect((await call(lead, "wait_agent", {})).output).toMatchObject({ noProgress: true });
+    // Its turn goes on once the person decides: the wait waits (here until a message comes).
+    await rt.db.session.update({ where: { id: a }, data: { waitingFor: "approval" } });
+    const blocked = call(lead, "wait_agent", { timeout_ms: 60_000 });
+    await call(a, "send_message", { target: "lead", message: "still waiting for a person" });
+    expect((await blocked).output).toEqual({ timedOut: false });
+  });
+
   it("validates the wait timeout, reports no progress at once, and wakes on a later change", async ({ rt, helpers: { call, newLead, spawn } }) => {
     const lead = await newLead();
     expect(code(await call(lead, "wait_agent", { timeout_ms: 5 }))).toBe("TEAM_INVALID_TIMEOUT");

@@ -53,11 +53,13 @@ const CountRows = z.array(z.object({ n: z.number() }));
 
 /**
  * Another member can still change something: it needs a driver (runs a turn, or has input
- * waiting that will wake or cold-resume it), or is being provisioned.
+ * waiting that will wake or cold-resume it), waits for a person's decision or answer (its turn
+ * goes on after it), or is being provisioned.
  */
 async function othersMakingProgress(db: Db, teamId: SessionId, me: SessionId): Promise<boolean> {
   const rows = CountRows.parse(
-    await db.$queryRaw`SELECT count(*)::int AS n FROM sessions s WHERE s.team_id = ${teamId} AND s.id <> ${me} AND ${NEEDS_DRIVER}`,
+    await db.$queryRaw`SELECT count(*)::int AS n FROM sessions s WHERE s.team_id = ${teamId} AND s.id <> ${me}
+      AND (s.waiting_for IS NOT NULL OR ${NEEDS_DRIVER})`,
   );
   const provisioning = await db.teamMember.count({ where: { teamId, phase: "provisioning" } });
   return (rows[0]?.n ?? 0) > 0 || provisioning > 0;
