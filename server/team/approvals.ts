@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { inTx, type Db, type DbOrTx } from "../db/client";
+import { inTx, type Db } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import type { SessionId } from "../ids";
 import { recordAction, type HumanActor } from "../people/actions";
+import { membershipOf } from "./membership";
 import { APPROVAL_KINDS, settleApproval } from "../runtime/approvals";
 
 // What waits for people in a team (SPEC.md §17): tool calls to approve and questions to answer,
@@ -54,11 +55,6 @@ export async function pendingRequests(db: SqlRunner, teamId: SessionId): Promise
   }));
 }
 
-const MemberRows = z.array(z.object({ member: z.string() }));
-async function memberOf(tx: DbOrTx, sessionId: SessionId): Promise<string> {
-  return MemberRows.parse(await tx.$queryRaw`SELECT coalesce(member_name, 'lead') AS member FROM sessions WHERE id = ${sessionId}`)[0]?.member ?? "an agent";
-}
-
 /**
  * Approves or denies a waiting tool call (the first decision wins). `alwaysAllow` with an
  * approval also sets the tool to `allow` in the team, in the same transaction (owners only:
@@ -72,7 +68,7 @@ export async function decideApproval(
 ): Promise<void> {
   await inTx(db, async (tx) => {
     const settled = await settleApproval(tx, by.teamId, approvalId, by.person, { status: d.approve ? "approved" : "denied", note: d.note });
-    const member = await memberOf(tx, settled.sessionId);
+    const member = (await membershipOf(tx, settled.sessionId)).name;
     await recordAction(tx, by, "approval_decided", {
       sessionId: settled.sessionId,
       detail: { approved: d.approve, tool: settled.toolName, member, ...(d.note ? { note: d.note } : {}) },
@@ -89,6 +85,6 @@ export async function decideApproval(
 export async function answerQuestion(db: Db, by: HumanActor, approvalId: string, answer: string): Promise<void> {
   await inTx(db, async (tx) => {
     const settled = await settleApproval(tx, by.teamId, approvalId, by.person, { status: "answered", answer });
-    await recordAction(tx, by, "question_answered", { sessionId: settled.sessionId, detail: { member: await memberOf(tx, settled.sessionId) } });
+    await recordAction(tx, by, "question_answered", { sessionId: settled.sessionId, detail: { member: (await membershipOf(tx, settled.sessionId)).name } });
   });
 }
