@@ -38,7 +38,7 @@ describe("the keyless team scenario", () => {
       60_000,
       "the Lead's final answer",
     );
-    expect(turnEnds(leadEvents)[0]?.reason).toBe("completed");
+    expect(turnEnds(leadEvents)[0]?.reason, `the Lead's first turn_end: ${JSON.stringify(turnEnds(leadEvents)[0])}`).toBe("completed");
     const answer = leadEvents.filter((e) => e.payload.kind === "assistant_message").at(-1)!.payload;
     expect(answer.kind === "assistant_message" && answer.text).toContain("Final answer");
 
