@@ -43,7 +43,7 @@ import { readTail, ScriptedModel, type Playbook } from "../server/models/scripte
 import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/config";
 import { enqueue } from "../server/runtime/inbox";
 import { Runtime, type RuntimeOptions } from "../server/runtime/runtime";
-import { stopIfBudgetReached } from "../server/team/budget";
+import { reserveStep } from "../server/team/budget";
 import { createSession } from "../server/runtime/sessions";
 
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 30);
@@ -206,7 +206,7 @@ async function steerLatency(url: string, config: RuntimeConfig, samples: number)
 }
 
 async function budgetStop(url: string, config: RuntimeConfig, members: number, trials: number) {
-  const host = await startHost(url, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook, true, { budgetReached: stopIfBudgetReached });
+  const host = await startHost(url, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook, true, { reserveStep });
   const { db } = host;
   try {
     const lead = await newSession(db, "bench budget");

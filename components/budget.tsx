@@ -51,8 +51,8 @@ export function BudgetBanner({ budget, canAct }: { budget: Budget; canAct: boole
   if (!budget.reached) return null;
   return (
     <p role="alert" className="budget-banner">
-      <strong>Team budget reached</strong> ({budgetFigures(budget)}). Running members stop at their next step and nothing runs, their
-      inboxes kept, until the budget is raised.
+      <strong>Team budget reached</strong> ({budgetFigures(budget)}): the next step would cross it. Running members stop at the end of
+      their step and nothing more runs, their inboxes kept, until the budget is raised.
       {canAct ? " Raise it in the header to resume." : " An owner or member can raise it."}
     </p>
   );

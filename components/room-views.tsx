@@ -98,21 +98,33 @@ function SplitView({ teamId, state, location }: RoomViewProps) {
   return (
     <div className="split-view" role="group" aria-label="Split view">
       {chosen.map((m) => (
-        <SplitColumn key={m.sessionId} teamId={teamId} member={m} location={location} stops={stopsOf(state.actions, m.sessionId)} />
+        <SplitColumn key={m.sessionId} teamId={teamId} member={m} location={location} stops={stopsOf(state.actions, m.sessionId)} budgetReached={state.budget.reached} />
       ))}
       {chosen.length === 1 && <p className="muted split-hint">Tick another agent in the sidebar to put it beside {chosen[0]!.name}.</p>}
     </div>
   );
 }
 
-function SplitColumn({ teamId, member, location, stops }: { teamId: string; member: MemberView; location: RoomLocation; stops: StopRecord[] }) {
+function SplitColumn({
+  teamId,
+  member,
+  location,
+  stops,
+  budgetReached,
+}: {
+  teamId: string;
+  member: MemberView;
+  location: RoomLocation;
+  stops: StopRecord[];
+  budgetReached: boolean;
+}) {
   const live = useSessionLive(member.sessionId);
   const { state, error } = live;
   return (
     <section className="split-column" aria-label={`${member.name} in split view`}>
       <div className="panel-head">
         <h2>{member.name}</h2>
-        <StatusBadge status={agentStatus({ status: state?.session.status ?? member.status, lastTurnEnd: member.lastTurnEnd })} />
+        <StatusBadge status={agentStatus({ status: state?.session.status ?? member.status, lastTurnEnd: member.lastTurnEnd }, { budgetReached })} />
         {live.reconnecting && (
           <span role="status" className="muted">
             Reconnecting…

@@ -73,7 +73,7 @@ export function TeamHome() {
           {teams.data?.map((t) => (
             <li key={t.id}>
               <Link href={`/teams/${t.id}`}>{t.title}</Link>
-              <StatusBadge status={agentStatus(t)} />
+              <StatusBadge status={agentStatus(t, t)} />
               <span className={`badge badge-role-${t.myRole}`} aria-label={`your role: ${t.myRole}`}>
                 {t.myRole}
               </span>

@@ -1,10 +1,10 @@
 import { expect, test } from "@playwright/test";
-import { createTeam, finalAnswer, send, transcript, panelTab } from "./helpers";
+import { agentStatus, createTeam, finalAnswer, send, transcript, panelTab } from "./helpers";
 
 // A team budget in the room, end to end with the keyless model (its tokens count): a member
-// sets a budget the Lead's first step reaches; the room says so with the figures, the Lead's
-// turn ends at the step boundary and the teammates never start; raising the budget resumes the
-// work, and the team finishes as it would have.
+// sets a budget too small for the Lead's first step; the room says so with the figures, the
+// Lead is paused with its prompt waiting, nothing is spent; raising the budget resumes the work,
+// and the team finishes as it would have. (Stops at a step's end: server/team/budget.test.ts.)
 
 test("a reached budget stops the team with the figures shown; raising it resumes the work", async ({ page, browser }) => {
   test.setTimeout(180_000);
@@ -29,11 +29,13 @@ test("a reached budget stops the team with the figures shown; raising it resumes
   for (const p of [page, other]) {
     const banner = p.getByRole("alert").filter({ hasText: "Team budget reached" });
     await expect(banner).toBeVisible({ timeout: 60_000 });
-    await expect(banner).toContainText(/\(\d{1,3}(,\d{3})* of 1 tokens\)/);
+    // The step would have crossed the budget, so it never started: nothing is spent.
+    await expect(banner).toContainText("(0 of 1 tokens): the next step would cross it");
+    await expect(agentStatus(p, "Paused (budget)")).toBeVisible();
   }
-  await expect(transcript(page).getByRole("note").filter({ hasText: "Turn stopped: the team budget was reached" })).toBeVisible();
-  const roster = page.getByRole("region", { name: "Roster" });
-  await expect(roster.getByRole("button", { name: /researcher/ })).toBeVisible();
+  // The prompt waits, queued, and the transcript has nothing yet.
+  await expect(page.getByRole("region", { name: "Queued prompts" })).toContainText("Build a tiny todo app");
+  await expect(transcript(page)).toContainText("No messages yet");
   await panelTab(page, "Activity");
   await expect(page.getByRole("region", { name: "Recent activity" })).toContainText("set the team budget to 1 tokens");
 

@@ -280,6 +280,20 @@ describe("network failure", () => {
 });
 
 describe("what goes on the wire", () => {
+  it("asks for the model's output limit, or a lower one a request sets (a budget's room)", async () => {
+    const openai = createOpenAICompatibleModel({ baseURL: server.baseURL, apiKey: "sk-test", model: "gpt-test", maxOutputTokens: 8_000 });
+    const anthropic = createAnthropicModel({ baseURL: server.baseURL, apiKey: "ak-test", model: "claude-test", maxOutputTokens: 8_000 });
+    expect([openai.maxOutputTokens, anthropic.maxOutputTokens]).toEqual([8_000, 8_000]);
+    for (const model of [openai, anthropic]) {
+      server.enqueue({ text: ["ok"] });
+      await collect(model.stream(SIMPLE_REQUEST, new AbortController().signal));
+      server.enqueue({ text: ["ok"] });
+      await collect(model.stream({ ...SIMPLE_REQUEST, maxOutputTokens: 300 }, new AbortController().signal));
+    }
+    // OpenAI's wire calls it max_tokens, Anthropic's too.
+    expect(server.requests.map((r) => (r.body as { max_tokens?: number }).max_tokens)).toEqual([8_000, 300, 8_000, 300]);
+  });
+
   it("openai: system prompt, mapped history, tools with schemas, bearer key, usage requested", async () => {
     server.enqueue({ text: ["ok"] });
     const model = createOpenAICompatibleModel({ baseURL: server.baseURL, apiKey: "sk-test", model: "gpt-test" });

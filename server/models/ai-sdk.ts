@@ -89,7 +89,7 @@ export function createAnthropicModel(opts: AnthropicModelOptions): LanguageModel
 }
 
 function sdkBackedModel(id: string, model: SdkLanguageModel, maxOutputTokens: number | undefined, secrets: (string | undefined)[]): LanguageModel {
-  return { id, stream: (request, signal) => redactingErrors(streamOneStep(id, model, maxOutputTokens, request, signal), secrets, signal) };
+  return { id, maxOutputTokens, stream: (request, signal) => redactingErrors(streamOneStep(id, model, maxOutputTokens, request, signal), secrets, signal) };
 }
 
 /**
@@ -129,7 +129,7 @@ async function* streamOneStep(
       // Omitted rather than empty: some OpenAI-compatible servers reject `tools: []`.
       tools: request.tools.length > 0 ? toSdkTools(request.tools) : undefined,
       abortSignal,
-      maxOutputTokens,
+      maxOutputTokens: request.maxOutputTokens ?? maxOutputTokens,
       // Retrying is the runtime's decision (it knows the turn); fail fast here.
       maxRetries: 0,
       // Errors are rethrown from fullStream below; the default handler would also console.error them.

@@ -5,12 +5,16 @@ import type { ModelMessage, ModelRequest, Usage } from "./types";
 // same. About four characters a token; the event says the figure is estimated.
 
 export function estimateTextTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+  return tokensOfChars(text.length);
+}
+
+export function tokensOfChars(chars: number): number {
+  return Math.ceil(chars / 4);
 }
 
 export function estimateUsage(request: ModelRequest, output: { text: string; toolCalls?: unknown[] }): Usage {
   return {
-    inputTokens: Math.ceil((request.system.length + jsonLength(request.messages)) / 4),
+    inputTokens: tokensOfChars(request.system.length + jsonLength(request.messages)),
     outputTokens: estimateTextTokens(output.text + JSON.stringify(output.toolCalls ?? [])),
   };
 }

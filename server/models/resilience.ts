@@ -124,7 +124,7 @@ export interface ResilienceOptions {
 }
 
 export function resilientModel(inner: LanguageModel, opts: ResilienceOptions): LanguageModel {
-  return { id: inner.id, stream: (request, signal) => streamWithRetries(inner, request, signal, opts) };
+  return { id: inner.id, maxOutputTokens: inner.maxOutputTokens, stream: (request, signal) => streamWithRetries(inner, request, signal, opts) };
 }
 
 async function* streamWithRetries(inner: LanguageModel, request: ModelRequest, signal: AbortSignal, opts: ResilienceOptions): AsyncGenerator<ModelChunk> {

@@ -22,8 +22,13 @@ export interface ScriptedModelOptions {
   playbook?: Playbook;
 }
 
+/** The keyless model's output limit, as a real model's: what a budget reserves for one of its steps. */
+export const KEYLESS_MAX_OUTPUT_TOKENS = 1_024;
+
 export class ScriptedModel implements LanguageModel {
   readonly id = "scripted:keyless";
+  /** Its replies are short; budgets reserve this much output for each of its steps. */
+  readonly maxOutputTokens = KEYLESS_MAX_OUTPUT_TOKENS;
   private readonly playbook: Playbook;
 
   constructor(private readonly opts: ScriptedModelOptions) {

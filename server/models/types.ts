@@ -35,6 +35,8 @@ export interface ModelRequest {
   tools: ToolSpec[];
   /** "summary" asks for a compaction summary (no tools); real providers just see the text. */
   purpose: "step" | "summary";
+  /** A lower output limit for this call than the model's own (a team budget's remaining room). */
+  maxOutputTokens?: number;
 }
 
 export interface Usage {
@@ -65,6 +67,8 @@ export type ModelChunk =
 export interface LanguageModel {
   /** "<provider>:<model>", for the transcript and diagnostics. */
   readonly id: string;
+  /** The most output tokens one call asks for, when the model sets a limit (budgets reserve it). */
+  readonly maxOutputTokens?: number;
   /** Streams one model call. Must stop promptly (throwing or returning) when `signal` aborts. */
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk>;
 }

@@ -34,6 +34,7 @@ import {
   type Statement,
 } from "./session-log";
 import { storedAbortRequest } from "./sessions";
+import { releaseReservation, stepNeed, type StepNeed, type StepReserver } from "./step-reserve";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
 import type { ToolMode } from "./approvals";
 import { callTool, notRunResults, parkedCalls, type CallScope } from "./waiting-calls";
@@ -57,12 +58,11 @@ export interface AgentServices {
    */
   onClaimed?: (sessionId: SessionId) => Prisma.Sql;
   /**
-   * Just before a turn or a step starts: is the spending limit reached (teams: the team
-   * budget)? Then no turn starts, and a running turn ends with reason `budget`. Its first read
-   * goes through `reads` (beside the runtime context's, in one round trip); anything it writes,
-   * through `db`.
+   * Just before a turn or a step starts: reserve its most against the spending limit (teams:
+   * the team budget; runtime/step-reserve.ts). When it does not fit no turn starts, and a
+   * running turn ends with reason `budget`.
    */
-  budgetReached?: (db: SqlRunner, sessionId: SessionId, reads?: SqlRunner) => Promise<boolean>;
+  reserveStep?: StepReserver;
   /**
    * After each commit that changes what the session shows (ActivityHub.announce): this
    * process's live feeds take an append's events without a read, other processes hear of it.
@@ -111,6 +111,9 @@ export class AgentDriver {
   private allTools: ToolDefinition[] = [];
   private modes: ReadonlyMap<string, ToolMode> = new Map();
   private toolSpecs: ToolSpec[] = [];
+  private toolSpecsChars = 2;
+  /** The current step's output limit under a spending limit (null: the model's own). */
+  private stepOutputLimit: number | null = null;
   private toolOptions: ToolsetOptions | undefined;
   private context: ContextRegistry;
   done: Promise<void> = Promise.resolve();
@@ -208,6 +211,7 @@ export class AgentDriver {
     const on = this.allTools.filter((t) => this.modes.get(t.name) !== "off");
     this.tools = new Map(on.map((t) => [t.name, t]));
     this.toolSpecs = on.map(toolSpec);
+    this.toolSpecsChars = JSON.stringify(this.toolSpecs).length;
   }
 
   /** The turn waits for people (waiting-calls.ts): nothing holds it, the decision's wake resumes it. */
@@ -362,11 +366,16 @@ export class AgentDriver {
     const started = await this.startStep(
       [],
       [{ kind: "turn_start", turnId }, { kind: "step_start", turnId, step: 0 }],
-      { firstStep: true },
+      { firstStep: true, need: () => this.stepNeed(settings.model) },
       context,
       { set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'` },
     );
-    if (started === "budget" || started.events.length === 0) return started === "budget" ? "over budget" : undefined;
+    if (started === "budget") return "over budget";
+    if (started.events.length === 0) {
+      // No input to start with after all: the step's reservation goes.
+      if (this.stepOutputLimit !== null) await releaseReservation(this.svc.db.sql, this.sessionId, this.lease);
+      return;
+    }
     return this.driveTurn(turnId, 0, settings, null);
   }
 
@@ -452,7 +461,7 @@ export class AgentDriver {
           await this.endTurn(turnId, { reason: "error", error: `Stopped after ${step} steps (MAX_STEPS_PER_TURN)` });
           return;
         }
-        const requested = await this.stepBoundary(turnId, step, stepEnd, context);
+        const requested = await this.stepBoundary(turnId, step, stepEnd, context, () => this.stepNeed(settings.model));
         if (requested === "budget") {
           await this.endTurn(turnId, { reason: "budget" });
           return;
@@ -496,8 +505,9 @@ export class AgentDriver {
     step: number,
     stepEnd: EventPayload[],
     context: { includeOptional: boolean },
+    need: () => StepNeed,
   ): Promise<"stop" | "interrupt" | "budget" | null> {
-    const started = await this.startStep(stepEnd, [{ kind: "step_start", turnId, step }], { firstStep: false }, context);
+    const started = await this.startStep(stepEnd, [{ kind: "step_start", turnId, step }], { firstStep: false, need }, context);
     return started === "budget" ? "budget" : started.abortRequest;
   }
 
@@ -514,13 +524,14 @@ export class AgentDriver {
    *  3. ...and `stepEnd` alone when one is (the opposite condition: exactly one of 2 and 3
    *     appends, and the request is returned);
    *  4. the `onClaimed` hook's statement.
-   * They run in the implicit transaction of one Sync: all commit or none. Over budget, only
-   * `stepEnd` is appended, and "budget" returned.
+   * They run in the implicit transaction of one Sync: all commit or none. When the step does
+   * not fit the spending limit (`need`: its most, asked for only under one), only `stepEnd` is
+   * appended, and "budget" returned.
    */
   private async startStep(
     stepEnd: EventPayload[],
     start: EventPayload[],
-    { firstStep }: { firstStep: boolean },
+    { firstStep, need }: { firstStep: boolean; need: () => StepNeed },
     context: { includeOptional: boolean },
     change?: SessionRowChange,
   ): Promise<"budget" | { abortRequest: "stop" | "interrupt" | null; events: SessionEvent[] }> {
@@ -528,11 +539,15 @@ export class AgentDriver {
     // not in db.sqlCoalesced's shared writes, where they would wait behind other agents'
     // statements (longer steps at 200 agents).
     const reads = new BatchedSql(this.svc.db.sql);
-    const [overBudget, contextPayloads] = await Promise.all([this.overBudget(reads), this.contextPayloads(reads, context)]);
-    if (overBudget) {
+    const [room, contextPayloads] = await Promise.all([
+      this.svc.reserveStep?.(this.svc.db, this.sessionId, this.lease, reads, need) ?? { maxOutputTokens: null },
+      this.contextPayloads(reads, context),
+    ]);
+    if (room === "budget") {
       await this.append(stepEnd);
       return "budget";
     }
+    this.stepOutputLimit = room.maxOutputTokens;
     const { sessionId, lease } = this;
     // A turn's start clears a request left from before it (change.set); later steps honour one.
     const noRequest = firstStep ? undefined : Prisma.sql`abort_request IS NULL`;
@@ -558,8 +573,21 @@ export class AgentDriver {
     return { abortRequest, events };
   }
 
-  private async overBudget(reads: SqlRunner): Promise<boolean> {
-    return (await this.svc.budgetReached?.(this.svc.db.sql, this.sessionId, reads)) ?? false;
+  /** The most the next step can spend, for the spending limit: estimated from the history it will send. */
+  private stepNeed(choice: ModelChoice): StepNeed {
+    let modelLimit: number | undefined;
+    try {
+      modelLimit = this.svc.resolveModel(choice).maxOutputTokens;
+    } catch {
+      // An unavailable model: the step fails as it calls it, having spent nothing.
+    }
+    return stepNeed({
+      modelLimit,
+      price: this.svc.priceOf?.(choice) ?? FREE,
+      fixedChars: this.svc.config.systemPrompt.length + this.toolSpecsChars,
+      historyTokens: this.history.estimatedTokens(this.events),
+      compactionBudgetTokens: this.svc.config.compactionBudgetTokens,
+    });
   }
 
   /**
@@ -608,6 +636,7 @@ export class AgentDriver {
       messages: this.history.messages(this.events),
       tools: this.toolSpecs,
       purpose: "step" as const,
+      ...(this.stepOutputLimit !== null ? { maxOutputTokens: this.stepOutputLimit } : {}),
     };
     let text = "";
     const toolCalls: ToolCall[] = [];
@@ -638,7 +667,8 @@ export class AgentDriver {
       if (!reported && (text !== "" || toolCalls.length > 0)) usage = { ...estimateUsage(request, { text, toolCalls }), estimated: true };
       const m = message({ interrupted });
       const end: EventPayload[] = endsStep ? [{ kind: "step_end", turnId, step }] : [];
-      return { payloads: [m, ...end], spend: spendOf(usage, m.costNanos ?? 0) };
+      // Its real usage replaces the step's reservation (runtime/step-reserve.ts).
+      return { payloads: [m, ...end], spend: { ...spendOf(usage, m.costNanos ?? 0), settlesReservation: true } };
     };
     const record = (r: PendingReply) => this.append(r.payloads, undefined, r.spend);
     try {

@@ -29,7 +29,7 @@ export interface RuntimeOptions {
   contextFor?: (sessionId: SessionId) => ContextRegistry;
   onClaimed?: AgentServices["onClaimed"];
   /** Spending limits (teams: the team budget), checked at turn starts and step boundaries. */
-  budgetReached?: AgentServices["budgetReached"];
+  reserveStep?: AgentServices["reserveStep"];
   /** The tool policy (teams: per team), read as each turn starts; unset, every tool is allowed. */
   toolModes?: AgentServices["toolModes"];
   tasksInProgress?: AgentServices["tasksInProgress"];
@@ -63,7 +63,7 @@ export class Runtime {
       toolsFor: opts.toolsFor ?? (() => ({ tools: builtinTools })),
       contextFor: opts.contextFor ?? (() => new ContextRegistry([dateContextProvider])),
       onClaimed: opts.onClaimed,
-      budgetReached: opts.budgetReached,
+      reserveStep: opts.reserveStep,
       toolModes: opts.toolModes,
       tasksInProgress: opts.tasksInProgress,
       afterToolEffect: opts.afterToolEffect,

@@ -21,6 +21,8 @@ export interface SpendDelta {
   outputTokens: number;
   cachedInputTokens: number;
   costNanos: number;
+  /** A step's reply: its usage replaces the step's reservation (runtime/step-reserve.ts). */
+  settlesReservation?: boolean;
 }
 const NO_SPEND: SpendDelta = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costNanos: 0 };
 
@@ -124,6 +126,7 @@ export function appendStatement(
         spent_output_tokens = spent_output_tokens + ${add.outputTokens},
         spent_cached_tokens = spent_cached_tokens + ${add.cachedInputTokens},
         spent_cost_nanos = spent_cost_nanos + ${add.costNanos}
+        ${add.settlesReservation ? Prisma.sql`, reserved_tokens = 0, reserved_cost_nanos = 0` : Prisma.empty}
         ${change?.set ? Prisma.sql`, ${change.set}` : Prisma.empty}
       WHERE id = ${sessionId}
         AND (NOT ${fenced} OR (lease_owner = ${lease?.owner ?? null} AND lease_token = ${lease?.token ?? null}))
@@ -142,7 +145,7 @@ export function appendStatement(
   return { sql, read: (result) => StoredRows.parse(result).map((r) => ({ seq: r.seq, createdAt, payload: r.payload })) };
 }
 
-function leaseLost(sessionId: SessionId): AppError {
+export function leaseLost(sessionId: SessionId): AppError {
   return new AppError("LEASE_LOST", `Lease on ${sessionId} is no longer held`);
 }
 

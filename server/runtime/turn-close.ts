@@ -53,9 +53,13 @@ export function toolResultEvent(turnId: TurnId, call: ToolCall, outcome: ToolOut
   };
 }
 
-/** What ending a turn changes on the session row, in the turn_end's own append (only `when` it holds). */
+/**
+ * What ending a turn changes on the session row, in the turn_end's own append (only `when` it
+ * holds). A step's reservation against a spending limit (runtime/step-reserve.ts) ends with the
+ * turn; the conditional end comes with the last reply, whose spend releases it already.
+ */
 function clearActiveTurn(when?: Prisma.Sql): Prisma.Sql {
-  if (!when) return Prisma.sql`active_turn_id = NULL, abort_request = NULL`;
+  if (!when) return Prisma.sql`active_turn_id = NULL, abort_request = NULL, reserved_tokens = 0, reserved_cost_nanos = 0`;
   return Prisma.sql`active_turn_id = CASE WHEN ${when} THEN NULL ELSE active_turn_id END,
     abort_request = CASE WHEN ${when} THEN NULL ELSE abort_request END`;
 }

@@ -19,12 +19,13 @@ describe("team budgets across processes", () => {
     const teammates = await spawnRuntime(t.url, { ...env, RUNTIME_DRIVE: "teammates" });
     const owner = await createTestPerson(t.db, "Pat");
     const lead = asSessionId((await createSession(t.db, { title: "Two processes", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    await setBudget(t.db, { person: owner, teamId: lead }, { tokens: 1_000_000, costNanos: null });
     await promptSession(t.db, lead, { text: "Build a tiny todo app" });
-    await stopWhileTeammatesRun(t.db, lead, { person: owner, teamId: lead });
+    const lowered = await stopWhileTeammatesRun(t.db, lead, { person: owner, teamId: lead });
     // The teammates run in one process, the Lead in the other.
     const owners = await t.db.session.findMany({ where: { teamId: lead }, select: { memberName: true, leaseOwner: true } });
     for (const s of owners) expect(s.leaseOwner).toBe(s.memberName === null ? leads.ownerId : teammates.ownerId);
-    await expectStopped(t.db, lead, 2);
+    await expectStopped(t.db, lead, 2, lowered);
 
     await setBudget(t.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
     await expectFinished(t.db, lead);

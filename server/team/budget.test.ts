@@ -1,13 +1,15 @@
 import pg from "pg";
 import { describe, expect } from "vitest";
-import { asSessionId } from "../ids";
+import type { Db } from "../db/client";
+import { asSessionId, newSessionId, type SessionId } from "../ids";
+import { FREE, spendTokens } from "../models/catalog";
 import { ACTIVITY_CHANNEL } from "../live/activity";
-import { expectFinished, expectStopped, stopWhileTeammatesRun } from "../testing/budget-checks";
+import { expectFinished, expectStopped, stopWhileTeammatesRun, teamSessions } from "../testing/budget-checks";
 import { createTestPerson } from "../testing/people";
 import { runtimeTest } from "../testing/fixtures";
-import { eventsOf, turnEnds, waitFor } from "../testing/runtime-harness";
+import { waitFor } from "../testing/runtime-harness";
 import { createSession, promptSession } from "../runtime/sessions";
-import { setBudget, stopIfBudgetReached, teamBudget } from "./budget";
+import { reserveStep, setBudget, teamBudget } from "./budget";
 import { teamPlaybook } from "./playbook";
 import { listMembers } from "./roster";
 
@@ -17,47 +19,69 @@ import { listMembers } from "./roster";
 
 const it = runtimeTest({ team: true, playbook: teamPlaybook, delayMs: 15 });
 
+const lease = { owner: "budget-test", token: 1 };
+const need = (inputTokens: number, outputLimit = 1_024, price = FREE) => () => ({ inputTokens, outputLimit, price });
+
+/** A member row the test holds the lease of, to reserve steps for by hand. */
+async function heldMember(db: Db, teamId: SessionId, name: string): Promise<SessionId> {
+  const id = newSessionId();
+  await db.session.create({
+    data: { id, teamId, memberName: name, title: name, model: { provider: "scripted", model: "keyless" }, leaseOwner: lease.owner, leaseToken: lease.token },
+  });
+  return id;
+}
+
+async function reserved(db: Db, teamId: SessionId) {
+  return (await db.session.findMany({ where: { teamId }, select: { memberName: true, reservedTokens: true, reservedCostNanos: true }, orderBy: { memberName: "asc" } }))
+    .filter((s) => s.reservedTokens > 0n)
+    .map((s) => [s.memberName, Number(s.reservedTokens), Number(s.reservedCostNanos)]);
+}
+
 describe("team budgets", () => {
-  it("no budget: nothing stops; setting one records who did it; null removes it", async ({ rt }) => {
+  it("no budget: nothing is reserved; a budget too small for a first step starts no turn; removing it resumes", async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Olive");
     const lead = asSessionId((await createSession(rt.db, { title: "Budgeted", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     expect(await teamBudget(rt.db, lead)).toEqual({ limit: { tokens: null, costNanos: null }, spent: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costNanos: 0 }, reached: false, stoppedAt: null });
-    expect(await rt.db.$transaction((tx) => stopIfBudgetReached(tx, lead))).toBe(false);
+    const free = await heldMember(rt.db, lead, "free");
+    expect(await reserveStep(rt.db, free, lease, rt.db.sql, need(1_000_000))).toEqual({ maxOutputTokens: null });
+    expect(await reserved(rt.db, lead)).toEqual([]);
+    await rt.db.session.delete({ where: { id: free } });
 
-    // A budget of one token is reached by the Lead's first step (it spawns the teammates): the
-    // next boundary ends its turn, and the teammates' first turns never start.
-    const view = await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 1, costNanos: null });
-    expect(view).toMatchObject({ limit: { tokens: 1, costNanos: null }, reached: false });
+    // 100 tokens cannot hold the Lead's first step (its system prompt alone is more): the turn
+    // never starts, the prompt waits in the inbox, and the team is stopped.
+    const view = await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 100, costNanos: null });
+    expect(view).toMatchObject({ limit: { tokens: 100, costNanos: null }, reached: false });
     await promptSession(rt.db, lead, { text: "hello" });
-    await waitFor(async () => turnEnds(await eventsOf(rt.db, lead)).length === 1, 20_000, "the Lead's turn to end");
-    expect(turnEnds(await eventsOf(rt.db, lead)).map((t) => t.reason)).toEqual(["budget"]);
-    expect((await teamBudget(rt.db, lead)).stoppedAt).not.toBeNull();
-    const mates = await rt.db.session.findMany({ where: { teamId: lead, memberName: { not: null } }, select: { id: true } });
-    expect(mates).toHaveLength(2);
-    for (const m of mates) {
-      expect(await rt.db.sessionEvent.count({ where: { sessionId: m.id, kind: "turn_start" } })).toBe(0);
-      expect(await rt.db.inboxItem.count({ where: { sessionId: m.id } })).toBe(1);
-    }
+    await waitFor(async () => (await teamBudget(rt.db, lead)).stoppedAt !== null, 20_000, "the team to stop");
+    expect(await rt.db.sessionEvent.count({ where: { sessionId: lead, kind: "turn_start" } })).toBe(0);
+    expect(await rt.db.inboxItem.count({ where: { sessionId: lead } })).toBe(1);
+    expect(await teamBudget(rt.db, lead)).toMatchObject({ reached: true, spent: { inputTokens: 0, outputTokens: 0 } });
 
     const actions = await rt.db.personAction.findMany({ where: { teamId: lead, action: "budget_set" } });
-    expect(actions.map((a) => [a.userName, a.detail])).toEqual([["Olive", { tokens: 1, costNanos: null }]]);
+    expect(actions.map((a) => [a.userName, a.detail])).toEqual([["Olive", { tokens: 100, costNanos: null }]]);
 
     // Removing the budget resumes everything.
     const removed = await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
     expect(removed).toMatchObject({ reached: false, stoppedAt: null });
     await expectFinished(rt.db, lead);
+    expect(await reserved(rt.db, lead)).toEqual([]);
   });
 
-  it("a cost budget counts the price table's cost, not tokens", async ({ rt, tdb }) => {
+  it("a cost budget binds on the price table's cost: what fits is reserved, what does not stops the team", async ({ rt, tdb }) => {
     const owner = await createTestPerson(rt.db, "Cass");
     const lead = asSessionId((await createSession(rt.db, { title: "Costed", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
-    // Spend as the runtime records it (addSpend): 1,000 tokens costing 0.5 µ$.
-    await rt.db.session.update({ where: { id: lead }, data: { spentInputTokens: 800, spentOutputTokens: 200, spentCostNanos: 500 } });
-    expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: 501 })).toMatchObject({ reached: false, spent: { inputTokens: 800, outputTokens: 200, costNanos: 500 } });
-    expect(await rt.db.$transaction((tx) => stopIfBudgetReached(tx, lead))).toBe(false);
-    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 5_000, costNanos: 500 });
-    // The stop's mark tells the room (a `team` notification, committed with the mark). A
-    // listener started now hears no earlier commit's notification (setBudget's).
+    const [ann, bob] = [await heldMember(rt.db, lead, "ann"), await heldMember(rt.db, lead, "bob")];
+    // Spent so far: 1,000 tokens costing 1,000,000 nano-USD. Budget: 3,000,000.
+    await rt.db.session.update({ where: { id: lead }, data: { spentInputTokens: 800, spentOutputTokens: 200, spentCostNanos: 1_000_000 } });
+    expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: 3_000_000 })).toMatchObject({ reached: false });
+    const price = { input: 1, output: 2 };
+    // Ann's step: 500 input tokens (500,000) leave 1,500,000 for 750 of its 1,024 output tokens.
+    expect(await reserveStep(rt.db, ann, lease, rt.db.sql, need(500, 1_024, price))).toEqual({ maxOutputTokens: 750 });
+    expect(await reserved(rt.db, lead)).toEqual([["ann", 1_250, 2_000_000]]);
+
+    // Bob's step finds nothing left beside Ann's: it does not start, and the room is told the
+    // team stopped (a `team` notification committed with the mark; a listener started now hears
+    // no earlier commit's).
     const listener = new pg.Client({ connectionString: tdb.url });
     await listener.connect();
     try {
@@ -68,23 +92,61 @@ describe("team budgets", () => {
         }),
       );
       await listener.query(`LISTEN ${ACTIVITY_CHANNEL}`);
-      expect(await stopIfBudgetReached(rt.db.sql, lead)).toBe(true);
+      expect(await reserveStep(rt.db, bob, lease, rt.db.sql, need(1, 1_024, price))).toBe("budget");
       await told;
     } finally {
       await listener.end();
     }
-    expect((await teamBudget(rt.db, lead)).stoppedAt).not.toBeNull();
+    expect(await teamBudget(rt.db, lead)).toMatchObject({ reached: true, stoppedAt: expect.any(Date) });
+    expect(await reserved(rt.db, lead)).toEqual([["ann", 1_250, 2_000_000]]);
     // A raise that is still not above the spend keeps the stop.
-    expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 1_000, costNanos: null })).toMatchObject({ reached: true });
+    expect(await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: 900_000 })).toMatchObject({ reached: true });
     expect((await teamBudget(rt.db, lead)).stoppedAt).not.toBeNull();
+    // A reservation under another lease is refused as a lost lease, and writes nothing.
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: 10_000_000 });
+    await expect(reserveStep(rt.db, bob, { ...lease, token: 2 }, rt.db.sql, need(1, 1_024, price))).rejects.toMatchObject({ code: "LEASE_LOST" });
+    expect(await reserved(rt.db, lead)).toEqual([["ann", 1_250, 2_000_000]]);
+  });
+
+  it("steps reserved at the same moment: only as many as fit get room", async ({ rt }) => {
+    const owner = await createTestPerson(rt.db, "Dot");
+    const lead = asSessionId((await createSession(rt.db, { title: "Racing", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const members = await Promise.all(["m1", "m2", "m3", "m4", "m5", "m6"].map((n) => heldMember(rt.db, lead, n)));
+    // 2,000 tokens a step (1,000 in, 1,000 out at most); the budget holds exactly three.
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 6_000, costNanos: null });
+    const rooms = await Promise.all(members.map((m) => reserveStep(rt.db, m, lease, rt.db.sql, need(1_000, 1_000))));
+    // The first three to take the team row's lock get their whole limit; the fourth finds 0
+    // tokens left and stops the team, and the rest find it stopped.
+    expect(rooms.filter((r) => r !== "budget")).toEqual([{ maxOutputTokens: 1_000 }, { maxOutputTokens: 1_000 }, { maxOutputTokens: 1_000 }]);
+    const held = await reserved(rt.db, lead);
+    expect(held.reduce((sum, [, tokens]) => sum + Number(tokens), 0)).toBe(6_000);
+  });
+
+  it("a keyless team binds to its budget: it stops before crossing it, and finishes after a raise", { timeout: 180_000 }, async ({ rt }) => {
+    const owner = await createTestPerson(rt.db, "Eve");
+    const lead = asSessionId((await createSession(rt.db, { title: "Bound", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 8_000, costNanos: null });
+    await promptSession(rt.db, lead, { text: "Build a tiny todo app" });
+    await waitFor(async () => (await teamBudget(rt.db, lead)).stoppedAt !== null, 60_000, "the team to stop at its budget");
+    await waitFor(async () => (await teamSessions(rt.db, lead)).every((s) => s.activeTurnId === null), 60_000, "every member stopped");
+    const { spent } = await teamBudget(rt.db, lead);
+    // Work happened, and none of it crossed the budget.
+    expect(spendTokens(spent)).toBeGreaterThan(0);
+    expect(spendTokens(spent)).toBeLessThanOrEqual(8_000);
+    expect(await reserved(rt.db, lead)).toEqual([]);
+
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
+    await expectFinished(rt.db, lead);
   });
 
   it("stops every running member at its next step boundary, then resumes each where it stopped", { timeout: 180_000 }, async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Bea");
     const lead = asSessionId((await createSession(rt.db, { title: "Team under budget", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    // A budget from the start: every step reserves its most, so the lowering below binds.
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 1_000_000, costNanos: null });
     await promptSession(rt.db, lead, { text: "Build a tiny todo app" });
-    await stopWhileTeammatesRun(rt.db, lead, { person: owner, teamId: lead });
-    await expectStopped(rt.db, lead, 2);
+    const lowered = await stopWhileTeammatesRun(rt.db, lead, { person: owner, teamId: lead });
+    await expectStopped(rt.db, lead, 2, lowered);
     const members = await listMembers(rt.db, lead);
     expect(members.map((m) => m.status)).toEqual(["idle", "idle", "idle"]);
 

@@ -5,21 +5,25 @@ import { Prisma } from "../db/generated/client";
 import type { SessionId } from "../ids";
 import { notifyActivity, notifySql } from "../live/activity";
 import { NO_SPEND, SpendSchema, spendTokens, type Spend } from "../models/catalog";
+import { tokensOfChars } from "../models/estimate";
 import { recordAction, type HumanActor } from "../people/actions";
+import { leaseLost } from "../runtime/session-log";
 import { spendOf, SpendRowSchema, teamSpendSums } from "../runtime/sessions";
+import { fitOutput, reservationOf, type StepReserver } from "../runtime/step-reserve";
 import { BudgetLimitSchema, type BudgetLimit } from "./budget-input";
 import { lockTeam } from "./membership";
 
-// Team budgets (SPEC.md §15): a limit in tokens and/or cost. The spend is read from the
-// database (the sessions' spend counters), so every process enforces the same budget. When a
-// member finds it reached, the team is marked stopped; every member then ends its turn at its
-// next step boundary and starts none (runtime/agent.ts asks `stopIfBudgetReached`), keeping its
-// inbox. Raising the budget above the spend clears the mark and wakes the members with input.
+// Team budgets (SPEC.md §15, §17): a limit in tokens and/or cost, binding. Before each step a
+// member reserves the step's most against the budget (`reserveStep`); the spend and the
+// reservations are read from the database, so every process enforces the same budget. When a
+// step does not fit, the team is marked stopped; every member then ends its turn at its next
+// step boundary and starts none, keeping its inbox. Raising the budget above the spend clears
+// the mark and wakes the members with input.
 
 export const BudgetViewSchema = z.object({
   limit: BudgetLimitSchema,
   spent: SpendSchema,
-  /** Spending has reached a limit: nothing runs until it is raised. */
+  /** Spending has reached a limit, or the next step would cross it: nothing runs until it is raised. */
   reached: z.boolean(),
   /** When a member first found it reached (cleared by a raise above the spend). */
   stoppedAt: z.date().nullable(),
@@ -41,7 +45,8 @@ export function isReached(limit: BudgetLimit, spent: Spend): boolean {
 /** A budget as the room shows it: its limit row (teamBudgetLimit) against a spend. */
 export function budgetView(row: LimitRow | undefined, spent: Spend): BudgetView {
   const limit = { tokens: row?.budget_tokens ?? null, costNanos: row?.budget_cost_nanos ?? null };
-  return { limit, spent, reached: isReached(limit, spent), stoppedAt: row?.budget_stopped_at ?? null };
+  const stoppedAt = row?.budget_stopped_at ?? null;
+  return { limit, spent, reached: stoppedAt !== null || isReached(limit, spent), stoppedAt };
 }
 
 const BudgetRows = z.array(LimitRow.extend(SpendRowSchema.shape));
@@ -67,42 +72,59 @@ export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<Li
 }
 
 const TeamLimitRows = z.array(LimitRow.extend({ team_id: z.string() }));
+const RoomRows = z.array(
+  LimitRow.extend({ committed_tokens: count, committed_cost_nanos: count, pending_chars: count }),
+);
 
 /**
- * For the runtime, at a turn's start and at every step boundary, inside that transaction: is
- * the session's team over its budget? If so the team is marked stopped (once) and the room is
- * told. The mark is set only if the limit still holds on the row as it is when the update
- * runs, so a raise committed meanwhile wins (the spend only grows, so a stale sum can at most
- * stop one step late).
+ * For the runtime, before a turn's or step's start (runtime/step-reserve.ts): room for the
+ * step's most (estimated input, with the input it will claim, plus its output limit) next to
+ * what the team has spent and its other members' steps in flight hold. It fits: the
+ * reservation is written on the session row and the output limit to ask for returned. It does
+ * not: the team is marked stopped (once; the room is told in the same commit) and "budget"
+ * returned. The team row lock serialises reservations and budget changes, and the read after it
+ * sees every reservation and spend committed before it.
  */
-export async function stopIfBudgetReached(tx: SqlRunner, sessionId: SessionId, reads: SqlRunner = tx): Promise<boolean> {
-  // The limits first, in one read: a team without a budget (the usual case) costs no spend sum.
-  // (`reads` may send it beside other reads; the writes below go through `tx`, alone.)
+export const reserveStep: StepReserver = async (db, sessionId, lease, reads, need) => {
+  // The limits first, in one read: a team without a budget (the usual case) costs nothing more.
   const limits = TeamLimitRows.parse(
     await reads.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
       FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}`,
   )[0];
-  if (!limits || (limits.budget_tokens === null && limits.budget_cost_nanos === null)) return false;
+  if (!limits || (limits.budget_tokens === null && limits.budget_cost_nanos === null)) return { maxOutputTokens: null };
+  if (limits.budget_stopped_at !== null) return "budget";
+  const step = need();
   const teamId = limits.team_id;
-  const found = await budgetRow(tx, teamId);
-  if (!found || !budgetView(found.row, found.spent).reached) return false;
-  // The mark and the room's notification in one statement: they commit together.
-  const marked = MarkedRows.parse(
-    await tx.$queryRaw`WITH marked AS (
-        UPDATE teams SET budget_stopped_at = COALESCE(budget_stopped_at, now())
-        WHERE id = ${teamId}
-          AND ((budget_tokens IS NOT NULL AND budget_tokens <= ${spendTokens(found.spent)})
-            OR (budget_cost_nanos IS NOT NULL AND budget_cost_nanos <= ${found.spent.costNanos}))
-        RETURNING id
-      )
-      SELECT count(*)::int AS n FROM marked
-        LEFT JOIN LATERAL (SELECT ${notifySql(teamId, "team")} WHERE ${found.row.budget_stopped_at === null}) AS told ON true`,
-  );
-  return marked[0]!.n > 0;
-}
+  return db.sqlTx(async (tx) => {
+    await tx.$queryRaw`SELECT 1 FROM teams WHERE id = ${teamId} FOR UPDATE`;
+    const row = RoomRows.parse(
+      await tx.$queryRaw`SELECT t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at,
+          COALESCE(sum(s.spent_input_tokens + s.spent_output_tokens + CASE WHEN s.id = ${sessionId} THEN 0 ELSE s.reserved_tokens END), 0) AS committed_tokens,
+          COALESCE(sum(s.spent_cost_nanos + CASE WHEN s.id = ${sessionId} THEN 0 ELSE s.reserved_cost_nanos END), 0) AS committed_cost_nanos,
+          (SELECT COALESCE(sum(length(i.text)), 0) FROM inbox_items i WHERE i.session_id = ${sessionId}) AS pending_chars
+        FROM teams t JOIN sessions s ON s.team_id = t.id WHERE t.id = ${teamId} GROUP BY t.id`,
+    )[0];
+    if (!row) return { maxOutputTokens: null };
+    if (row.budget_stopped_at !== null) return "budget";
+    const withInput = { ...step, inputTokens: step.inputTokens + tokensOfChars(row.pending_chars) };
+    const output = fitOutput(withInput, {
+      tokens: row.budget_tokens === null ? null : row.budget_tokens - row.committed_tokens,
+      costNanos: row.budget_cost_nanos === null ? null : row.budget_cost_nanos - row.committed_cost_nanos,
+    });
+    if (output === null) {
+      await tx.$executeRaw`UPDATE teams SET budget_stopped_at = now() WHERE id = ${teamId}`;
+      await tx.$queryRaw`SELECT ${notifySql(teamId, "team")}`;
+      return "budget";
+    }
+    const held = reservationOf(withInput, output);
+    const fenced = await tx.$executeRaw`UPDATE sessions SET reserved_tokens = ${held.tokens}, reserved_cost_nanos = ${held.costNanos}
+      WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`;
+    if (fenced === 0) throw leaseLost(sessionId);
+    return { maxOutputTokens: output };
+  });
+};
 
 const SessionIdRows = z.array(z.object({ id: z.string() }));
-const MarkedRows = z.array(z.object({ n: z.number().int() }));
 
 /**
  * An owner or member sets the team's budget (null: no limit of that kind). A budget above the

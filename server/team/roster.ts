@@ -417,6 +417,8 @@ export const TeamSummarySchema = z.object({
   spend: SpendSchema,
   /** The person's role in the team. */
   myRole: TeamRoleSchema,
+  /** The team's budget stopped it: its agents are paused until it is raised. */
+  budgetReached: z.boolean(),
 });
 export type TeamSummary = z.infer<typeof TeamSummarySchema>;
 
@@ -426,6 +428,7 @@ const TeamSummaryRows = z.array(
     role: TeamRoleSchema,
     member_count: z.number(),
     last_activity_at: z.date(),
+    budget_stopped: z.boolean(),
   }),
 );
 
@@ -434,7 +437,8 @@ export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: numb
   const rows = TeamSummaryRows.parse(
     await db.$queryRaw`SELECT s.id, p.role,
         (SELECT count(*)::int FROM team_members m WHERE m.team_id = s.id) + 1 AS member_count,
-        (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at, spend.*
+        (SELECT max(t.updated_at) FROM sessions t WHERE t.team_id = s.id) AS last_activity_at,
+        (SELECT tm.budget_stopped_at IS NOT NULL FROM teams tm WHERE tm.id = s.id) AS budget_stopped, spend.*
       FROM sessions s JOIN team_people p ON p.team_id = s.id AND p.user_id = ${opts.userId}
       CROSS JOIN ${teamSpendSums(Prisma.sql`s.id`)} spend
       WHERE s.member_name IS NULL AND s.team_id = s.id
@@ -455,6 +459,7 @@ export async function listTeams(db: DbOrTx, opts: { userId: UserId; limit?: numb
         lastActivityAt: r.last_activity_at,
         spend: spendOf(r),
         myRole: r.role,
+        budgetReached: r.budget_stopped,
       }),
     ];
   });

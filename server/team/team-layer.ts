@@ -7,7 +7,7 @@ import { teamIdentityProvider } from "./identity";
 import { TEAM_SYSTEM_PROMPT } from "./policy";
 import { teamLimits, workspaceLimits, type TeamLimits, type WorkspaceLimits } from "../limits";
 import { createWorkspaceTools } from "../workspace/tools";
-import { stopIfBudgetReached } from "./budget";
+import { reserveStep } from "./budget";
 import { consumedStatement, recoverMailbox } from "./mailbox";
 import { recoverProvisioning } from "./roster";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
@@ -33,7 +33,7 @@ export interface TeamLayerOptions {
 }
 
 export type TeamLayer = Required<
-  Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "budgetReached" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress">
+  Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "reserveStep" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress">
 >;
 
 /** One list for every member: the nine Team tools, the six Workspace tools, then ask_humans. */
@@ -53,7 +53,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
     toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),
     contextFor: () => new ContextRegistry([dateContextProvider, identity]),
     onClaimed: consumedStatement,
-    budgetReached: stopIfBudgetReached,
+    reserveStep,
     toolModes: toolModesOfSession,
     tasksInProgress: tasksInProgressOf,
     onRecover: async () => {

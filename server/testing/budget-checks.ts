@@ -27,8 +27,12 @@ export function budgetStops(events: SessionEvent[]): { turnId: string; atStepEnd
   });
 }
 
-/** Waits until both teammates are mid-turn, then sets a token budget just above the spend. */
-export async function stopWhileTeammatesRun(db: Db, lead: SessionId, by: Parameters<typeof setBudget>[1]) {
+/**
+ * Waits until both teammates are mid-turn, then lowers the token budget to just above the spend.
+ * Returns the new limit and the most the team may end with: the spend and the steps in flight
+ * (their reservations) as the lowering left them.
+ */
+export async function stopWhileTeammatesRun(db: Db, lead: SessionId, by: Parameters<typeof setBudget>[1]): Promise<{ limit: number; most: number }> {
   await waitFor(
     async () => {
       const sessions = await teamSessions(db, lead);
@@ -38,15 +42,23 @@ export async function stopWhileTeammatesRun(db: Db, lead: SessionId, by: Paramet
     "both teammates running",
   );
   const { spent } = await teamBudget(db, lead);
-  return setBudget(db, by, { tokens: spendTokens(spent) + 1, costNanos: null });
+  const limit = spendTokens(spent) + 1;
+  await setBudget(db, by, { tokens: limit, costNanos: null });
+  const [after] = await db.$queryRaw<{ committed: bigint }[]>`SELECT sum(spent_input_tokens + spent_output_tokens + reserved_tokens)::bigint AS committed
+    FROM sessions WHERE team_id = ${lead}`;
+  return { limit, most: Math.max(limit, Number(after!.committed)) };
 }
 
-/** Every member idle with the team stopped, each running member stopped at a step boundary. */
-export async function expectStopped(db: Db, lead: SessionId, stoppedMembers: number) {
+/**
+ * Every member idle with the team stopped, each running member stopped at a step boundary, and
+ * the spend within the most the lowering allowed (its steps in flight finished, no other began).
+ */
+export async function expectStopped(db: Db, lead: SessionId, stoppedMembers: number, lowered: { most: number }) {
   await waitFor(async () => (await teamSessions(db, lead)).every((s) => s.activeTurnId === null), 60_000, "every member stopped");
   const budget = await teamBudget(db, lead);
   expect(budget.reached).toBe(true);
   expect(budget.stoppedAt).not.toBeNull();
+  expect(spendTokens(budget.spent)).toBeLessThanOrEqual(lowered.most);
   let stopped = 0;
   for (const s of await teamSessions(db, lead)) {
     const stops = budgetStops(await eventsOf(db, asSessionId(s.id)));

@@ -21,7 +21,9 @@ export const TEST_CONFIG: RuntimeConfig = {
   leaseTtlMs: 2_000,
   recoveryIntervalMs: 250,
   compactionBudgetTokens: 1_000_000,
-  maxStepsPerTurn: 16,
+  // The keyless Lead takes 11 to 13 steps for its team's first round (a wait and a look at the
+  // board per wake), more when a loaded machine wakes it more often.
+  maxStepsPerTurn: 64,
   deltaFlushMs: 10,
   systemPrompt: DEFAULT_SYSTEM_PROMPT,
 };

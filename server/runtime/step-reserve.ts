@@ -1,0 +1,86 @@
+import type { Db } from "../db/client";
+import type { SqlRunner } from "../db/sql";
+import type { SessionId } from "../ids";
+import { costNanos, type Price } from "../models/catalog";
+import { tokensOfChars } from "../models/estimate";
+import type { Lease } from "./session-log";
+
+// Binding spending limits (SPEC.md §17, teams: team/budget.ts): before each step the runtime
+// reserves the most the step can spend, its estimated input plus its output limit, and a step
+// that does not fit does not start. The reservation is held on the session row until the step's
+// reply is recorded (its real usage replaces it) or the turn ends.
+
+/** The output reserved for (and, under a limit, asked of) a model that sets no limit of its own. */
+export const DEFAULT_OUTPUT_RESERVE_TOKENS = 4_096;
+/** A step with room for less output than this (or than its own limit, if smaller) does not start. */
+export const MIN_STEP_OUTPUT_TOKENS = 256;
+
+export interface StepNeed {
+  /** The step's estimated input tokens, apart from the input it is about to claim. */
+  inputTokens: number;
+  /** The most output tokens the step may ask for. */
+  outputLimit: number;
+  price: Price;
+}
+
+/** What is left under a limit (null: no limit of that kind). */
+export interface Room {
+  tokens: number | null;
+  costNanos: number | null;
+}
+
+/** "budget": the step does not fit and does not start. Otherwise the output limit to ask for (null: the model's own). */
+export type StepRoom = "budget" | { maxOutputTokens: number | null };
+
+/**
+ * Reserves a step's most against the session's spending limit. Its first read goes through
+ * `reads` (beside the runtime context's, in one round trip); a session without a limit costs
+ * nothing more. `need` is asked for only under a limit.
+ */
+export type StepReserver = (db: Db, sessionId: SessionId, lease: Lease, reads: SqlRunner, need: () => StepNeed) => Promise<StepRoom>;
+
+/**
+ * The output a step may ask for within `room`, or null when less than the minimum fits: its
+ * whole output limit when that fits, else what is left after the input (the step's last reply
+ * may be cut short rather than cross the limit).
+ */
+export function fitOutput(need: StepNeed, room: Room): number | null {
+  let output = need.outputLimit;
+  if (room.tokens !== null) output = Math.min(output, room.tokens - need.inputTokens);
+  if (room.costNanos !== null) {
+    const left = room.costNanos - costNanos(need.price, { inputTokens: need.inputTokens, outputTokens: 0 });
+    // USD per million tokens = 1,000 nano-USD per token.
+    const perToken = need.price.output * 1000;
+    output = Math.min(output, perToken > 0 ? Math.floor(left / perToken) : left >= 0 ? output : -1);
+  }
+  return output >= Math.min(MIN_STEP_OUTPUT_TOKENS, need.outputLimit) ? output : null;
+}
+
+/** What a step that asks for `output` tokens may spend at most. */
+export function reservationOf(need: StepNeed, output: number): { tokens: number; costNanos: number } {
+  return { tokens: need.inputTokens + output, costNanos: costNanos(need.price, { inputTokens: need.inputTokens, outputTokens: output }) };
+}
+
+/**
+ * A step's most: the request's estimated input (system prompt and tool list, `fixedChars`, and
+ * the history; the input it claims is added by the reserver), a compaction before it when the
+ * history is over its budget (a model call of its own, reading the history), and the model's
+ * output limit.
+ */
+export function stepNeed(opts: {
+  modelLimit: number | undefined;
+  price: Price;
+  fixedChars: number;
+  historyTokens: number;
+  compactionBudgetTokens: number;
+}): StepNeed {
+  const outputLimit = opts.modelLimit ?? DEFAULT_OUTPUT_RESERVE_TOKENS;
+  const compaction = opts.historyTokens > opts.compactionBudgetTokens ? opts.historyTokens + outputLimit : 0;
+  return { inputTokens: tokensOfChars(opts.fixedChars) + opts.historyTokens + compaction, outputLimit, price: opts.price };
+}
+
+/** Drops the session's reservation (a step that did not start after all), under its lease. */
+export async function releaseReservation(db: SqlRunner, sessionId: SessionId, lease: Lease): Promise<void> {
+  await db.$executeRaw`UPDATE sessions SET reserved_tokens = 0, reserved_cost_nanos = 0
+    WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`;
+}
