@@ -38,3 +38,5 @@ export const asUserId = (s: string) => s as UserId;
 export const newInviteId = () => newId("inv");
 export const newApiTokenId = () => newId("tok");
 export const newApprovalId = () => newId("apr");
+/** A batch of notifications: one id stem, each row adds its position. */
+export const newNotificationStem = () => newId("ntf");

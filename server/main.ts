@@ -64,7 +64,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     // Every session is a team member; the keyless model plays the team scenario.
     resolveModel: opts.resolveModel ?? createModelResolver(opts.env, { playbook: teamPlaybook }),
     priceOf: (c) => priceOf(opts.env, c),
-    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env), models: availableModels(opts.env) }),
+    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env), models: availableModels(opts.env), log }),
     log: (line) => log(`[runtime] ${line}`),
   });
 

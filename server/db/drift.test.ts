@@ -22,6 +22,10 @@ const PARTIAL_INDEXES: ReadonlyArray<{ name: string; definition: string }> = [
     definition: "CREATE INDEX approvals_team_pending_idx ON public.approvals USING btree (team_id, created_at) WHERE (status = 'pending'::text)",
   },
   {
+    name: "team_events_undispatched_idx",
+    definition: "CREATE INDEX team_events_undispatched_idx ON public.team_events USING btree (id) WHERE (dispatched_at IS NULL)",
+  },
+  {
     name: "team_messages_target_queued_idx",
     definition:
       "CREATE INDEX team_messages_target_queued_idx ON public.team_messages USING btree (target_session_id, seq) WHERE (state = 'queued'::text)",

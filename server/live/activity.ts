@@ -35,9 +35,26 @@ export const ANNOUNCE_INTERVAL_MS = 25;
  * workspace: a team's files changed (sent on the team id); spend: a step's usage was added to
  * the session's spend (the room's figures move; nothing a waiting agent acts on); credentials:
  * a sign-in session or API token of a person ended (sent on `credentialsKey`, by a trigger of
- * the auth_sessions and api_tokens tables: their feeds re-check at once).
+ * the auth_sessions and api_tokens tables: their feeds re-check at once); outbox: a team event
+ * was recorded (runtime/team-events.ts; on TEAM_EVENTS_KEY: the dispatcher fans it out);
+ * notifications: a person's notifications changed (on `credentialsKey`).
  */
-const ActivityKindSchema = z.enum(["inbox", "abort", "event", "state", "team", "board", "mail", "people", "actions", "workspace", "spend", "credentials"]);
+const ActivityKindSchema = z.enum([
+  "inbox",
+  "abort",
+  "event",
+  "state",
+  "team",
+  "board",
+  "mail",
+  "people",
+  "actions",
+  "workspace",
+  "spend",
+  "credentials",
+  "outbox",
+  "notifications",
+]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
 /** The key a person's credential changes are sent on (the migration's trigger writes the same). */

@@ -90,6 +90,8 @@ const ON_TEAM: Record<ActivityKind, Section[]> = {
   workspace: ["workspace"],
   event: [],
   credentials: [],
+  outbox: [],
+  notifications: [],
 };
 /** … and one on a teammate's session. */
 const ON_MEMBER: Record<ActivityKind, Section[]> = {
@@ -105,6 +107,8 @@ const ON_MEMBER: Record<ActivityKind, Section[]> = {
   workspace: [],
   event: [],
   credentials: [],
+  outbox: [],
+  notifications: [],
 };
 
 /** One section's value, its JSON (to see changes) and the tail seq it last changed at. */

@@ -5,6 +5,7 @@ import { AppError } from "../errors";
 import { newApprovalId, type SessionId, type TurnId } from "../ids";
 import { notifyActivity } from "../live/activity";
 import { PersonRefSchema } from "../people/person";
+import { agentEventStatement, excerpt } from "./team-events";
 
 // Calls that wait for people (SPEC.md §17): a tool call under the team's `ask` policy waits for
 // an approval, `ask_humans` for an answer. Parking records the request and marks the session
@@ -47,15 +48,27 @@ export async function parkCall(tx: SqlRunner, r: ParkRequest): Promise<ApprovalS
     SELECT ${id}, team_id, id, ${r.turnId}, ${r.callKey}, ${r.kind}, ${r.toolName}, ${JSON.stringify(r.arguments ?? {})}::jsonb, ${[...r.taskIds]}::text[]
     FROM sessions WHERE id = ${r.sessionId}
     ON CONFLICT (tool_call_key) DO NOTHING`;
-  const [row] = StatusRows.parse(await tx.$queryRaw`SELECT status, team_id FROM approvals WHERE tool_call_key = ${r.callKey}`);
+  const [row] = StatusRows.parse(await tx.$queryRaw`SELECT id, status, team_id FROM approvals WHERE tool_call_key = ${r.callKey}`);
   if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${r.sessionId} not found`, { sessionId: r.sessionId });
   if (row.status !== "pending") return row.status;
   await tx.$executeRaw`UPDATE sessions SET waiting_for = ${WAITING_FOR[r.kind]} WHERE id = ${r.sessionId}`;
   await notifyActivity(tx, row.team_id ?? r.sessionId, "team");
+  // The team's people are told (once per request: its id is the event's key).
+  const question = r.kind === "question" ? QuestionArgs.safeParse(r.arguments) : null;
+  await tx.$queryRaw(
+    agentEventStatement(
+      r.sessionId,
+      `approval:${row.id}`,
+      question
+        ? { kind: "question.asked", approvalId: row.id, member: "", question: excerpt(question.success ? question.data.question : "") }
+        : { kind: "approval.requested", approvalId: row.id, member: "", toolName: r.toolName },
+    ),
+  );
   return "pending";
 }
 
-const StatusRows = z.array(z.object({ status: z.enum(APPROVAL_STATUSES), team_id: z.string().nullable() }));
+const StatusRows = z.array(z.object({ id: z.string(), status: z.enum(APPROVAL_STATUSES), team_id: z.string().nullable() }));
+const QuestionArgs = z.object({ question: z.string() });
 
 const DecisionRow = z
   .object({

@@ -9,6 +9,7 @@ import { unfinishedStreamText } from "./history";
 import { enqueue } from "./inbox";
 import { appended, appendStatement, leaseLockStatement, spends, type Lease, type SessionRowChange, type SpendDelta, type Statement } from "./session-log";
 import { storedAbortRequest } from "./sessions";
+import { turnEndEvent } from "./team-events";
 import { toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
 
 // How a turn ends: its turn_end and the cleared active turn commit together, after the real
@@ -64,6 +65,11 @@ function clearActiveTurn(when?: Prisma.Sql): Prisma.Sql {
     abort_request = CASE WHEN ${when} THEN NULL ELSE abort_request END`;
 }
 
+/** The text of a pending reply (its assistant message). */
+function replyText(reply: PendingReply): string {
+  return reply.payloads.flatMap((p) => (p.kind === "assistant_message" ? [p.text] : [])).join("\n");
+}
+
 /** A step's finished reply that has not been appended yet: it commits with the turn's end. */
 export interface PendingReply {
   payloads: EventPayload[];
@@ -99,7 +105,9 @@ export async function tryCompleteTurn<T>(
     undefined,
     { from: reply.payloads.length, when: noSteer },
   );
-  const [locked, appendedRows, after] = await scope.db.sql.batch([lock.sql, append.sql, then.sql]);
+  // The team is told when its Lead answered (the turn ended: the active turn was cleared).
+  const told = turnEndEvent(sessionId, turnId, { reason: "completed", text: replyText(reply) }, Prisma.sql`active_turn_id IS NULL`);
+  const [locked, appendedRows, , after] = await scope.db.sql.batch([lock.sql, append.sql, told, then.sql]);
   lock.read(locked!.rows);
   const events = append.read(appendedRows!.rows);
   const completed = events.length === payloads.length;
@@ -147,9 +155,15 @@ async function closeTurn(scope: TurnCloseScope, turnId: TurnId, ending: TurnEndi
   const error = ending.reason === "error" && ending.error ? { error: ending.error } : {};
   const turnEnd: EventPayload = { kind: "turn_end", turnId, reason: ending.reason, ...error };
   const notice = ending.reason === "budget" ? BUDGET_RESUME_NOTICE : ending.reason === "interrupted" ? RESUME_NOTICE : null;
+  const failed = ending.reason === "error" ? turnEndEvent(scope.sessionId, turnId, { reason: "error", error: ending.error }) : null;
   await scope.append(
     [...before, turnEnd],
-    notice === null ? undefined : (tx) => enqueue(tx, scope.sessionId, { mode: "steer", text: notice, source: { kind: "system" } }).then(() => undefined),
+    notice === null && failed === null
+      ? undefined
+      : async (tx) => {
+          if (notice !== null) await enqueue(tx, scope.sessionId, { mode: "steer", text: notice, source: { kind: "system" } });
+          if (failed !== null) await tx.$queryRaw(failed);
+        },
     { set: clearActiveTurn() },
   );
 }

@@ -10,6 +10,7 @@ import { recordAction, type HumanActor } from "../people/actions";
 import { leaseLost } from "../runtime/session-log";
 import { spendOf, SpendRowSchema, teamSpendSums } from "../runtime/sessions";
 import { fitOutput, reservationOf, type StepReserver } from "../runtime/step-reserve";
+import { recordTeamEvent } from "../runtime/team-events";
 import { BudgetLimitSchema, type BudgetLimit } from "./budget-input";
 import { lockTeam } from "./membership";
 
@@ -114,6 +115,8 @@ export const reserveStep: StepReserver = async (db, sessionId, lease, reads, nee
     if (output === null) {
       await tx.$executeRaw`UPDATE teams SET budget_stopped_at = now() WHERE id = ${teamId}`;
       await tx.$queryRaw`SELECT ${notifySql(teamId, "team")}`;
+      // Once per stop: the mark was not set, and the team row is locked.
+      await recordTeamEvent(tx, teamId, `budget:${teamId}:${Date.now()}`, { kind: "budget.reached" });
       return "budget";
     }
     const held = reservationOf(withInput, output);

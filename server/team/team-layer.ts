@@ -16,12 +16,14 @@ import { toolModesOfSession } from "./tool-policy";
 import { tasksInProgressOf } from "./task-board";
 import type { ToolDefinition } from "../runtime/tools";
 import { expireRequests } from "../runtime/approvals";
+import { TEAM_EVENTS_KEY } from "../runtime/team-events";
+import { Dispatcher } from "./dispatch";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
 // prompt, the nine Team tools, the six Workspace tools and ask_humans for every member (under
 // the team's tool policy; requests past the team's expiry end on every sweep), team identity
-// as required runtime context, mail consumption at claim time, the team budget, and recovery of provisioning
-// and undelivered mail on every sweep.
+// as required runtime context, mail consumption at claim time, the team budget, recovery of provisioning
+// and undelivered mail on every sweep, and the team events' fan-out (notifications).
 
 export interface TeamLayerOptions {
   limits?: Partial<TeamLimits>;
@@ -30,6 +32,7 @@ export interface TeamLayerOptions {
   models?: readonly ModelOption[];
   /** Members younger than this are left alone by provisioning recovery (another process may be creating them). */
   provisioningGraceMs?: number;
+  log?: (line: string) => void;
 }
 
 export type TeamLayer = Required<
@@ -48,6 +51,11 @@ export function teamToolList(hub: ActivityHub, opts: TeamLayerOptions = {}): Too
 export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
   const tools = teamToolList(hub, opts);
   const identity = teamIdentityProvider(db.sql);
+  // Team events are fanned out as soon as one commits (its notification), and on every sweep.
+  const dispatcher = new Dispatcher(db, opts.log ?? ((line) => console.error(line)));
+  hub.on(TEAM_EVENTS_KEY, (a) => {
+    if (a.kind === "outbox") void dispatcher.kick();
+  });
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,
     toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),
@@ -60,6 +68,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
       await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);
       await recoverMailbox(db);
       await expireRequests(db);
+      await dispatcher.kick();
     },
   };
 }

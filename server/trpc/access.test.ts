@@ -93,6 +93,11 @@ const MATRIX: Record<string, Row> = {
   "people.revokeInvite": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, inviteId: t.inviteId }) },
   "people.inviteInfo": { need: "public", input: (t) => ({ token: t.inviteToken }) },
   "people.accept": { need: "person", input: (t) => ({ token: t.inviteToken }) },
+  "notifications.list": { need: "person", input: () => undefined },
+  "notifications.markRead": { need: "person", input: () => ({ all: true }) },
+  "notifications.settings": { need: "person", input: () => undefined },
+  "notifications.setSettings": { need: "person", input: () => ({ muted: ["mention"] }) },
+  "notifications.live": { need: "person", input: () => undefined },
   "people.setRole": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, userId: people.viewer.id, role: "member" }) },
   "people.remove": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, userId: people.viewer.id }) },
   // The team's only owner may not leave it: a rule of the team, not of access.

@@ -44,11 +44,25 @@ export async function feedAccess(ctx: PersonContext, check: (db: SqlRunner) => P
   const [held, access] = await Promise.allSettled([credentialHolds(reads, ctx.person), check(reads)]);
   try {
     if (held.status === "rejected") throw held.reason;
-    if (!held.value) throw new AppError("UNAUTHORIZED", "Signed out: sign in again");
+    if (!held.value) throw signedOut();
     if (access.status === "rejected") throw access.reason;
     return access.value;
   } catch (e) {
-    if (e instanceof AppError) throw new TRPCError({ code: ERROR_CODES[e.code], message: e.message, cause: e });
-    throw e;
+    throw feedError(e);
   }
+}
+
+/** feedAccess for a feed of the person's own (their notifications): only the sign-in is checked. */
+export async function feedSignedIn(ctx: PersonContext): Promise<void> {
+  try {
+    if (!(await credentialHolds(ctx.db.sql, ctx.person))) throw signedOut();
+  } catch (e) {
+    throw feedError(e);
+  }
+}
+
+const signedOut = () => new AppError("UNAUTHORIZED", "Signed out: sign in again");
+
+function feedError(e: unknown): unknown {
+  return e instanceof AppError ? new TRPCError({ code: ERROR_CODES[e.code], message: e.message, cause: e }) : e;
 }

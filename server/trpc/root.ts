@@ -1,6 +1,7 @@
 import { createCallerFactory, router } from "./init";
 import { accountRouter } from "./routers/account";
 import { approvalsRouter } from "./routers/approvals";
+import { notificationsRouter } from "./routers/notifications";
 import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
 import { teamRouter } from "./routers/team";
@@ -11,6 +12,7 @@ import { workspaceRouter } from "./routers/workspace";
 export const appRouter = router({
   account: accountRouter,
   approvals: approvalsRouter,
+  notifications: notificationsRouter,
   people: peopleRouter,
   session: sessionRouter,
   team: teamRouter,

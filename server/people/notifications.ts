@@ -1,0 +1,123 @@
+import { z } from "zod";
+import type { Db, DbOrTx } from "../db/client";
+import { Prisma } from "../db/generated/client";
+import type { SqlRunner } from "../db/sql";
+import { newNotificationStem, type UserId } from "../ids";
+import { credentialsKey, notifyActivity, notifyColumnSql } from "../live/activity";
+import { TeamEventKindSchema, type TeamEventKind } from "../runtime/team-events";
+
+// Each person's notifications across all their teams (SPEC.md §17): one row per person and team
+// event (team/dispatch.ts writes them, once), read and marked read by that person only. A
+// person's settings say which kinds of event they do not want. Every change is announced on the
+// person's key, which their live feed (and unread count) follows.
+
+export const NOTIFICATION_PAGE = 50;
+
+export const NotificationViewSchema = z.object({
+  id: z.string(),
+  kind: TeamEventKindSchema,
+  teamId: z.string(),
+  title: z.string(),
+  body: z.string(),
+  /** approval.requested / question.asked: the request, and whether it still waits. */
+  approvalId: z.string().nullable(),
+  pending: z.boolean(),
+  createdAt: z.date(),
+  read: z.boolean(),
+});
+export type NotificationView = z.infer<typeof NotificationViewSchema>;
+
+const Rows = z.array(
+  z.object({
+    id: z.string(),
+    kind: TeamEventKindSchema,
+    team_id: z.string(),
+    title: z.string(),
+    body: z.string(),
+    approval_id: z.string().nullable(),
+    pending: z.boolean(),
+    created_at: z.date(),
+    read_at: z.date().nullable(),
+  }),
+);
+
+/** The person's newest notifications (older than `before`, a notification id, to page back) and how many are unread. */
+export async function listNotifications(
+  db: SqlRunner,
+  userId: UserId,
+  opts: { before?: string; limit?: number } = {},
+): Promise<{ items: NotificationView[]; unread: number }> {
+  const limit = Math.min(opts.limit ?? NOTIFICATION_PAGE, NOTIFICATION_PAGE);
+  const after = opts.before
+    ? Prisma.sql`AND (n.created_at, n.id) < (SELECT created_at, id FROM notifications WHERE id = ${opts.before} AND user_id = ${userId})`
+    : Prisma.empty;
+  const [rows, count] = await Promise.all([
+    db.$queryRaw`SELECT n.id, n.kind, n.team_id, n.title, n.body, n.approval_id, n.created_at, n.read_at,
+        COALESCE(a.status = 'pending', false) AS pending
+      FROM notifications n LEFT JOIN approvals a ON a.id = n.approval_id
+      WHERE n.user_id = ${userId} ${after}
+      ORDER BY n.created_at DESC, n.id DESC LIMIT ${limit}`,
+    db.$queryRaw`SELECT count(*)::int AS n FROM notifications WHERE user_id = ${userId} AND read_at IS NULL`,
+  ]);
+  const items = Rows.parse(rows).map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    teamId: r.team_id,
+    title: r.title,
+    body: r.body,
+    approvalId: r.approval_id,
+    pending: r.pending,
+    createdAt: r.created_at,
+    read: r.read_at !== null,
+  }));
+  return { items, unread: CountRows.parse(count)[0]!.n };
+}
+
+const CountRows = z.array(z.object({ n: z.number().int() }));
+
+/** Marks the person's notifications read: these ids (others' are left alone), or all. */
+export async function markRead(db: Db, userId: UserId, which: { ids: readonly string[] } | { all: true }): Promise<number> {
+  return db.sqlTx(async (tx) => {
+    const only = "ids" in which ? Prisma.sql`AND id = ANY(${[...which.ids]}::text[])` : Prisma.empty;
+    const n = await tx.$executeRaw`UPDATE notifications SET read_at = now() WHERE user_id = ${userId} AND read_at IS NULL ${only}`;
+    if (n > 0) await notifyActivity(tx, credentialsKey(userId), "notifications");
+    return n;
+  });
+}
+
+export const NotificationSettingsSchema = z.object({ muted: z.array(TeamEventKindSchema) });
+export type NotificationSettings = z.infer<typeof NotificationSettingsSchema>;
+
+export async function notificationSettings(db: DbOrTx, userId: UserId): Promise<NotificationSettings> {
+  const row = await db.notificationSetting.findUnique({ where: { userId } });
+  return NotificationSettingsSchema.parse({ muted: row?.muted ?? [] });
+}
+
+export async function setNotificationSettings(db: DbOrTx, userId: UserId, settings: NotificationSettings): Promise<NotificationSettings> {
+  const muted = [...new Set(settings.muted)].sort();
+  await db.notificationSetting.upsert({ where: { userId }, create: { userId, muted }, update: { muted, updatedAt: new Date() } });
+  return { muted };
+}
+
+/**
+ * In the dispatcher's transaction: one notification of event `eventId` for each of `userIds`
+ * that has not muted `kind` (once per person and event, however often this runs), each person
+ * told on their key.
+ */
+export async function notifyPeople(
+  tx: SqlRunner,
+  userIds: readonly string[],
+  n: { eventId: bigint; teamId: string; kind: TeamEventKind; title: string; body: string; approvalId: string | null },
+): Promise<number> {
+  if (userIds.length === 0) return 0;
+  const rows = await tx.$queryRaw`WITH added AS (
+      INSERT INTO notifications (id, user_id, team_id, event_id, kind, title, body, approval_id)
+      SELECT ${newNotificationStem()} || '_' || u.n, u.id, ${n.teamId}, ${n.eventId}, ${n.kind}, ${n.title}, ${n.body}, ${n.approvalId}
+      FROM unnest(${[...userIds]}::text[]) WITH ORDINALITY AS u(id, n)
+      WHERE NOT EXISTS (SELECT 1 FROM notification_settings s WHERE s.user_id = u.id AND ${n.kind} = ANY(s.muted))
+      ON CONFLICT (user_id, event_id) DO NOTHING
+      RETURNING user_id
+    )
+    SELECT ${notifyColumnSql(Prisma.sql`'user:' || added.user_id`, "notifications")} FROM added`;
+  return z.array(z.unknown()).parse(rows).length;
+}

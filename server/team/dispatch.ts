@@ -1,0 +1,96 @@
+import { z } from "zod";
+import type { Db } from "../db/client";
+import type { SqlTx } from "../db/sql";
+import { notifyPeople } from "../people/notifications";
+import { TeamEventDataSchema, type TeamEventData } from "../runtime/team-events";
+
+// Fans the team-event outbox out (SPEC.md §17): each undispatched event becomes the
+// notifications of the team's people who want it, and is marked dispatched, in one transaction
+// — so every event is fanned out exactly once, whichever process takes it (rows are claimed
+// with SKIP LOCKED, so processes share the work without waiting on each other).
+
+const EventRows = z.array(
+  z.object({ id: z.bigint(), team_id: z.string(), data: z.unknown(), team_title: z.string().nullable() }),
+);
+const PeopleRows = z.array(z.object({ user_id: z.string(), role: z.string() }));
+
+/** Who of a team's people hears of an event: deciders for requests, the named for mentions, everyone else for the rest. */
+function recipients(data: TeamEventData, people: { user_id: string; role: string }[]): string[] {
+  if (data.kind === "approval.requested" || data.kind === "question.asked") return people.filter((p) => p.role !== "viewer").map((p) => p.user_id);
+  if (data.kind === "mention") return people.filter((p) => data.userIds.includes(p.user_id)).map((p) => p.user_id);
+  return people.map((p) => p.user_id);
+}
+
+/** A notification's two lines. */
+export function notificationText(data: TeamEventData, team: string): { title: string; body: string } {
+  switch (data.kind) {
+    case "approval.requested":
+      return { title: `${data.member} asks to run ${data.toolName}`, body: `In ${team}: approve or deny.` };
+    case "question.asked":
+      return { title: `${data.member} asks: ${data.question}`, body: `In ${team}.` };
+    case "team.finished":
+      return { title: `${team}: the Lead answered`, body: data.text };
+    case "agent.failed":
+      return { title: `${data.member} failed in ${team}`, body: data.error };
+    case "budget.reached":
+      return { title: `${team} reached its budget`, body: "Its agents are paused until the budget is raised." };
+    case "mention":
+      return { title: `${data.by} mentioned you in ${team}`, body: `${data.where}: ${data.text}` };
+  }
+}
+
+const BATCH = 100;
+
+/** One batch of the outbox, fanned out; how many events it took. */
+export async function dispatchTeamEvents(db: Db, limit = BATCH): Promise<number> {
+  return db.sqlTx(async (tx) => {
+    const events = EventRows.parse(
+      await tx.$queryRaw`SELECT e.id, e.team_id, e.data, (SELECT title FROM sessions WHERE id = e.team_id) AS team_title
+        FROM team_events e WHERE e.dispatched_at IS NULL ORDER BY e.id LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED`,
+    );
+    for (const e of events) await fanOut(tx, e.id, e.team_id, e.team_title ?? "a team", TeamEventDataSchema.parse(e.data));
+    if (events.length > 0) await tx.$executeRaw`UPDATE team_events SET dispatched_at = now() WHERE id = ANY(${events.map((e) => e.id)}::bigint[])`;
+    return events.length;
+  });
+}
+
+async function fanOut(tx: SqlTx, eventId: bigint, teamId: string, team: string, data: TeamEventData): Promise<void> {
+  const people = PeopleRows.parse(await tx.$queryRaw`SELECT user_id, role FROM team_people WHERE team_id = ${teamId}`);
+  const approvalId = data.kind === "approval.requested" || data.kind === "question.asked" ? data.approvalId : null;
+  await notifyPeople(tx, recipients(data, people), { eventId, teamId, kind: data.kind, approvalId, ...notificationText(data, team) });
+}
+
+/**
+ * Runs dispatch passes one at a time: a kick while one runs asks for one more after it (the
+ * events committed meanwhile), so no kick is lost and passes never overlap in a process.
+ */
+export class Dispatcher {
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  kick(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          // A full batch may have left more behind.
+          while ((await dispatchTeamEvents(this.db)) === BATCH);
+        } while (this.again);
+      } catch (e) {
+        this.log(`team events: dispatch failed: ${e instanceof Error ? e.message : String(e)}`);
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+}
