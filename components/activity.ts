@@ -84,5 +84,9 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return `${who} ${d.approved === true ? "approved" : "denied"} ${String(d.tool)} for ${String(d.member)}`;
     case "question_answered":
       return `${who} answered ${String(d.member)}'s question`;
+    case "webhook_added":
+      return `${who} added a webhook to ${String(d.url)}`;
+    case "webhook_removed":
+      return `${who} removed a webhook`;
   }
 }

@@ -76,3 +76,8 @@ export type FileChange = RouterOutputs["workspace"]["write"];
 /** The instance and who is signed in (null when nobody is). */
 export type AccountStatus = RouterOutputs["account"]["status"];
 export type ApiTokenView = RouterOutputs["account"]["tokens"][number];
+
+/** A person's notifications (SPEC.md §17): a page of them with the unread count, and one. */
+export type NotificationPage = RouterOutputs["notifications"]["list"];
+export type NotificationView = NotificationPage["items"][number];
+export type NotificationKind = NotificationView["kind"];

@@ -2,9 +2,10 @@
 
 import Link from "next/link";
 import { authClient } from "./auth-client";
+import { NotificationsLink } from "./notifications";
 import { leaveToSignIn, useAccountStatus } from "./use-account";
 
-/** The app's top bar: home, and the signed-in person's name (their account page) and Sign out. */
+/** The app's top bar: home, and for a signed-in person their notifications, name (their account page) and Sign out. */
 export function TopBar() {
   const me = useAccountStatus().data?.me;
   return (
@@ -14,6 +15,7 @@ export function TopBar() {
       </Link>
       {me && (
         <nav className="topbar-account" aria-label="Account">
+          <NotificationsLink />
           <Link href="/account" title="Your account">
             {me.name}
           </Link>

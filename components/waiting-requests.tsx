@@ -22,11 +22,20 @@ export function WaitingRequests({ teamId, waiting, canAct, isOwner }: { teamId: 
       <ul>
         {waiting.map((w) => (
           <li key={w.id} className="waiting-item" aria-label={w.kind === "question" ? `Question from ${w.member}` : `${w.member} asks to run ${w.toolName}`}>
-            {w.kind === "question" ? <Question teamId={teamId} request={w} canAct={canAct} /> : <Approval teamId={teamId} request={w} canAct={canAct} isOwner={isOwner} />}
+            <WaitingRequestItem teamId={teamId} request={w} canAct={canAct} isOwner={isOwner} />
           </li>
         ))}
       </ul>
     </section>
+  );
+}
+
+/** One request: to decide (an approval) or to answer (a question), here or from a notification. */
+export function WaitingRequestItem({ teamId, request, canAct, isOwner }: { teamId: string; request: WaitingRequest; canAct: boolean; isOwner: boolean }) {
+  return request.kind === "question" ? (
+    <Question teamId={teamId} request={request} canAct={canAct} />
+  ) : (
+    <Approval teamId={teamId} request={request} canAct={canAct} isOwner={isOwner} />
   );
 }
 

@@ -68,6 +68,11 @@ export const ERROR_CODES = {
   APPROVAL_NOT_FOUND: "NOT_FOUND",
   /** Someone decided or answered first (or the turn was stopped); the details say how it ended. */
   APPROVAL_NOT_PENDING: "CONFLICT",
+  WEBHOOK_NOT_FOUND: "NOT_FOUND",
+  /** A webhook URL whose host is a private address, while the instance does not allow them. */
+  WEBHOOK_PRIVATE_ADDRESS: "BAD_REQUEST",
+  /** A team already has LIMITS.webhooksPerTeam webhooks; remove one first. */
+  WEBHOOK_LIMIT: "CONFLICT",
 
   // --- Agent Teams (docs/SPEC.md §12) ------------------------------------------------------
   /** No team with that id (a teammate's session id is no team id). Re-list teams. */

@@ -40,3 +40,6 @@ export const newApiTokenId = () => newId("tok");
 export const newApprovalId = () => newId("apr");
 /** A batch of notifications: one id stem, each row adds its position. */
 export const newNotificationStem = () => newId("ntf");
+export const newWebhookId = () => newId("whk");
+/** A batch of webhook deliveries (the webhook-id header): one stem, each row adds its position. */
+export const newWebhookMessageId = () => newId("msg");

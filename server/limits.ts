@@ -14,6 +14,10 @@ export const LIMITS = {
   /** A person's note with an approval or a denial, and an answer to an agent's question. */
   decisionNoteChars: 2_000,
   answerChars: 4_000,
+  /** Notifications per page of a person's inbox (and in its live feed). */
+  notificationPage: 50,
+  webhookUrlChars: 2_000,
+  webhooksPerTeam: 10,
   /** The longest a team may let approvals and questions wait before they expire (30 days). */
   approvalExpiryMaxMinutes: 43_200,
   /** Teammate names (names.ts) and the names a tool or request may address. */

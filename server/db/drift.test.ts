@@ -26,6 +26,10 @@ const PARTIAL_INDEXES: ReadonlyArray<{ name: string; definition: string }> = [
     definition: "CREATE INDEX team_events_undispatched_idx ON public.team_events USING btree (id) WHERE (dispatched_at IS NULL)",
   },
   {
+    name: "webhook_deliveries_due_idx",
+    definition: "CREATE INDEX webhook_deliveries_due_idx ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (status = 'pending'::text)",
+  },
+  {
     name: "team_messages_target_queued_idx",
     definition:
       "CREATE INDEX team_messages_target_queued_idx ON public.team_messages USING btree (target_session_id, seq) WHERE (state = 'queued'::text)",

@@ -31,6 +31,8 @@ export const PersonActionKindSchema = z.enum([
   "tool_policy_set",
   "approval_decided",
   "question_answered",
+  "webhook_added",
+  "webhook_removed",
 ]);
 export type PersonActionKind = z.infer<typeof PersonActionKindSchema>;
 
@@ -62,6 +64,8 @@ const NEEDS: Record<PersonActionKind, Need | null> = {
   tool_policy_set: "own",
   approval_decided: "act",
   question_answered: "act",
+  webhook_added: "own",
+  webhook_removed: "own",
 };
 
 export const PersonActionViewSchema = z.object({

@@ -32,3 +32,14 @@ export async function setOpenSignUp(db: DbOrTx, open: boolean): Promise<Instance
   await db.instanceSettings.update({ where: { id: 1 }, data: { openSignUp: open, updatedAt: new Date() } });
   return instanceStatus(db);
 }
+
+/** Whether the instance owner lets webhooks reach private addresses (loopback, the local network). */
+export async function privateWebhooksAllowed(db: DbOrTx): Promise<boolean> {
+  return (await settingsRow(db)).webhooksPrivateOk;
+}
+
+export async function setPrivateWebhooksAllowed(db: DbOrTx, allowed: boolean): Promise<boolean> {
+  await settingsRow(db);
+  await db.instanceSettings.update({ where: { id: 1 }, data: { webhooksPrivateOk: allowed, updatedAt: new Date() } });
+  return allowed;
+}

@@ -3,6 +3,7 @@ import type { Db, DbOrTx } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import { newNotificationStem, type UserId } from "../ids";
+import { LIMITS } from "../limits";
 import { credentialsKey, notifyActivity, notifyColumnSql } from "../live/activity";
 import { TeamEventKindSchema, type TeamEventKind } from "../runtime/team-events";
 
@@ -11,7 +12,7 @@ import { TeamEventKindSchema, type TeamEventKind } from "../runtime/team-events"
 // person's settings say which kinds of event they do not want. Every change is announced on the
 // person's key, which their live feed (and unread count) follows.
 
-export const NOTIFICATION_PAGE = 50;
+const NOTIFICATION_PAGE = LIMITS.notificationPage;
 
 export const NotificationViewSchema = z.object({
   id: z.string(),
@@ -118,6 +119,6 @@ export async function notifyPeople(
       ON CONFLICT (user_id, event_id) DO NOTHING
       RETURNING user_id
     )
-    SELECT ${notifyColumnSql(Prisma.sql`'user:' || added.user_id`, "notifications")} FROM added`;
-  return z.array(z.unknown()).parse(rows).length;
+    SELECT count(*)::int AS n FROM (SELECT ${notifyColumnSql(Prisma.sql`'user:' || added.user_id`, "notifications")} FROM added) told`;
+  return CountRows.parse(rows)[0]!.n;
 }

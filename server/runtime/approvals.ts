@@ -3,7 +3,8 @@ import { inTx, type Db, type DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { newApprovalId, type SessionId, type TurnId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { Prisma } from "../db/generated/client";
+import { notifyActivity, notifyColumnSql } from "../live/activity";
 import { PersonRefSchema } from "../people/person";
 import { agentEventStatement, excerpt } from "./team-events";
 
@@ -126,6 +127,8 @@ export async function settleApproval(
   // The session needs a driver again: the runtime hears it as input.
   await notifyActivity(tx, row.session_id, "inbox");
   await notifyActivity(tx, teamId, "team");
+  // Everyone notified of the request sees it decided, live.
+  await tx.$executeRaw`SELECT ${notifyColumnSql(Prisma.sql`'user:' || user_id`, "notifications")} FROM notifications WHERE approval_id = ${approvalId}`;
   return { sessionId: row.session_id as SessionId, kind: row.kind, toolName: row.tool_name };
 }
 

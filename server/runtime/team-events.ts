@@ -60,7 +60,7 @@ function insertEvent(source: Prisma.Sql, key: string, data: TeamEventData): Pris
       ON CONFLICT (dedupe_key) DO NOTHING
       RETURNING id
     )
-    SELECT ${notifySql(TEAM_EVENTS_KEY, "outbox")} FROM e`;
+    SELECT count(*)::int AS n FROM (SELECT ${notifySql(TEAM_EVENTS_KEY, "outbox")} FROM e) told`;
 }
 
 /**

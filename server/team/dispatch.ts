@@ -3,14 +3,17 @@ import type { Db } from "../db/client";
 import type { SqlTx } from "../db/sql";
 import { notifyPeople } from "../people/notifications";
 import { TeamEventDataSchema, type TeamEventData } from "../runtime/team-events";
+import { Kickable } from "./kickable";
+import { enqueueDeliveries } from "./webhooks";
 
 // Fans the team-event outbox out (SPEC.md §17): each undispatched event becomes the
-// notifications of the team's people who want it, and is marked dispatched, in one transaction
+// notifications of the team's people who want it and the deliveries of the team's webhooks that
+// want it, and is marked dispatched, in one transaction
 // — so every event is fanned out exactly once, whichever process takes it (rows are claimed
 // with SKIP LOCKED, so processes share the work without waiting on each other).
 
 const EventRows = z.array(
-  z.object({ id: z.bigint(), team_id: z.string(), data: z.unknown(), team_title: z.string().nullable() }),
+  z.object({ id: z.bigint(), team_id: z.string(), data: z.unknown(), created_at: z.date(), team_title: z.string().nullable() }),
 );
 const PeopleRows = z.array(z.object({ user_id: z.string(), role: z.string() }));
 
@@ -45,10 +48,14 @@ const BATCH = 100;
 export async function dispatchTeamEvents(db: Db, limit = BATCH): Promise<number> {
   return db.sqlTx(async (tx) => {
     const events = EventRows.parse(
-      await tx.$queryRaw`SELECT e.id, e.team_id, e.data, (SELECT title FROM sessions WHERE id = e.team_id) AS team_title
+      await tx.$queryRaw`SELECT e.id, e.team_id, e.data, e.created_at, (SELECT title FROM sessions WHERE id = e.team_id) AS team_title
         FROM team_events e WHERE e.dispatched_at IS NULL ORDER BY e.id LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED`,
     );
-    for (const e of events) await fanOut(tx, e.id, e.team_id, e.team_title ?? "a team", TeamEventDataSchema.parse(e.data));
+    for (const e of events) {
+      const data = TeamEventDataSchema.parse(e.data);
+      await fanOut(tx, e.id, e.team_id, e.team_title ?? "a team", data);
+      await enqueueDeliveries(tx, e.id, e.team_id, data, e.created_at);
+    }
     if (events.length > 0) await tx.$executeRaw`UPDATE team_events SET dispatched_at = now() WHERE id = ANY(${events.map((e) => e.id)}::bigint[])`;
     return events.length;
   });
@@ -60,37 +67,7 @@ async function fanOut(tx: SqlTx, eventId: bigint, teamId: string, team: string, 
   await notifyPeople(tx, recipients(data, people), { eventId, teamId, kind: data.kind, approvalId, ...notificationText(data, team) });
 }
 
-/**
- * Runs dispatch passes one at a time: a kick while one runs asks for one more after it (the
- * events committed meanwhile), so no kick is lost and passes never overlap in a process.
- */
-export class Dispatcher {
-  private running: Promise<void> | null = null;
-  private again = false;
-
-  constructor(
-    private readonly db: Db,
-    private readonly log: (line: string) => void,
-  ) {}
-
-  kick(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          // A full batch may have left more behind.
-          while ((await dispatchTeamEvents(this.db)) === BATCH);
-        } while (this.again);
-      } catch (e) {
-        this.log(`team events: dispatch failed: ${e instanceof Error ? e.message : String(e)}`);
-      } finally {
-        this.running = null;
-      }
-    })();
-    return this.running;
-  }
+/** The dispatcher of a process: kicked when an event commits, and on every sweep. */
+export function createDispatcher(db: Db, log: (line: string) => void): Kickable {
+  return new Kickable("team events: dispatch failed", async () => (await dispatchTeamEvents(db)) === BATCH, log);
 }

@@ -17,7 +17,9 @@ import { tasksInProgressOf } from "./task-board";
 import type { ToolDefinition } from "../runtime/tools";
 import { expireRequests } from "../runtime/approvals";
 import { TEAM_EVENTS_KEY } from "../runtime/team-events";
-import { Dispatcher } from "./dispatch";
+import { createDispatcher } from "./dispatch";
+import { createWebhookSender } from "./webhook-sender";
+import { WEBHOOKS_KEY } from "./webhooks";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
 // prompt, the nine Team tools, the six Workspace tools and ask_humans for every member (under
@@ -52,9 +54,14 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
   const tools = teamToolList(hub, opts);
   const identity = teamIdentityProvider(db.sql);
   // Team events are fanned out as soon as one commits (its notification), and on every sweep.
-  const dispatcher = new Dispatcher(db, opts.log ?? ((line) => console.error(line)));
+  const log = opts.log ?? ((line: string) => console.error(line));
+  const dispatcher = createDispatcher(db, log);
+  const sender = createWebhookSender(db, log);
   hub.on(TEAM_EVENTS_KEY, (a) => {
     if (a.kind === "outbox") void dispatcher.kick();
+  });
+  hub.on(WEBHOOKS_KEY, (a) => {
+    if (a.kind === "outbox") void sender.kick();
   });
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,
@@ -69,6 +76,8 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
       await recoverMailbox(db);
       await expireRequests(db);
       await dispatcher.kick();
+      // Deliveries due for a retry; never awaited, so a slow endpoint delays nothing.
+      void sender.kick();
     },
   };
 }

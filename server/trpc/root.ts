@@ -6,6 +6,7 @@ import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
 import { teamRouter } from "./routers/team";
 import { timelineRouter } from "./routers/timeline";
+import { webhooksRouter } from "./routers/webhooks";
 import { workspaceRouter } from "./routers/workspace";
 
 // Composes the routers by area; nothing else lives here.
@@ -17,6 +18,7 @@ export const appRouter = router({
   session: sessionRouter,
   team: teamRouter,
   timeline: timelineRouter,
+  webhooks: webhooksRouter,
   workspace: workspaceRouter,
 });
 

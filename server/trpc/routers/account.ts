@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../errors";
 import { LIMITS } from "../../limits";
 import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeAllApiTokens, revokeApiToken } from "../../people/api-tokens";
-import { instanceStatus, InstanceStatusSchema, setOpenSignUp } from "../../people/instance";
+import { instanceStatus, InstanceStatusSchema, privateWebhooksAllowed, setOpenSignUp, setPrivateWebhooksAllowed } from "../../people/instance";
 import { personProcedure, publicProcedure, router } from "../init";
 
 // The person's own account beside what Better Auth serves under /api/auth (sign-up, sign-in,
@@ -36,6 +36,21 @@ export const accountRouter = router({
     .mutation(({ ctx, input }) => {
       if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
       return setOpenSignUp(ctx.db, input.open);
+    }),
+
+  /** The instance's settings only its owner sees. */
+  instanceSettings: sessionProcedure.output(z.object({ webhooksPrivateOk: z.boolean() })).query(async ({ ctx }) => {
+    if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner sees its settings");
+    return { webhooksPrivateOk: await privateWebhooksAllowed(ctx.db) };
+  }),
+
+  /** The instance owner lets webhooks reach private addresses (a receiver on the same network), or not. */
+  setWebhooksPrivateOk: sessionProcedure
+    .input(z.object({ allowed: z.boolean() }))
+    .output(z.object({ webhooksPrivateOk: z.boolean() }))
+    .mutation(async ({ ctx, input }) => {
+      if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
+      return { webhooksPrivateOk: await setPrivateWebhooksAllowed(ctx.db, input.allowed) };
     }),
 
   tokens: sessionProcedure.output(z.array(ApiTokenViewSchema)).query(({ ctx }) => listApiTokens(ctx.db, ctx.person.id)),

@@ -4,12 +4,12 @@ import { activityWaiter, credentialsKey } from "../../live/activity";
 import {
   listNotifications,
   markRead,
-  NOTIFICATION_PAGE,
   notificationSettings,
   NotificationSettingsSchema,
   NotificationViewSchema,
   setNotificationSettings,
 } from "../../people/notifications";
+import { LIMITS } from "../../limits";
 import { feedSignedIn } from "../access";
 import { personProcedure, router } from "../init";
 
@@ -29,7 +29,7 @@ export const notificationsRouter = router({
 
   /** Marks some (the person's own; others' ids are ignored) or all read. */
   markRead: personProcedure
-    .input(z.union([z.object({ ids: z.array(NotificationId).min(1).max(NOTIFICATION_PAGE) }), z.object({ all: z.literal(true) })]))
+    .input(z.union([z.object({ ids: z.array(NotificationId).min(1).max(LIMITS.notificationPage) }), z.object({ all: z.literal(true) })]))
     .output(z.object({ marked: z.number().int() }))
     .mutation(async ({ ctx, input }) => ({ marked: await markRead(ctx.db, ctx.person.id, input) })),
 
