@@ -231,10 +231,14 @@ function PendingRequest({ teamId, approvalId }: { teamId: string; approvalId: st
 
 function NotificationSettings() {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const settings = useQuery(trpc.notifications.settings.queryOptions());
-  const save = useMutation(trpc.notifications.setSettings.mutationOptions({ onSuccess: () => void settings.refetch() }));
+  const save = useMutation(
+    trpc.notifications.setSettings.mutationOptions({ onSuccess: (saved) => queryClient.setQueryData(trpc.notifications.settings.queryKey(), saved) }),
+  );
   if (!settings.data) return settings.error ? <InlineError onRetry={() => void settings.refetch()}>{settings.error.message}</InlineError> : null;
-  const muted = new Set(settings.data.muted);
+  // What is being saved shows at once.
+  const muted = new Set(save.isPending && save.variables ? save.variables.muted : settings.data.muted);
   return (
     <fieldset className="notification-settings">
       <legend className="sr-only">Kinds of notification</legend>
