@@ -272,6 +272,37 @@ function InstanceSettings({ openSignUp }: { openSignUp: boolean }) {
           {set.error.message}
         </p>
       )}
+      <PrivateWebhooks />
     </section>
+  );
+}
+
+/** Whether team webhooks may reach private addresses (off: a webhook cannot probe the server's own network). */
+function PrivateWebhooks() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const settings = useQuery(trpc.account.instanceSettings.queryOptions());
+  const set = useMutation(
+    trpc.account.setWebhooksPrivateOk.mutationOptions({ onSuccess: (saved) => queryClient.setQueryData(trpc.account.instanceSettings.queryKey(), saved) }),
+  );
+  if (!settings.data) return null;
+  const checked = set.isPending && set.variables ? set.variables.allowed : settings.data.webhooksPrivateOk;
+  return (
+    <>
+      <label className="check">
+        <input type="checkbox" checked={checked} disabled={set.isPending} onChange={(e) => set.mutate({ allowed: e.target.checked })} />
+        Webhooks may reach private addresses
+      </label>
+      <p className="muted">
+        {checked
+          ? "Team webhooks may post to loopback and local-network addresses (a receiver next to this server)."
+          : "Team webhooks post only to public addresses, so nobody can use one to reach this server's own network."}
+      </p>
+      {set.error && (
+        <p role="alert" className="error">
+          {set.error.message}
+        </p>
+      )}
+    </>
   );
 }

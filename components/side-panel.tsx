@@ -11,6 +11,7 @@ import { Mailbox } from "./mailbox";
 import { RecentActivity } from "./recent-activity";
 import { TaskBoard } from "./task-board";
 import { ToolPolicy } from "./tool-policy";
+import { Webhooks } from "./webhooks";
 import { useTRPC } from "./trpc";
 
 // The room's right panel: one tab at a time (Radix Tabs) of Tasks, Mailbox, Files, Activity and
@@ -57,6 +58,7 @@ export function SidePanel({
       </Tabs.Content>
       <Tabs.Content value="tools" className="tab-panel">
         <ToolPolicy teamId={teamId} isOwner={state.myRole === "owner"} latestActionId={state.actions[0]?.id ?? null} />
+        {state.myRole === "owner" && <Webhooks teamId={teamId} />}
       </Tabs.Content>
     </Tabs.Root>
   );
