@@ -12,6 +12,9 @@ import { newTestSession, waitFor, waitForTurns, type TestRuntime } from "../test
 import { answerQuestion, decideApproval, pendingRequests } from "./approvals";
 import { setBudget } from "./budget";
 import { dispatchTeamEvents } from "./dispatch";
+import { leadOf } from "./membership";
+import { promptMentioning } from "./mentions";
+import { createTask } from "./task-board";
 import { setToolMode } from "./tool-policy";
 
 // Notifications (SPEC.md §17): what happens in a team reaches its people's inboxes, each once,
@@ -130,5 +133,18 @@ describe("notifications", () => {
       expect(rows).toHaveLength(30);
       expect(new Set(rows.map((r) => r.eventId)).size).toBe(30);
     }
+  });
+
+  it("a mention in a prompt or a task reaches the person named, not its author", async ({ rt }) => {
+    const { lead, owner, member, viewer, by } = await teamOfThree(rt, "Mentions");
+    await promptMentioning(rt.db, lead, { text: "@max please review, and @olive too; mail vic@example.com", by });
+    const page = await notified(rt, member, 1);
+    expect(page.items[0]).toMatchObject({ kind: "mention", title: "Olive Mentions mentioned you in Mentions", body: expect.stringContaining("A prompt: @max please review") });
+    // The author named herself: not notified. The viewer was not named (an address is no mention).
+    await createTask(rt.db, leadOf(lead), { subject: "Check with @Vic", description: "" });
+    await notified(rt, viewer, 1);
+    expect((await listNotifications(rt.db.sql, viewer.id)).items[0]).toMatchObject({ kind: "mention", title: "lead mentioned you in Mentions", body: "Task task-1: Check with @Vic" });
+    expect(await titles(rt, owner)).toEqual([]);
+    expect(await titles(rt, member)).toHaveLength(1);
   });
 });

@@ -2,6 +2,7 @@ import { asJson, inTx, type DbOrTx } from "../../db/client";
 import { AppError } from "../../errors";
 import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../limits";
 import { notifyActivity } from "../../live/activity";
+import { recordMentions } from "../mentions";
 import { recordAction, type HumanActor } from "../../people/actions";
 import { assertMembership, lockTeam, type Membership } from "../membership";
 import { decide } from "./actions";
@@ -79,6 +80,7 @@ export async function createTask(
       },
     });
     if (by) await recordAction(tx, by, "task_changed", { detail: { taskId: formatTaskId(number), action: "create" } });
+    await mentionsIn(tx, actor, by, row);
     await notifyActivity(tx, teamId, "board");
     return toView(tx, teamId, row);
   });
@@ -88,6 +90,16 @@ export async function createTask(
  * One action on one task, compare-and-set on `expectedRevision`. Success bumps the revision
  * by exactly one and refreshes updated_at.
  */
+/** The people a task's text mentions are told, once per revision. */
+async function mentionsIn(tx: DbOrTx, actor: Membership, by: HumanActor | undefined, row: { number: number; revision: number; subject: string; description: string }) {
+  const taskId = formatTaskId(row.number);
+  await recordMentions(tx, actor.teamId, `${row.subject}\n${row.description}`, {
+    by: by ? { name: by.person.name, userId: by.person.id } : { name: actor.name, userId: null },
+    where: `Task ${taskId}`,
+    key: `mention:task:${actor.teamId}:${taskId}:${row.revision}`,
+  });
+}
+
 /** A person in the room acts with the Lead's authority, but the board names the person. */
 function changedBy(actor: Membership, by: HumanActor | undefined): ChangedBy {
   return by ? { kind: "person", id: by.person.id, name: by.person.name } : { kind: "member", name: actor.name };
@@ -125,6 +137,7 @@ export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTas
       data: { ...data, changedBy: asJson(changedBy(actor, by)), revision: { increment: 1 }, updatedAt: new Date() },
     });
     if (by) await recordAction(tx, by, "task_changed", { detail: { taskId, action: parsed.action } });
+    if (row.subject !== task.subject || row.description !== task.description) await mentionsIn(tx, actor, by, row);
     await notifyActivity(tx, teamId, "board");
     return toView(tx, teamId, row);
   });

@@ -14,7 +14,6 @@ import {
   forkSession,
   getSessionWithInbox,
   listSessions,
-  promptSession,
   requestAbort,
   SessionViewSchema,
 } from "../../runtime/sessions";
@@ -22,6 +21,7 @@ import { inTx } from "../../db/client";
 import { boundedText, int4, int4String } from "../../input-guard";
 import { LIMITS } from "../../limits";
 import { personProcedure, router, type PersonContext, type TrpcContext } from "../init";
+import { promptMentioning } from "../../team/mentions";
 import { feedAccess, sessionAccess } from "../access";
 import { ListInput, SessionIdInput, TitleInput } from "../schemas";
 
@@ -91,7 +91,7 @@ export const sessionRouter = router({
     .output(InboxItemSchema)
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      const item = await promptSession(ctx.db, input.sessionId, { text: input.text, by });
+      const item = await promptMentioning(ctx.db, input.sessionId, { text: input.text, by });
       wakeLocal(ctx, input.sessionId);
       return item;
     }),
