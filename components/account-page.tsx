@@ -9,6 +9,7 @@ import { useTRPC } from "./trpc";
 import { leaveToSignIn, useAccountStatus } from "./use-account";
 import { LIMITS } from "~/server/limits";
 import { PasswordField } from "./form-fields";
+import { InstanceToolDefaults } from "./tool-policy";
 
 // /account: display name, password, signing out (here or everywhere), personal API tokens,
 // and, for the instance's owner, whether anyone may sign up.
@@ -30,6 +31,7 @@ export function AccountPage() {
       <SignOut />
       <ApiTokens />
       {me.instanceOwner && <InstanceSettings openSignUp={status.data.openSignUp} />}
+      {me.instanceOwner && <InstanceToolDefaults />}
     </main>
   );
 }

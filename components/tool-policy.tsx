@@ -16,6 +16,67 @@ const MODES = [
   { value: "off", label: "Off" },
 ] as const;
 
+type Mode = (typeof MODES)[number]["value"];
+
+/** Each tool with its mode: a select where it may be changed, its name otherwise. */
+function ToolModes({ tools, editable, pending, onChange }: { tools: { tool: string; mode: Mode }[]; editable: boolean; pending: boolean; onChange: (tool: string, mode: Mode) => void }) {
+  return (
+    <ul>
+      {tools.map((p) => (
+        <li key={p.tool} className="tool-mode">
+          <code>{p.tool}</code>
+          {editable ? (
+            <label>
+              <span className="sr-only">Mode of {p.tool}</span>
+              <select
+                value={p.mode}
+                disabled={pending}
+                onChange={(e) => {
+                  const mode = MODES.find((m) => m.value === e.target.value)?.value;
+                  if (mode) onChange(p.tool, mode);
+                }}
+              >
+                {MODES.map((m) => (
+                  <option key={m.value} value={m.value}>
+                    {m.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : (
+            <span className="muted">{MODES.find((m) => m.value === p.mode)?.label}</span>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The instance owner's tool policy for new teams (Account page). */
+export function InstanceToolDefaults() {
+  const trpc = useTRPC();
+  const defaults = useQuery(trpc.account.toolDefaults.queryOptions());
+  const { refetch } = defaults;
+  const set = useMutation(trpc.account.setToolDefault.mutationOptions({ onSuccess: () => void refetch() }));
+  return (
+    <section aria-labelledby="tool-defaults-title" className="card tool-policy">
+      <h2 id="tool-defaults-title">Tools in new teams</h2>
+      <p className="muted hint">The tool policy every new team starts with; its owners can change it afterwards. Teams that exist keep theirs.</p>
+      {defaults.error && (
+        <p role="alert" className="error">
+          {defaults.error.message}
+        </p>
+      )}
+      <ToolModes tools={defaults.data ?? []} editable pending={set.isPending} onChange={(tool, mode) => set.mutate({ tool, mode })} />
+      {set.error && (
+        <p role="alert" className="error">
+          {set.error.message}
+        </p>
+      )}
+    </section>
+  );
+}
+
 export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string; isOwner: boolean; latestActionId: string | null }) {
   const trpc = useTRPC();
   const policy = useQuery(trpc.approvals.policy.queryOptions({ teamId }));
@@ -33,34 +94,7 @@ export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string
           {policy.error.message}
         </p>
       )}
-      <ul>
-        {policy.data?.tools.map((p) => (
-          <li key={p.tool} className="tool-mode">
-            <code>{p.tool}</code>
-            {isOwner ? (
-              <label>
-                <span className="sr-only">Mode of {p.tool}</span>
-                <select
-                  value={p.mode}
-                  disabled={set.isPending}
-                  onChange={(e) => {
-                    const mode = MODES.find((m) => m.value === e.target.value)?.value;
-                    if (mode) set.mutate({ teamId, tool: p.tool, mode });
-                  }}
-                >
-                  {MODES.map((m) => (
-                    <option key={m.value} value={m.value}>
-                      {m.label}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            ) : (
-              <span className="muted">{MODES.find((m) => m.value === p.mode)?.label}</span>
-            )}
-          </li>
-        ))}
-      </ul>
+      <ToolModes tools={policy.data?.tools ?? []} editable={isOwner} pending={set.isPending} onChange={(tool, mode) => set.mutate({ teamId, tool, mode })} />
       {set.error && (
         <p role="alert" className="error">
           {set.error.message}

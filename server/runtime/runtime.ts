@@ -72,6 +72,11 @@ export class Runtime {
     };
   }
 
+  /** The tool list every team starts from (every agent's is the same), before any policy. */
+  toolNames(): string[] {
+    return this.toolNamesFor(asSessionId(""));
+  }
+
   /** The names of an agent's tool list, before the policy (what a team's tool policy lists). */
   toolNamesFor(sessionId: SessionId): string[] {
     return this.services.toolsFor(sessionId).tools.map((t) => t.name);

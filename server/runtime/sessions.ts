@@ -5,7 +5,7 @@ import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../live/activity";
-import { cancelPending } from "./approvals";
+import { cancelPending, startingToolPolicy } from "./approvals";
 import type { Spend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { recordAction, type HumanActor } from "../people/actions";
@@ -134,6 +134,7 @@ export async function createSession(db: Db, input: { title: string; model: Model
 /** The creator (or forker) owns the new team; the action is recorded with it. */
 async function ownNewTeam(tx: Tx, teamId: SessionId, person: Person, action: "team_created" | "fork", detail: Record<string, unknown>) {
   await addOwner(tx, teamId, person);
+  await startingToolPolicy(tx, teamId);
   await recordAction(tx, { person, teamId }, action, { sessionId: teamId, detail });
 }
 

@@ -9,7 +9,8 @@ import { TOOL_MODES, type ToolMode } from "../runtime/approvals";
 
 // Each team's tool policy (SPEC.md §17): allow, ask (a person approves each call) or off (the
 // tool leaves every member's list). A tool without a row has its default: every built-in
-// tool is allowed. Owners change it; each change is attributed.
+// tool is allowed. Owners change it; each change is attributed. A new team starts with the
+// instance owner's defaults (runtime/approvals.ts startingToolPolicy copies them).
 
 export const ToolModeSchema = z.enum(TOOL_MODES);
 
@@ -58,4 +59,18 @@ export async function setApprovalExpiry(db: Db, by: HumanActor, minutes: number 
     await recordAction(tx, by, "tool_policy_set", { detail: { expiryMinutes: minutes } });
     await notifyActivity(tx, by.teamId, "team");
   });
+}
+
+/** The instance's defaults for new teams: every tool of the list with the mode a new team starts with. */
+export async function instanceToolDefaults(db: SqlRunner, toolNames: readonly string[]): Promise<{ tool: string; mode: ToolMode }[]> {
+  const rows = ModeRows.parse(await db.$queryRaw`SELECT tool_name, mode FROM instance_tool_defaults`);
+  const set = new Map(rows.map((r) => [r.tool_name, r.mode]));
+  return toolNames.map((tool) => ({ tool, mode: set.get(tool) ?? DEFAULT_TOOL_MODE }));
+}
+
+/** The instance owner sets the mode a tool has in teams created from now on (attributed on the row). */
+export async function setInstanceToolDefault(db: SqlRunner, by: { id: string; name: string }, toolNames: readonly string[], tool: string, mode: ToolMode): Promise<void> {
+  if (!toolNames.includes(tool)) throw new AppError("TOOL_NOT_FOUND", `No tool named "${tool}" on this server`, { tool });
+  await db.$executeRaw`INSERT INTO instance_tool_defaults (tool_name, mode, changed_by) VALUES (${tool}, ${mode}, ${JSON.stringify({ id: by.id, name: by.name })}::jsonb)
+    ON CONFLICT (tool_name) DO UPDATE SET mode = EXCLUDED.mode, changed_by = EXCLUDED.changed_by, updated_at = now()`;
 }

@@ -95,6 +95,8 @@ function baseInputs(): Record<string, Input | undefined> {
     "approvals.policy": { teamId: lead },
     "approvals.setExpiry": { teamId: lead, minutes: 30 },
     "approvals.setPolicy": { teamId: lead, tool: "current_time", mode: "allow" },
+    "account.toolDefaults": undefined,
+    "account.setToolDefault": { tool: "current_time", mode: "allow" },
     "account.instanceSettings": undefined,
     "account.setWebhooksPrivateOk": { allowed: false },
     "webhooks.list": { teamId: lead },

@@ -3,6 +3,7 @@ import { AppError } from "../../errors";
 import { LIMITS } from "../../limits";
 import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeAllApiTokens, revokeApiToken } from "../../people/api-tokens";
 import { instanceStatus, InstanceStatusSchema, privateWebhooksAllowed, setOpenSignUp, setPrivateWebhooksAllowed } from "../../people/instance";
+import { instanceToolDefaults, setInstanceToolDefault, ToolModeSchema } from "../../team/tool-policy";
 import { personProcedure, publicProcedure, router } from "../init";
 
 // The person's own account beside what Better Auth serves under /api/auth (sign-up, sign-in,
@@ -51,6 +52,21 @@ export const accountRouter = router({
     .mutation(async ({ ctx, input }) => {
       if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
       return { webhooksPrivateOk: await setPrivateWebhooksAllowed(ctx.db, input.allowed) };
+    }),
+
+  /** The tool policy new teams start with (the instance owner's). */
+  toolDefaults: sessionProcedure.output(z.array(z.object({ tool: z.string(), mode: ToolModeSchema }))).query(({ ctx }) => {
+    if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner sees its settings");
+    return instanceToolDefaults(ctx.db.sql, ctx.runtime.toolNames());
+  }),
+
+  setToolDefault: sessionProcedure
+    .input(z.object({ tool: z.string().min(1).max(LIMITS.toolNameChars), mode: ToolModeSchema }))
+    .output(z.object({ ok: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
+      await setInstanceToolDefault(ctx.db.sql, ctx.person, ctx.runtime.toolNames(), input.tool, input.mode);
+      return { ok: true as const };
     }),
 
   tokens: sessionProcedure.output(z.array(ApiTokenViewSchema)).query(({ ctx }) => listApiTokens(ctx.db, ctx.person.id)),

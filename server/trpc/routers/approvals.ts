@@ -59,7 +59,7 @@ export const approvalsRouter = router({
     }),
 
   setPolicy: personProcedure
-    .input(TeamRef.extend({ tool: z.string().min(1).max(128), mode: ToolModeSchema }))
+    .input(TeamRef.extend({ tool: z.string().min(1).max(LIMITS.toolNameChars), mode: ToolModeSchema }))
     .output(Ok)
     .mutation(async ({ ctx, input }) => {
       const by = await teamAccess(ctx, input.teamId, "own");
