@@ -95,4 +95,33 @@ describe("an approved call takes effect exactly once across crashes", () => {
     const rows = await t.db.teamMessage.findMany({ where: { senderSessionId: lead } });
     expect(rows.map((r) => ({ content: r.content, key: r.toolCallKey }))).toEqual([{ content: "approved once", key: callKey }]);
   });
+
+  it("a graceful shutdown while the approved call runs: the turn ends interrupted, the call is never run again", { timeout: TEST_TIMEOUT }, async () => {
+    const lead = await newTestSession(t.db, "shutdown-during");
+    const alpha = asSessionId(`ses_alpha_${lead.slice(-10)}`);
+    await t.db.session.create({ data: { id: alpha, teamId: lead, memberName: "alpha", title: "alpha", model: { provider: "scripted", model: "keyless" } } });
+    await t.db.teamMember.create({ data: { teamId: lead, name: "alpha", sessionId: alpha, description: "alpha", context: "fresh", phase: "active" } });
+    await askFirst(lead, "send_message");
+    const first = await spawnRuntime(t.url, { ...CHILD_ENV, RUNTIME_PAUSE_AFTER_EFFECT: "send_message", RUNTIME_DRIVE: "leads" });
+    await promptSession(t.db, lead, { text: '/tool send_message {"target":"alpha","message":"approved, then shut down"}' });
+    await approve(lead, await waitingId(lead));
+    const paused = await waitForLine(first, /^PAUSED send_message /, WAIT_MS);
+    const callKey = paused.split(" ")[2]!;
+    // SIGTERM while the call is between its effect and its result.
+    await first.kill("SIGTERM");
+    await waitForLine(first, /^STOPPED$/, WAIT_MS);
+    const stopped = await eventsOf(t.db, lead);
+    expect(stopped.filter((e) => e.payload.kind === "turn_end").map((e) => e.payload)).toEqual([expect.objectContaining({ reason: "interrupted" })]);
+    expect(resultsOf(stopped, "send_message")).toEqual([expect.objectContaining({ isError: false, output: expect.objectContaining({ status: "accepted" }) })]);
+
+    // The next process resumes the agent from the notice; the approved call is not sent again.
+    await spawnRuntime(t.url, { ...CHILD_ENV, RUNTIME_DRIVE: "leads" });
+    const resumed = await waitFor(async () => {
+      const ev = await eventsOf(t.db, lead);
+      return ev.filter((e) => e.payload.kind === "turn_end").length >= 2 ? ev : null;
+    }, WAIT_MS, "the resumed turn's end");
+    expect(resultsOf(resumed, "send_message")).toHaveLength(1);
+    const rows = await t.db.teamMessage.findMany({ where: { senderSessionId: lead } });
+    expect(rows.map((r) => ({ content: r.content, key: r.toolCallKey }))).toEqual([{ content: "approved, then shut down", key: callKey }]);
+  });
 });

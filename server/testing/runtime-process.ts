@@ -9,15 +9,17 @@
 //   SCRIPTED_MODEL_DELAY_MS, MAX_STEPS_PER_TURN, COMPACTION_BUDGET_TOKENS, and knobs of this
 //   script only: RUNTIME_DELTA_FLUSH_MS (default 10), RUNTIME_DB_POOL_SIZE (default 5),
 //   RUNTIME_TEAM=1 (wire the Agent Teams layer and the team playbook, as server/main.ts does),
-//   RUNTIME_PAUSE_AFTER_EFFECT=<tool name> (the first call of that tool stops for good right
-//   after its effect committed, before its result is reported: a crash window to kill in),
+//   RUNTIME_PAUSE_AFTER_EFFECT=<tool name> (the first call of that tool stops right after its
+//   effect committed, before its result is reported: a crash window to kill in; a graceful stop
+//   lets it go on, as a shutdown while a call runs),
 //   RUNTIME_DRIVE=all|leads|teammates (which agents this process may drive: multi-process
 //   tests put a team's members in different processes).
 //
 // Protocol on stdout, one line each:
 //   READY <ownerId>   the runtime started (recovery sweep done, heartbeats running)
 //   LOG <line>        a runtime log line (lease lost, crash recovery, …)
-//   PAUSED <tool> <callKey>   RUNTIME_PAUSE_AFTER_EFFECT reached its window (nothing more happens)
+//   PAUSED <tool> <callKey>   RUNTIME_PAUSE_AFTER_EFFECT reached its window (nothing more happens
+//                     until a graceful stop)
 //   STOPPED           graceful stop finished (SIGTERM / SIGINT): open turns ended as
 //                     interrupted, leases released, inboxes kept
 // Exit code 0 after a graceful stop, 1 on a start-up or stop failure.
@@ -65,6 +67,9 @@ async function main(): Promise<void> {
   await hub.start();
   const team = extra.RUNTIME_TEAM === "1";
   let paused = false;
+  // A graceful stop releases a paused call (a shutdown while the call runs); a kill never does.
+  let stopStarted!: () => void;
+  const stopping$ = new Promise<void>((resolve) => (stopStarted = resolve));
   const runtime = new Runtime({
     db,
     hub,
@@ -76,7 +81,7 @@ async function main(): Promise<void> {
       if (paused || toolName !== extra.RUNTIME_PAUSE_AFTER_EFFECT) return;
       paused = true;
       await out(`PAUSED ${toolName} ${callKey}`);
-      await new Promise<never>(() => undefined);
+      await stopping$;
     },
     log: (line) => void out(`LOG ${line.replace(/\n/g, "\\n")}`),
     ...(extra.RUNTIME_DRIVE === "all"
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
   let stopping: Promise<void> | null = null;
   const stop = (why: string) =>
     (stopping ??= (async () => {
+      stopStarted();
       const watchdog = setTimeout(() => {
         process.stderr.write(`runtime-process: graceful stop (${why}) took too long, exiting\n`);
         process.exit(1);
