@@ -284,15 +284,27 @@ function PrivateWebhooks() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const settings = useQuery(trpc.account.instanceSettings.queryOptions());
+  const [choice, setChoice] = useState<boolean | null>(null);
   const set = useMutation(
-    trpc.account.setWebhooksPrivateOk.mutationOptions({ onSuccess: (saved) => queryClient.setQueryData(trpc.account.instanceSettings.queryKey(), saved) }),
+    trpc.account.setWebhooksPrivateOk.mutationOptions({
+      onSuccess: (saved) => queryClient.setQueryData(trpc.account.instanceSettings.queryKey(), saved),
+      onSettled: () => setChoice(null),
+    }),
   );
   if (!settings.data) return null;
-  const checked = set.isPending && set.variables ? set.variables.allowed : settings.data.webhooksPrivateOk;
+  const checked = choice ?? settings.data.webhooksPrivateOk;
   return (
     <>
       <label className="check">
-        <input type="checkbox" checked={checked} disabled={set.isPending} onChange={(e) => set.mutate({ allowed: e.target.checked })} />
+        <input
+          type="checkbox"
+          checked={checked}
+          disabled={set.isPending}
+          onChange={(e) => {
+            setChoice(e.target.checked);
+            set.mutate({ allowed: e.target.checked });
+          }}
+        />
         Webhooks may reach private addresses
       </label>
       <p className="muted">

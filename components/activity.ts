@@ -78,6 +78,7 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return limits.length > 0 ? `${who} set the team budget to ${limits.join(" and ")}` : `${who} removed the team budget`;
     }
     case "tool_policy_set":
+      if ("planApproval" in d) return d.planApproval === true ? `${who} made the Lead's plans wait for approval` : `${who} let the Lead's plans start at once`;
       if ("expiryMinutes" in d) return typeof d.expiryMinutes === "number" ? `${who} set waiting requests to expire after ${d.expiryMinutes} min` : `${who} let waiting requests wait until decided`;
       return `${who} set ${String(d.tool)} to ${d.mode === "ask" ? "ask first" : d.mode === "off" ? "off" : "allowed"}`;
     case "approval_decided":
@@ -88,5 +89,7 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return `${who} added a webhook to ${String(d.url)}`;
     case "webhook_removed":
       return `${who} removed a webhook`;
+    case "plan_decided":
+      return `${who} ${d.approved === true ? "approved" : "sent back for revision"} the Lead's plan`;
   }
 }

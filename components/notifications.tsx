@@ -21,6 +21,7 @@ import { LIMITS } from "~/server/limits";
 export const NOTIFICATION_KINDS: Record<NotificationKind, string> = {
   "approval.requested": "Tool calls waiting for approval",
   "question.asked": "Questions from agents",
+  "plan.proposed": "Plans waiting for approval",
   "team.finished": "The Lead answered",
   "agent.failed": "An agent failed",
   "budget.reached": "A team reached its budget",

@@ -22,6 +22,7 @@ import { usePrefetchTranscript } from "./use-session-live";
 import { RoomCommands } from "./room-commands";
 import { SkipLinks } from "./skip-links";
 import { ViewerHint } from "./viewer-hint";
+import { PlanApproval } from "./plan-approval";
 import { WaitingRequests } from "./waiting-requests";
 import { NO_FILTERS, type TimelineFilters } from "./timeline";
 import { useTRPC } from "./trpc";
@@ -136,6 +137,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
         {phone && state && <RoomSwitcher current={currentItem(screen, location.view)} onPick={pick} />}
         {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
         {state && <WaitingRequests teamId={teamId} waiting={state.waiting} canAct={canAct} isOwner={state.myRole === "owner"} />}
+        {state && <PlanApproval teamId={teamId} boardKey={state.tasks} canAct={canAct} />}
         {error && (
           <p role="alert" className="error">
             {error.message}

@@ -100,8 +100,42 @@ export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string
           {set.error.message}
         </p>
       )}
+      {policy.data && <PlanSetting teamId={teamId} on={policy.data.planApproval} isOwner={isOwner} onSaved={refetch} />}
       {policy.data && <Expiry key={policy.data.expiryMinutes ?? "never"} teamId={teamId} minutes={policy.data.expiryMinutes} isOwner={isOwner} onSaved={() => void refetch()} />}
     </section>
+  );
+}
+
+/** Whether the tasks the Lead creates wait as a plan for a person's approval. */
+function PlanSetting({ teamId, on, isOwner, onSaved }: { teamId: string; on: boolean; isOwner: boolean; onSaved: () => Promise<unknown> }) {
+  const trpc = useTRPC();
+  // What the person just chose, until the saved setting is read back.
+  const [choice, setChoice] = useState<boolean | null>(null);
+  const save = useMutation(trpc.approvals.setPlanApproval.mutationOptions({ onSuccess: onSaved, onSettled: () => setChoice(null) }));
+  const checked = choice ?? on;
+  const said = checked ? "The tasks the Lead creates wait as a plan until a member or owner approves it." : "The Lead's tasks may start as soon as they are created.";
+  if (!isOwner) return <p className="muted hint">{said}</p>;
+  return (
+    <>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={checked}
+          disabled={save.isPending}
+          onChange={(e) => {
+            setChoice(e.target.checked);
+            save.mutate({ teamId, on: e.target.checked });
+          }}
+        />
+        The Lead&apos;s plans wait for approval
+      </label>
+      <p className="muted hint">{said}</p>
+      {save.error && (
+        <p role="alert" className="error">
+          {save.error.message}
+        </p>
+      )}
+    </>
   );
 }
 

@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   /** Someone decided or answered first (or the turn was stopped); the details say how it ended. */
   APPROVAL_NOT_PENDING: "CONFLICT",
   WEBHOOK_NOT_FOUND: "NOT_FOUND",
+  PLAN_NOT_FOUND: "NOT_FOUND",
   /** A webhook URL whose host is a private address, while the instance does not allow them. */
   WEBHOOK_PRIVATE_ADDRESS: "BAD_REQUEST",
   /** A team already has LIMITS.webhooksPerTeam webhooks; remove one first. */
@@ -111,6 +112,8 @@ export const ERROR_CODES = {
   TEAM_TASK_DELETED: "CONFLICT",
   /** The task waits for unfinished blockers. Complete them first. */
   TEAM_TASK_BLOCKED: "PRECONDITION_FAILED",
+  /** The task belongs to a plan that waits for a person's approval (or was sent back for revision). */
+  TEAM_TASK_PLAN_PENDING: "PRECONDITION_FAILED",
   /** Another member owns the task. */
   TEAM_TASK_ALREADY_CLAIMED: "CONFLICT",
   /** Only the task's owner or the Lead may do this (reassign: the Lead only). */

@@ -41,5 +41,6 @@ export const newApprovalId = () => newId("apr");
 /** A batch of notifications: one id stem, each row adds its position. */
 export const newNotificationStem = () => newId("ntf");
 export const newWebhookId = () => newId("whk");
+export const newPlanId = () => newId("pln");
 /** A batch of webhook deliveries (the webhook-id header): one stem, each row adds its position. */
 export const newWebhookMessageId = () => newId("msg");

@@ -33,6 +33,7 @@ export const PersonActionKindSchema = z.enum([
   "question_answered",
   "webhook_added",
   "webhook_removed",
+  "plan_decided",
 ]);
 export type PersonActionKind = z.infer<typeof PersonActionKindSchema>;
 
@@ -66,6 +67,7 @@ const NEEDS: Record<PersonActionKind, Need | null> = {
   question_answered: "act",
   webhook_added: "own",
   webhook_removed: "own",
+  plan_decided: "act",
 };
 
 export const PersonActionViewSchema = z.object({

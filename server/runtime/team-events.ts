@@ -9,7 +9,7 @@ import type { SessionId, TurnId } from "../ids";
 // reports, so it exists exactly when that committed; its dedupe key makes a writer that runs
 // twice (a recovery, a retried commit) record it once. team/dispatch.ts fans each row out once.
 
-export const TEAM_EVENT_KINDS = ["approval.requested", "question.asked", "team.finished", "agent.failed", "budget.reached", "mention"] as const;
+export const TEAM_EVENT_KINDS = ["approval.requested", "question.asked", "plan.proposed", "team.finished", "agent.failed", "budget.reached", "mention"] as const;
 export const TeamEventKindSchema = z.enum(TEAM_EVENT_KINDS);
 export type TeamEventKind = z.infer<typeof TeamEventKindSchema>;
 
@@ -17,6 +17,7 @@ export type TeamEventKind = z.infer<typeof TeamEventKindSchema>;
 export const TeamEventDataSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("approval.requested"), approvalId: z.string(), member: z.string(), toolName: z.string() }),
   z.object({ kind: z.literal("question.asked"), approvalId: z.string(), member: z.string(), question: z.string() }),
+  z.object({ kind: z.literal("plan.proposed"), planId: z.string() }),
   z.object({ kind: z.literal("team.finished"), member: z.string(), text: z.string() }),
   z.object({ kind: z.literal("agent.failed"), member: z.string(), error: z.string() }),
   z.object({ kind: z.literal("budget.reached") }),

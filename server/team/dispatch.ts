@@ -19,7 +19,7 @@ const PeopleRows = z.array(z.object({ user_id: z.string(), role: z.string() }));
 
 /** Who of a team's people hears of an event: deciders for requests, the named for mentions, everyone else for the rest. */
 function recipients(data: TeamEventData, people: { user_id: string; role: string }[]): string[] {
-  if (data.kind === "approval.requested" || data.kind === "question.asked") return people.filter((p) => p.role !== "viewer").map((p) => p.user_id);
+  if (data.kind === "approval.requested" || data.kind === "question.asked" || data.kind === "plan.proposed") return people.filter((p) => p.role !== "viewer").map((p) => p.user_id);
   if (data.kind === "mention") return people.filter((p) => data.userIds.includes(p.user_id)).map((p) => p.user_id);
   return people.map((p) => p.user_id);
 }
@@ -31,6 +31,8 @@ export function notificationText(data: TeamEventData, team: string): { title: st
       return { title: `${data.member} asks to run ${data.toolName}`, body: `In ${team}: approve or deny.` };
     case "question.asked":
       return { title: `${data.member} asks: ${data.question}`, body: `In ${team}.` };
+    case "plan.proposed":
+      return { title: `The Lead of ${team} proposes a plan`, body: "Its tasks wait until a member or owner approves it, or asks for a revision." };
     case "team.finished":
       return { title: `${team}: the Lead answered`, body: data.text };
     case "agent.failed":

@@ -70,6 +70,14 @@ const MATRIX: Record<string, Row> = {
   "account.revokeAllTokens": { need: "signedIn", input: () => undefined },
 
   "approvals.pending": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
+  "approvals.plans": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
+  "approvals.decidePlan": {
+    need: "act",
+    target: "team",
+    input: (t) => ({ teamId: t.lead, planId: "pln_placeholder", approve: true }),
+    passes: { member: "PLAN_NOT_FOUND", owner: "PLAN_NOT_FOUND", token: "PLAN_NOT_FOUND" },
+  },
+  "approvals.setPlanApproval": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, on: false }) },
   "approvals.decide": {
     need: "act",
     target: "team",

@@ -2,6 +2,7 @@ import type { Tx } from "../../db/client";
 import type { Prisma, TeamTask } from "../../db/generated/client";
 import { AppError } from "../../errors";
 import { resolveActiveMember, type Membership } from "../membership";
+import { planHold } from "../plans";
 import { checkAcyclic, checkDependenciesExist } from "./dependencies";
 import type { Change } from "./input";
 import { formatTaskId, taskNumbers } from "./schema";
@@ -69,6 +70,8 @@ export async function decide(tx: Tx, actor: Membership, task: TeamTask, change: 
         });
       }
       if (task.status === "in_progress") throw transition("you already own it and it is in progress");
+      const held = await planHold(tx, teamId, task.planId, taskId);
+      if (held) throw held;
       const waitingFor = await unfinishedBlockers();
       if (waitingFor.length > 0) throw blocked(waitingFor);
       return { status: "in_progress", ownerSessionId: actor.sessionId };
@@ -108,6 +111,8 @@ export async function decide(tx: Tx, actor: Membership, task: TeamTask, change: 
         throw transition(`it is ${task.status}; only pending or in-progress tasks can be reassigned`);
       }
       if (change.owner === null) return { status: "pending", ownerSessionId: null };
+      const held = await planHold(tx, teamId, task.planId, taskId);
+      if (held) throw held;
       const { sessionId: ownerSessionId } = await resolveActiveMember(tx, actor.teamId, change.owner, "task");
       const waitingFor = await unfinishedBlockers();
       if (waitingFor.length > 0) throw blocked(waitingFor);

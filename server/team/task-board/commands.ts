@@ -3,6 +3,7 @@ import { AppError } from "../../errors";
 import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../limits";
 import { notifyActivity } from "../../live/activity";
 import { recordMentions } from "../mentions";
+import { isRevised, planForLeadTask } from "../plans";
 import { recordAction, type HumanActor } from "../../people/actions";
 import { assertMembership, lockTeam, type Membership } from "../membership";
 import { decide } from "./actions";
@@ -64,6 +65,8 @@ export async function createTask(
     }
     await checkDependenciesExist(tx, teamId, blockedBy);
     await tx.team.update({ where: { id: teamId }, data: { nextTaskNumber: number + 1 } });
+    // The Lead's own tasks wait as a plan when the team asks for it (a person's do not).
+    const planId = actor.isLead && !by ? await planForLeadTask(tx, teamId) : null;
     const row = await tx.teamTask.create({
       data: {
         teamId,
@@ -77,6 +80,7 @@ export async function createTask(
         writeScopes,
         createdBy: actor.name,
         changedBy: asJson(changedBy(actor, by)),
+        planId,
       },
     });
     if (by) await recordAction(tx, by, "task_changed", { detail: { taskId: formatTaskId(number), action: "create" } });
@@ -132,9 +136,11 @@ export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTas
     }
 
     const data = await decide(tx, actor, task, change);
+    // The Lead changing a task of a plan sent back for revision puts it in the plan it makes now.
+    const replanned = actor.isLead && !by && (await isRevised(tx, task.planId)) ? { planId: await planForLeadTask(tx, teamId) } : {};
     const row = await tx.teamTask.update({
       where: { teamId_number: { teamId, number }, revision: task.revision },
-      data: { ...data, changedBy: asJson(changedBy(actor, by)), revision: { increment: 1 }, updatedAt: new Date() },
+      data: { ...data, ...replanned, changedBy: asJson(changedBy(actor, by)), revision: { increment: 1 }, updatedAt: new Date() },
     });
     if (by) await recordAction(tx, by, "task_changed", { detail: { taskId, action: parsed.action } });
     if (row.subject !== task.subject || row.description !== task.description) await mentionsIn(tx, actor, by, row);

@@ -6,6 +6,7 @@ import { approvalExpiryOf, setApprovalExpiry, setToolMode, ToolModeSchema, toolP
 import { teamAccess } from "../access";
 import { personProcedure, router } from "../init";
 import { TeamRef } from "../schemas";
+import { decidePlan, pendingPlans, planApprovalOf, PlanViewSchema, setPlanApproval } from "../../team/plans";
 
 // People in control (SPEC.md §17): what waits for people in a team, deciding and answering it,
 // and the team's tool policy. Members and owners decide and answer; viewers see; owners set
@@ -43,10 +44,40 @@ export const approvalsRouter = router({
   /** Every tool of the team's list with its mode, and how long requests wait before they expire. */
   policy: personProcedure
     .input(TeamRef)
-    .output(z.object({ tools: z.array(z.object({ tool: z.string(), mode: ToolModeSchema })), expiryMinutes: z.number().int().nullable() }))
+    .output(
+      z.object({ tools: z.array(z.object({ tool: z.string(), mode: ToolModeSchema })), expiryMinutes: z.number().int().nullable(), planApproval: z.boolean() }),
+    )
     .query(async ({ ctx, input }) => {
       const { teamId } = await teamAccess(ctx, input.teamId, "view");
-      return { tools: await toolPolicyOf(ctx.db.sql, teamId, ctx.runtime.toolNamesFor(teamId)), expiryMinutes: await approvalExpiryOf(ctx.db.sql, teamId) };
+      return {
+        tools: await toolPolicyOf(ctx.db.sql, teamId, ctx.runtime.toolNamesFor(teamId)),
+        expiryMinutes: await approvalExpiryOf(ctx.db.sql, teamId),
+        planApproval: await planApprovalOf(ctx.db, teamId),
+      };
+    }),
+
+  /** The Lead's plans waiting for a person (plan approval on), each with its tasks. */
+  plans: personProcedure
+    .input(TeamRef)
+    .output(z.array(PlanViewSchema))
+    .query(async ({ ctx, input }) => pendingPlans(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId)),
+
+  /** Approve a plan (its tasks may start) or send it back with a note for the Lead; the first decision wins. */
+  decidePlan: personProcedure
+    .input(TeamRef.extend({ planId: z.string().min(1).max(64), approve: z.boolean(), note: z.string().trim().max(LIMITS.decisionNoteChars).optional() }))
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      await decidePlan(ctx.db, await teamAccess(ctx, input.teamId, "act"), input.planId, { approve: input.approve, note: input.note || null });
+      return { ok: true as const };
+    }),
+
+  /** Owners: the tasks the Lead creates wait as a plan for a person's approval, or not. */
+  setPlanApproval: personProcedure
+    .input(TeamRef.extend({ on: z.boolean() }))
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      await setPlanApproval(ctx.db, await teamAccess(ctx, input.teamId, "own"), input.on);
+      return { ok: true as const };
     }),
 
   /** Pending requests older than this end as expired, which the agent reads as a refusal (null: never). */

@@ -1,0 +1,75 @@
+"use client";
+
+import { useMutation, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { useTRPC } from "./trpc";
+import { RelativeTime } from "./ui/relative-time";
+import { useRefetchOn } from "./use-refetch-on";
+import { LIMITS } from "~/server/limits";
+
+// The Lead's plans waiting for a person (plan approval, SPEC.md §17): its tasks, with Approve
+// (they may start) and Revise (the note goes to the Lead). Shown beside "Waiting for people" to
+// everyone; members and owners decide. Read again whenever the board changes.
+
+export function PlanApproval({ teamId, boardKey, canAct }: { teamId: string; boardKey: unknown; canAct: boolean }) {
+  const trpc = useTRPC();
+  const plans = useQuery(trpc.approvals.plans.queryOptions({ teamId }));
+  const { refetch } = plans;
+  useRefetchOn(refetch, boardKey);
+  if (!plans.data || plans.data.length === 0) return null;
+  return (
+    <section className="waiting" aria-labelledby="plans-title">
+      <h2 id="plans-title">
+        Plans waiting for approval <span className="badge badge-waiting-for-approval">{plans.data.length}</span>
+      </h2>
+      <ul>
+        {plans.data.map((p) => (
+          <li key={p.id} className="waiting-item" aria-label={`The Lead's plan of ${p.tasks.length} tasks`}>
+            <p className="waiting-what">
+              <strong>The Lead</strong> proposes {p.tasks.length === 1 ? "a task" : `${p.tasks.length} tasks`}{" "}
+              <span className="muted waiting-meta">
+                <RelativeTime at={p.createdAt} />
+              </span>
+            </p>
+            <ol className="plan-tasks">
+              {p.tasks.map((t) => (
+                <li key={t.id}>
+                  <code>{t.id}</code> {t.subject}
+                </li>
+              ))}
+            </ol>
+            {canAct && <Decide teamId={teamId} planId={p.id} onDone={() => void refetch()} />}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Decide({ teamId, planId, onDone }: { teamId: string; planId: string; onDone: () => void }) {
+  const trpc = useTRPC();
+  const [note, setNote] = useState("");
+  const decide = useMutation(trpc.approvals.decidePlan.mutationOptions({ onSuccess: onDone }));
+  const send = (approve: boolean) => decide.mutate({ teamId, planId, approve, note: note.trim() || undefined });
+  return (
+    <>
+      <div className="row waiting-actions">
+        <label className="grow">
+          <span className="sr-only">Note to the Lead about its plan</span>
+          <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="Note (needed to revise)" maxLength={LIMITS.decisionNoteChars} />
+        </label>
+        <button type="button" disabled={decide.isPending} onClick={() => send(true)}>
+          Approve plan
+        </button>
+        <button type="button" className="secondary" disabled={decide.isPending || note.trim() === ""} onClick={() => send(false)}>
+          Revise
+        </button>
+      </div>
+      {decide.error && (
+        <p role="alert" className="error">
+          {decide.error.message}
+        </p>
+      )}
+    </>
+  );
+}
