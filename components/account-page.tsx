@@ -10,6 +10,7 @@ import { leaveToSignIn, useAccountStatus } from "./use-account";
 import { LIMITS } from "~/server/limits";
 import { PasswordField } from "./form-fields";
 import { InstanceToolDefaults } from "./tool-policy";
+import { SettingCheckbox } from "./ui/setting-checkbox";
 
 // /account: display name, password, signing out (here or everywhere), personal API tokens,
 // and, for the instance's owner, whether anyone may sign up.
@@ -240,30 +241,15 @@ function ApiTokens() {
 function InstanceSettings({ openSignUp }: { openSignUp: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  // What the person just chose, until the server's answer is read back.
-  const [choice, setChoice] = useState<boolean | null>(null);
   const set = useMutation(
-    trpc.account.setOpenSignUp.mutationOptions({
-      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.account.status.queryKey() }),
-      onSettled: () => setChoice(null),
-    }),
+    trpc.account.setOpenSignUp.mutationOptions({ onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.account.status.queryKey() }) }),
   );
-  const checked = choice ?? openSignUp;
   return (
     <section aria-labelledby="instance" className="card">
       <h2 id="instance">This instance</h2>
-      <label className="check">
-        <input
-          type="checkbox"
-          checked={checked}
-          disabled={set.isPending}
-          onChange={(e) => {
-            setChoice(e.target.checked);
-            set.mutate({ open: e.target.checked });
-          }}
-        />
+      <SettingCheckbox saved={openSignUp} pending={set.isPending} save={(open) => set.mutateAsync({ open })}>
         Anyone can sign up
-      </label>
+      </SettingCheckbox>
       <p className="muted">
         {openSignUp
           ? "Anyone who reaches this server can make an account (they see only the teams they are invited to)."
@@ -284,31 +270,17 @@ function PrivateWebhooks() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const settings = useQuery(trpc.account.instanceSettings.queryOptions());
-  const [choice, setChoice] = useState<boolean | null>(null);
   const set = useMutation(
-    trpc.account.setWebhooksPrivateOk.mutationOptions({
-      onSuccess: (saved) => queryClient.setQueryData(trpc.account.instanceSettings.queryKey(), saved),
-      onSettled: () => setChoice(null),
-    }),
+    trpc.account.setWebhooksPrivateOk.mutationOptions({ onSuccess: (saved) => queryClient.setQueryData(trpc.account.instanceSettings.queryKey(), saved) }),
   );
   if (!settings.data) return null;
-  const checked = choice ?? settings.data.webhooksPrivateOk;
   return (
     <>
-      <label className="check">
-        <input
-          type="checkbox"
-          checked={checked}
-          disabled={set.isPending}
-          onChange={(e) => {
-            setChoice(e.target.checked);
-            set.mutate({ allowed: e.target.checked });
-          }}
-        />
+      <SettingCheckbox saved={settings.data.webhooksPrivateOk} pending={set.isPending} save={(allowed) => set.mutateAsync({ allowed })}>
         Webhooks may reach private addresses
-      </label>
+      </SettingCheckbox>
       <p className="muted">
-        {checked
+        {settings.data.webhooksPrivateOk
           ? "Team webhooks may post to loopback and local-network addresses (a receiver next to this server)."
           : "Team webhooks post only to public addresses, so nobody can use one to reach this server's own network."}
       </p>

@@ -5,6 +5,7 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { LIMITS } from "~/server/limits";
 import { useTRPC } from "./trpc";
+import { SettingCheckbox } from "./ui/setting-checkbox";
 
 // The team's tool policy (SPEC.md §17): each tool of the agents' list is allowed, asks a person
 // first, or is off (gone from every member's list). Owners change it; everyone sees it. Re-read
@@ -109,26 +110,14 @@ export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string
 /** Whether the tasks the Lead creates wait as a plan for a person's approval. */
 function PlanSetting({ teamId, on, isOwner, onSaved }: { teamId: string; on: boolean; isOwner: boolean; onSaved: () => Promise<unknown> }) {
   const trpc = useTRPC();
-  // What the person just chose, until the saved setting is read back.
-  const [choice, setChoice] = useState<boolean | null>(null);
-  const save = useMutation(trpc.approvals.setPlanApproval.mutationOptions({ onSuccess: onSaved, onSettled: () => setChoice(null) }));
-  const checked = choice ?? on;
-  const said = checked ? "The tasks the Lead creates wait as a plan until a member or owner approves it." : "The Lead's tasks may start as soon as they are created.";
+  const save = useMutation(trpc.approvals.setPlanApproval.mutationOptions({ onSuccess: onSaved }));
+  const said = on ? "The tasks the Lead creates wait as a plan until a member or owner approves it." : "The Lead's tasks may start as soon as they are created.";
   if (!isOwner) return <p className="muted hint">{said}</p>;
   return (
     <>
-      <label className="check">
-        <input
-          type="checkbox"
-          checked={checked}
-          disabled={save.isPending}
-          onChange={(e) => {
-            setChoice(e.target.checked);
-            save.mutate({ teamId, on: e.target.checked });
-          }}
-        />
+      <SettingCheckbox saved={on} pending={save.isPending} save={(value) => save.mutateAsync({ teamId, on: value })}>
         The Lead&apos;s plans wait for approval
-      </label>
+      </SettingCheckbox>
       <p className="muted hint">{said}</p>
       {save.error && (
         <p role="alert" className="error">
