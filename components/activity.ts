@@ -86,7 +86,7 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
     case "question_answered":
       return `${who} answered ${String(d.member)}'s question`;
     case "webhook_added":
-      return `${who} added a webhook to ${String(d.url)}`;
+      return `${who} added a webhook to ${String(d.host)}`;
     case "webhook_removed":
       return `${who} removed a webhook`;
     case "plan_decided":

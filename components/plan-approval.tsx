@@ -9,13 +9,16 @@ import { LIMITS } from "~/server/limits";
 
 // The Lead's plans waiting for a person (plan approval, SPEC.md §17): its tasks, with Approve
 // (they may start) and Revise (the note goes to the Lead). Shown beside "Waiting for people" to
-// everyone; members and owners decide. Read again whenever the board changes.
+// everyone; members and owners decide on what they read (a plan changed since is refused).
+// Read again whenever the board changes or someone acts.
 
-export function PlanApproval({ teamId, boardKey, canAct }: { teamId: string; boardKey: unknown; canAct: boolean }) {
+export function PlanApproval({ teamId, boardKey, actionKey, canAct }: { teamId: string; boardKey: unknown; actionKey: unknown; canAct: boolean }) {
   const trpc = useTRPC();
   const plans = useQuery(trpc.approvals.plans.queryOptions({ teamId }));
   const { refetch } = plans;
+  // A board change may add to a plan; a person's decision is an action.
   useRefetchOn(refetch, boardKey);
+  useRefetchOn(refetch, actionKey);
   if (!plans.data || plans.data.length === 0) return null;
   return (
     <section className="waiting" aria-labelledby="plans-title">
@@ -38,7 +41,7 @@ export function PlanApproval({ teamId, boardKey, canAct }: { teamId: string; boa
                 </li>
               ))}
             </ol>
-            {canAct && <Decide teamId={teamId} planId={p.id} onDone={() => void refetch()} />}
+            {canAct && <Decide teamId={teamId} planId={p.id} seen={p.tasks} onDone={() => void refetch()} />}
           </li>
         ))}
       </ul>
@@ -46,11 +49,11 @@ export function PlanApproval({ teamId, boardKey, canAct }: { teamId: string; boa
   );
 }
 
-function Decide({ teamId, planId, onDone }: { teamId: string; planId: string; onDone: () => void }) {
+function Decide({ teamId, planId, seen, onDone }: { teamId: string; planId: string; seen: { id: string; revision: number }[]; onDone: () => void }) {
   const trpc = useTRPC();
   const [note, setNote] = useState("");
   const decide = useMutation(trpc.approvals.decidePlan.mutationOptions({ onSuccess: onDone }));
-  const send = (approve: boolean) => decide.mutate({ teamId, planId, approve, note: note.trim() || undefined });
+  const send = (approve: boolean) => decide.mutate({ teamId, planId, approve, note: note.trim() || undefined, seen: seen.map(({ id, revision }) => ({ id, revision })) });
   return (
     <>
       <div className="row waiting-actions">

@@ -137,7 +137,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
         {phone && state && <RoomSwitcher current={currentItem(screen, location.view)} onPick={pick} />}
         {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
         {state && <WaitingRequests teamId={teamId} waiting={state.waiting} canAct={canAct} isOwner={state.myRole === "owner"} />}
-        {state && <PlanApproval teamId={teamId} boardKey={state.tasks} canAct={canAct} />}
+        {state && <PlanApproval teamId={teamId} boardKey={state.tasks} actionKey={state.actions[0]?.id ?? null} canAct={canAct} />}
         {error && (
           <p role="alert" className="error">
             {error.message}

@@ -70,6 +70,8 @@ export const ERROR_CODES = {
   APPROVAL_NOT_PENDING: "CONFLICT",
   WEBHOOK_NOT_FOUND: "NOT_FOUND",
   PLAN_NOT_FOUND: "NOT_FOUND",
+  /** The plan's tasks changed after the person read it; read it again before deciding. */
+  PLAN_CHANGED: "CONFLICT",
   /** A webhook URL whose host is a private address, while the instance does not allow them. */
   WEBHOOK_PRIVATE_ADDRESS: "BAD_REQUEST",
   /** A team already has LIMITS.webhooksPerTeam webhooks; remove one first. */

@@ -17,6 +17,8 @@ export const LIMITS = {
   /** Notifications per page of a person's inbox (and in its live feed). */
   notificationPage: 50,
   webhookUrlChars: 2_000,
+  /** The most tasks a plan decision names (a board holds far fewer live tasks). */
+  maxTasksPerPlanView: 1_000,
   /** A tool's name, as a policy names it (built-in names are short; MCP names are prefixed). */
   toolNameChars: 128,
   webhooksPerTeam: 10,

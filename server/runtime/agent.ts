@@ -34,7 +34,7 @@ import {
   type Statement,
 } from "./session-log";
 import { storedAbortRequest } from "./sessions";
-import { releaseReservation, stepNeed, type StepNeed, type StepReserver } from "./step-reserve";
+import { releaseReservation, stepNeed, StepWaitAborted, type StepNeed, type StepReserver } from "./step-reserve";
 import { runTool, toolCallKey, toolSpec, type ToolDefinition, type ToolsetOptions } from "./tools";
 import type { ToolMode } from "./approvals";
 import { callTool, notRunResults, parkedCalls, type CallScope } from "./waiting-calls";
@@ -107,6 +107,8 @@ export class AgentDriver {
   private turnAbort: AbortController | null = null;
   private abortKind: AbortKind | null = null;
   private closing: AbortKind | null = null;
+  /** Aborted when the driver closes: what it waits for outside a turn's model call stops waiting. */
+  private readonly lifetime = new AbortController();
   private tools = new Map<string, ToolDefinition>();
   private allTools: ToolDefinition[] = [];
   private modes: ReadonlyMap<string, ToolMode> = new Map();
@@ -152,6 +154,7 @@ export class AgentDriver {
   /** Graceful shutdown: the open turn ends as interrupted, the inbox stays for the next process. */
   async shutdown(kind: "shutdown" | "lease_lost" = "shutdown"): Promise<void> {
     this.closing = kind;
+    this.lifetime.abort();
     this.abortTurn(kind);
     this.wake();
     await this.done;
@@ -369,7 +372,12 @@ export class AgentDriver {
       { firstStep: true, need: () => this.stepNeed(settings.model) },
       context,
       { set: Prisma.sql`active_turn_id = ${turnId}, abort_request = NULL, status = 'running'` },
-    );
+    ).catch((e: unknown) => {
+      // Closing while the first step waited for room under the spending limit: nothing started.
+      if (e instanceof StepWaitAborted) return "closing" as const;
+      throw e;
+    });
+    if (started === "closing") return;
     if (started === "budget") return "over budget";
     if (started.events.length === 0) {
       // No input to start with after all: the step's reservation goes.
@@ -540,7 +548,7 @@ export class AgentDriver {
     // statements (longer steps at 200 agents).
     const reads = new BatchedSql(this.svc.db.sql);
     const [room, contextPayloads] = await Promise.all([
-      this.svc.reserveStep?.(this.svc.db, this.sessionId, this.lease, reads, need) ?? { maxOutputTokens: null },
+      this.svc.reserveStep?.(this.svc.db, this.sessionId, this.lease, reads, need, this.lifetime.signal) ?? { maxOutputTokens: null },
       this.contextPayloads(reads, context),
     ]);
     if (room === "budget") {

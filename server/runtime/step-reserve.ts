@@ -35,9 +35,24 @@ export type StepRoom = "budget" | { maxOutputTokens: number | null };
 /**
  * Reserves a step's most against the session's spending limit. Its first read goes through
  * `reads` (beside the runtime context's, in one round trip); a session without a limit costs
- * nothing more. `need` is asked for only under a limit.
+ * nothing more. `need` is asked for only under a limit. A step that would fit but for other
+ * steps in flight waits for them (until `signal` aborts: then it throws StepWaitAborted).
  */
-export type StepReserver = (db: Db, sessionId: SessionId, lease: Lease, reads: SqlRunner, need: () => StepNeed) => Promise<StepRoom>;
+export type StepReserver = (
+  db: Db,
+  sessionId: SessionId,
+  lease: Lease,
+  reads: SqlRunner,
+  need: () => StepNeed,
+  signal?: AbortSignal,
+) => Promise<StepRoom>;
+
+/** A step's wait for room ended because its driver is closing: the step did not start. */
+export class StepWaitAborted extends Error {
+  constructor() {
+    super("aborted while waiting for room under the spending limit");
+  }
+}
 
 /**
  * The output a step may ask for within `room`, or null when less than the minimum fits: its

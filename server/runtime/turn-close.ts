@@ -105,8 +105,14 @@ export async function tryCompleteTurn<T>(
     undefined,
     { from: reply.payloads.length, when: noSteer },
   );
-  // The team is told when its Lead answered (the turn ended: the active turn was cleared).
-  const told = turnEndEvent(sessionId, turnId, { reason: "completed", text: replyText(reply) }, Prisma.sql`active_turn_id IS NULL`);
+  // The team is told when its Lead answered: the turn ended here (the active turn was cleared
+  // while the lease is still ours; a batch whose lease was lost appended nothing).
+  const told = turnEndEvent(
+    sessionId,
+    turnId,
+    { reason: "completed", text: replyText(reply) },
+    Prisma.sql`active_turn_id IS NULL AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`,
+  );
   const [locked, appendedRows, , after] = await scope.db.sql.batch([lock.sql, append.sql, told, then.sql]);
   lock.read(locked!.rows);
   const events = append.read(appendedRows!.rows);

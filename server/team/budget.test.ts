@@ -9,6 +9,7 @@ import { createTestPerson } from "../testing/people";
 import { runtimeTest } from "../testing/fixtures";
 import { waitFor } from "../testing/runtime-harness";
 import { createSession, promptSession } from "../runtime/sessions";
+import { StepWaitAborted } from "../runtime/step-reserve";
 import { reserveStep, setBudget, teamBudget } from "./budget";
 import { teamPlaybook } from "./playbook";
 import { listMembers } from "./roster";
@@ -79,9 +80,9 @@ describe("team budgets", () => {
     expect(await reserveStep(rt.db, ann, lease, rt.db.sql, need(500, 1_024, price))).toEqual({ maxOutputTokens: 750 });
     expect(await reserved(rt.db, lead)).toEqual([["ann", 1_250, 2_000_000]]);
 
-    // Bob's step finds nothing left beside Ann's: it does not start, and the room is told the
-    // team stopped (a `team` notification committed with the mark; a listener started now hears
-    // no earlier commit's).
+    // Bob's step would cross the budget even without Ann's (its input alone costs 2,500,000): it
+    // does not start, and the room is told the team stopped (a `team` notification committed
+    // with the mark; a listener started now hears no earlier commit's).
     const listener = new pg.Client({ connectionString: tdb.url });
     await listener.connect();
     try {
@@ -92,7 +93,7 @@ describe("team budgets", () => {
         }),
       );
       await listener.query(`LISTEN ${ACTIVITY_CHANNEL}`);
-      expect(await reserveStep(rt.db, bob, lease, rt.db.sql, need(1, 1_024, price))).toBe("budget");
+      expect(await reserveStep(rt.db, bob, lease, rt.db.sql, need(2_500, 1_024, price))).toBe("budget");
       await told;
     } finally {
       await listener.end();
@@ -108,18 +109,35 @@ describe("team budgets", () => {
     expect(await reserved(rt.db, lead)).toEqual([["ann", 1_250, 2_000_000]]);
   });
 
-  it("steps reserved at the same moment: only as many as fit get room", async ({ rt }) => {
+  it("steps reserved at the same moment: as many as fit get room, the others wait for the steps in flight", async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Dot");
     const lead = asSessionId((await createSession(rt.db, { title: "Racing", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     const members = await Promise.all(["m1", "m2", "m3", "m4", "m5", "m6"].map((n) => heldMember(rt.db, lead, n)));
     // 2,000 tokens a step (1,000 in, 1,000 out at most); the budget holds exactly three.
     await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 6_000, costNanos: null });
-    const rooms = await Promise.all(members.map((m) => reserveStep(rt.db, m, lease, rt.db.sql, need(1_000, 1_000))));
-    // The first three to take the team row's lock get their whole limit; the fourth finds 0
-    // tokens left and stops the team, and the rest find it stopped.
-    expect(rooms.filter((r) => r !== "budget")).toEqual([{ maxOutputTokens: 1_000 }, { maxOutputTokens: 1_000 }, { maxOutputTokens: 1_000 }]);
-    const held = await reserved(rt.db, lead);
-    expect(held.reduce((sum, [, tokens]) => sum + Number(tokens), 0)).toBe(6_000);
+    const closing = new AbortController();
+    const outcomes: (string | { maxOutputTokens: number | null })[] = [];
+    const attempts = members.map((m) =>
+      reserveStep(rt.db, m, lease, rt.db.sql, need(1_000, 1_000), closing.signal).then(
+        (room) => void outcomes.push(room),
+        (e: unknown) => void outcomes.push(e instanceof StepWaitAborted ? "aborted" : String(e)),
+      ),
+    );
+    // The first three to take the team row's lock get their whole limit; the others would fit
+    // the spend (nothing yet), so they wait for the steps in flight instead of stopping the team.
+    await waitFor(async () => outcomes.length === 3 || null, 20_000, "three reservations");
+    expect(outcomes).toEqual([{ maxOutputTokens: 1_000 }, { maxOutputTokens: 1_000 }, { maxOutputTokens: 1_000 }]);
+    expect((await reserved(rt.db, lead)).reduce((sum, [, tokens]) => sum + Number(tokens), 0)).toBe(6_000);
+
+    // Their replies are recorded (1,200 tokens each) and release the rest: room for one more
+    // whole step (2,400 left); the last two still wait, and end when their drivers close.
+    await rt.db.session.updateMany({ where: { teamId: lead, reservedTokens: { gt: 0 } }, data: { reservedTokens: 0, reservedCostNanos: 0, spentOutputTokens: 1_200 } });
+    await waitFor(async () => outcomes.length === 4 || null, 20_000, "a fourth reservation");
+    expect(outcomes[3]).toEqual({ maxOutputTokens: 1_000 });
+    closing.abort();
+    await Promise.all(attempts);
+    expect(outcomes.slice(4)).toEqual(["aborted", "aborted"]);
+    expect((await teamBudget(rt.db, lead)).stoppedAt).toBeNull();
   });
 
   it("a keyless team binds to its budget: it stops before crossing it, and finishes after a raise", { timeout: 180_000 }, async ({ rt }) => {

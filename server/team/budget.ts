@@ -9,7 +9,9 @@ import { tokensOfChars } from "../models/estimate";
 import { recordAction, type HumanActor } from "../people/actions";
 import { leaseLost } from "../runtime/session-log";
 import { spendOf, SpendRowSchema, teamSpendSums } from "../runtime/sessions";
-import { fitOutput, reservationOf, type StepReserver } from "../runtime/step-reserve";
+import { fitOutput, reservationOf, StepWaitAborted, type StepNeed, type StepReserver, type StepRoom } from "../runtime/step-reserve";
+import type { Lease } from "../runtime/session-log";
+import { abortableWait } from "../abortable";
 import { recordTeamEvent } from "../runtime/team-events";
 import { BudgetLimitSchema, type BudgetLimit } from "./budget-input";
 import { lockTeam } from "./membership";
@@ -74,19 +76,24 @@ export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<Li
 
 const TeamLimitRows = z.array(LimitRow.extend({ team_id: z.string() }));
 const RoomRows = z.array(
-  LimitRow.extend({ committed_tokens: count, committed_cost_nanos: count, pending_chars: count }),
+  LimitRow.extend({ spent_tokens: count, spent_cost_nanos: count, held_tokens: count, held_cost_nanos: count, pending_chars: count }),
 );
+
+/** How long a step waits for other members' steps in flight to settle before the team stops. */
+export const ROOM_WAIT_MS = 120_000;
 
 /**
  * For the runtime, before a turn's or step's start (runtime/step-reserve.ts): room for the
  * step's most (estimated input, with the input it will claim, plus its output limit) next to
  * what the team has spent and its other members' steps in flight hold. It fits: the
- * reservation is written on the session row and the output limit to ask for returned. It does
- * not: the team is marked stopped (once; the room is told in the same commit) and "budget"
- * returned. The team row lock serialises reservations and budget changes, and the read after it
- * sees every reservation and spend committed before it.
+ * reservation is written on the session row and the output limit to ask for returned. It would
+ * fit but for the steps in flight: it waits for them to settle (their replies release what they
+ * did not spend), up to ROOM_WAIT_MS. It does not fit against the spend itself (or the wait ran
+ * out): the team is marked stopped (once; the room and the outbox are told in the same commit)
+ * and "budget" returned. The team row lock serialises reservations and budget changes, and the
+ * read after it sees every reservation and spend committed before it.
  */
-export const reserveStep: StepReserver = async (db, sessionId, lease, reads, need) => {
+export const reserveStep: StepReserver = async (db, sessionId, lease, reads, need, signal) => {
   // The limits first, in one read: a team without a budget (the usual case) costs nothing more.
   const limits = TeamLimitRows.parse(
     await reads.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
@@ -95,24 +102,39 @@ export const reserveStep: StepReserver = async (db, sessionId, lease, reads, nee
   if (!limits || (limits.budget_tokens === null && limits.budget_cost_nanos === null)) return { maxOutputTokens: null };
   if (limits.budget_stopped_at !== null) return "budget";
   const step = need();
-  const teamId = limits.team_id;
+  const deadline = Date.now() + ROOM_WAIT_MS;
+  for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
+    const room = await tryReserve(db, limits.team_id, sessionId, lease, step, Date.now() >= deadline);
+    if (room !== "wait") return room;
+    if ((await abortableWait({ ms: pause, signal })) === "aborted") throw new StepWaitAborted();
+  }
+};
+
+/** One attempt: the room, "budget" (stopped), or "wait" (only steps in flight are in the way, and `last` is not set). */
+async function tryReserve(db: Db, teamId: string, sessionId: SessionId, lease: Lease, step: StepNeed, last: boolean): Promise<StepRoom | "wait"> {
   return db.sqlTx(async (tx) => {
     await tx.$queryRaw`SELECT 1 FROM teams WHERE id = ${teamId} FOR UPDATE`;
     const row = RoomRows.parse(
       await tx.$queryRaw`SELECT t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at,
-          COALESCE(sum(s.spent_input_tokens + s.spent_output_tokens + CASE WHEN s.id = ${sessionId} THEN 0 ELSE s.reserved_tokens END), 0) AS committed_tokens,
-          COALESCE(sum(s.spent_cost_nanos + CASE WHEN s.id = ${sessionId} THEN 0 ELSE s.reserved_cost_nanos END), 0) AS committed_cost_nanos,
+          COALESCE(sum(s.spent_input_tokens + s.spent_output_tokens), 0) AS spent_tokens,
+          COALESCE(sum(s.spent_cost_nanos), 0) AS spent_cost_nanos,
+          COALESCE(sum(s.reserved_tokens) FILTER (WHERE s.id <> ${sessionId}), 0) AS held_tokens,
+          COALESCE(sum(s.reserved_cost_nanos) FILTER (WHERE s.id <> ${sessionId}), 0) AS held_cost_nanos,
           (SELECT COALESCE(sum(length(i.text)), 0) FROM inbox_items i WHERE i.session_id = ${sessionId}) AS pending_chars
         FROM teams t JOIN sessions s ON s.team_id = t.id WHERE t.id = ${teamId} GROUP BY t.id`,
     )[0];
     if (!row) return { maxOutputTokens: null };
     if (row.budget_stopped_at !== null) return "budget";
     const withInput = { ...step, inputTokens: step.inputTokens + tokensOfChars(row.pending_chars) };
+    const left = (limit: number | null, used: number) => (limit === null ? null : limit - used);
     const output = fitOutput(withInput, {
-      tokens: row.budget_tokens === null ? null : row.budget_tokens - row.committed_tokens,
-      costNanos: row.budget_cost_nanos === null ? null : row.budget_cost_nanos - row.committed_cost_nanos,
+      tokens: left(row.budget_tokens, row.spent_tokens + row.held_tokens),
+      costNanos: left(row.budget_cost_nanos, row.spent_cost_nanos + row.held_cost_nanos),
     });
     if (output === null) {
+      const fitsSpendAlone =
+        fitOutput(withInput, { tokens: left(row.budget_tokens, row.spent_tokens), costNanos: left(row.budget_cost_nanos, row.spent_cost_nanos) }) !== null;
+      if (fitsSpendAlone && !last) return "wait";
       await tx.$executeRaw`UPDATE teams SET budget_stopped_at = now() WHERE id = ${teamId}`;
       await tx.$queryRaw`SELECT ${notifySql(teamId, "team")}`;
       // Once per stop: the mark was not set, and the team row is locked.
@@ -125,7 +147,7 @@ export const reserveStep: StepReserver = async (db, sessionId, lease, reads, nee
     if (fenced === 0) throw leaseLost(sessionId);
     return { maxOutputTokens: output };
   });
-};
+}
 
 const SessionIdRows = z.array(z.object({ id: z.string() }));
 

@@ -40,8 +40,8 @@ describe("plan approval", () => {
     await createTask(rt.db, leadOf(lead), { subject: "Fix the typo", description: "" }, undefined, by);
     const [plan] = await pendingPlans(rt.db, lead);
     expect(plan!.tasks).toEqual([
-      { id: "task-1", subject: "Research the options" },
-      { id: "task-2", subject: "Build it" },
+      { id: "task-1", subject: "Research the options", revision: 1 },
+      { id: "task-2", subject: "Build it", revision: 1 },
     ]);
     expect(await pendingPlans(rt.db, lead)).toHaveLength(1);
 
@@ -70,10 +70,17 @@ describe("plan approval", () => {
     const [next] = await pendingPlans(rt.db, lead);
     expect(next!.id).not.toBe(plan!.id);
     expect(next!.tasks.map((t) => t.id)).toEqual(["task-1", "task-4"]);
-    await decidePlan(rt.db, by, next!.id, { approve: true, note: null });
+    // A decision on what the person read before the plan changed is refused.
+    const stale = await decidePlan(rt.db, by, next!.id, { approve: true, note: null, seen: [{ id: "task-1", revision: 2 }] }).catch((e: unknown) => e);
+    expect(isAppError(stale, "PLAN_CHANGED")).toBe(true);
+    await decidePlan(rt.db, by, next!.id, { approve: true, note: null, seen: next!.tasks });
     expect(await pendingPlans(rt.db, lead)).toEqual([]);
     const claimed = await updateTask(rt.db, mate, { taskId: first.id, expectedRevision: 2, action: "claim" });
     expect(claimed).toMatchObject({ status: "in_progress", owner: mate.sessionId });
+    // The Lead rewriting an approved task that has not started makes it wait again.
+    await updateTask(rt.db, leadOf(lead), { taskId: "task-4", expectedRevision: 1, action: "edit", description: "Also compare prices" });
+    expect((await pendingPlans(rt.db, lead)).map((p) => p.tasks.map((t) => t.id))).toEqual([["task-4"]]);
+    expect(isAppError(await updateTask(rt.db, mate, { taskId: "task-4", expectedRevision: 2, action: "claim" }).catch((e: unknown) => e), "TEAM_TASK_PLAN_PENDING")).toBe(true);
     // task-2 stays in the plan that was sent back until the Lead changes it.
     expect(isAppError(await updateTask(rt.db, leadOf(lead), { taskId: second.id, expectedRevision: 1, action: "reassign", owner: "mate" }).catch((e: unknown) => e), "TEAM_TASK_PLAN_PENDING")).toBe(true);
     expect((await listTasks(rt.db, lead, {})).tasks.map((t) => t.id)).toEqual(["task-1", "task-2", "task-3", "task-4"]);

@@ -7,6 +7,7 @@ import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema } from "../people/person";
 import { enqueue } from "../runtime/inbox";
 import { recordTeamEvent } from "../runtime/team-events";
+import { lockTeam } from "./membership";
 import { formatTaskId } from "./task-board/schema";
 
 // Plan approval (SPEC.md §17), a team setting: the tasks the Lead creates in one turn form a
@@ -17,7 +18,7 @@ import { formatTaskId } from "./task-board/schema";
 export const PlanViewSchema = z.object({
   id: z.string(),
   createdAt: z.date(),
-  tasks: z.array(z.object({ id: z.string(), subject: z.string() })),
+  tasks: z.array(z.object({ id: z.string(), subject: z.string(), revision: z.number().int() })),
 });
 export type PlanView = z.infer<typeof PlanViewSchema>;
 
@@ -57,10 +58,14 @@ export async function planHold(tx: Tx, teamId: SessionId, planId: string | null,
   );
 }
 
-/** Whether a task's plan was sent back: the Lead's edit moves it into the plan being made now. */
-export async function isRevised(tx: Tx, planId: string | null): Promise<boolean> {
+/**
+ * Whether the Lead's change to a task's text puts it in the plan being made now: its plan was
+ * sent back, or approved while the task has not started (what was approved is not what it says).
+ */
+export async function needsNewPlan(tx: Tx, planId: string | null, taskStatus: string): Promise<boolean> {
   if (planId === null) return false;
-  return PlanRows.parse(await tx.$queryRaw`SELECT id, status FROM plans WHERE id = ${planId}`)[0]?.status === "revised";
+  const status = PlanRows.parse(await tx.$queryRaw`SELECT id, status FROM plans WHERE id = ${planId}`)[0]?.status;
+  return status === "revised" || (status === "approved" && taskStatus === "pending");
 }
 
 /** The team's plans waiting for a decision, each with its live tasks. */
@@ -70,24 +75,40 @@ export async function pendingPlans(db: Db | Tx, teamId: SessionId): Promise<Plan
   const tasks = await db.teamTask.findMany({
     where: { teamId, planId: { in: plans.map((p) => p.id) }, status: { not: "deleted" } },
     orderBy: { number: "asc" },
-    select: { number: true, subject: true, planId: true },
+    select: { number: true, subject: true, revision: true, planId: true },
   });
   return plans.map((p) => ({
     id: p.id,
     createdAt: p.createdAt,
-    tasks: tasks.filter((t) => t.planId === p.id).map((t) => ({ id: formatTaskId(t.number), subject: t.subject })),
+    tasks: tasks.filter((t) => t.planId === p.id).map((t) => ({ id: formatTaskId(t.number), subject: t.subject, revision: t.revision })),
   }));
 }
 
 const Decided = z.array(z.object({ status: z.string(), decided_by: PersonRefSchema.nullable() }));
 
-/** A member or owner approves a pending plan, or sends it back with a note; the Lead is told either way. */
-export async function decidePlan(db: Db, by: HumanActor, planId: string, d: { approve: boolean; note: string | null }): Promise<void> {
+/**
+ * A member or owner approves a pending plan, or sends it back with a note; the Lead is told
+ * either way. `seen`: the tasks (and revisions) the person decided on; a plan that changed
+ * since is refused (PLAN_CHANGED), so nothing is approved unread. The team row lock orders the
+ * decision against board changes (a task joining the plan, an edit).
+ */
+export async function decidePlan(
+  db: Db,
+  by: HumanActor,
+  planId: string,
+  d: { approve: boolean; note: string | null; seen?: readonly { id: string; revision: number }[] },
+): Promise<void> {
   await inTx(db, async (tx) => {
+    await lockTeam(tx, by.teamId);
     const [row] = Decided.parse(await tx.$queryRaw`SELECT status, decided_by FROM plans WHERE id = ${planId} AND team_id = ${by.teamId} FOR UPDATE`);
     if (!row) throw new AppError("PLAN_NOT_FOUND", "No such plan in this team", { planId });
     if (row.status !== "pending") {
       throw new AppError("APPROVAL_NOT_PENDING", `Already ${row.status}${row.decided_by ? ` by ${row.decided_by.name}` : ""}`, { planId, status: row.status });
+    }
+    if (d.seen) {
+      const now = (await pendingPlans(tx, by.teamId)).find((p) => p.id === planId)?.tasks ?? [];
+      const key = (ts: readonly { id: string; revision: number }[]) => ts.map((t) => `${t.id}@${t.revision}`).sort().join(",");
+      if (key(now) !== key(d.seen)) throw new AppError("PLAN_CHANGED", "The plan changed since you read it: read it again before deciding", { planId });
     }
     const status = d.approve ? "approved" : "revised";
     await tx.$executeRaw`UPDATE plans SET status = ${status}, decided_by = ${JSON.stringify({ id: by.person.id, name: by.person.name })}::jsonb,

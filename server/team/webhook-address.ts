@@ -1,7 +1,8 @@
 import { BlockList, isIP } from "node:net";
 
 // Addresses a webhook may not reach unless the instance owner allows it: loopback, private
-// networks, link-local (cloud metadata services live there), shared and unspecified ranges.
+// networks, link-local (cloud metadata services live there), shared, multicast, reserved and
+// unspecified ranges, and the IPv6 forms that carry an IPv4 address.
 
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
@@ -13,6 +14,8 @@ for (const [net, prefix] of [
   ["172.16.0.0", 12],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
 ] as const) {
   PRIVATE.addSubnet(net, prefix, "ipv4");
 }
@@ -21,6 +24,11 @@ for (const [net, prefix] of [
   ["::1", 128],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["ff00::", 8],
+  // Ways to write an IPv4 address inside IPv6: NAT64, 6to4, Teredo.
+  ["64:ff9b::", 96],
+  ["2002::", 16],
+  ["2001::", 32],
 ] as const) {
   PRIVATE.addSubnet(net, prefix, "ipv6");
 }

@@ -82,13 +82,15 @@ async function attempt(d: z.infer<typeof Claimed>[number], allowPrivate: boolean
   // A literal address is never looked up: checked here; a name, as it resolves (guardedLookup).
   if (!allowPrivate && isIP(host) && isPrivateAddress(host)) return { ok: false, status: null, error: `${host} is a private address` };
   return new Promise<Outcome>((resolve) => {
-    const req = (url.protocol === "https:" ? https : http).request(url, { method: "POST", headers, timeout: timeoutMs, lookup: allowPrivate ? undefined : guardedLookup }, (res) => {
+    const req = (url.protocol === "https:" ? https : http).request(url, { method: "POST", headers, lookup: allowPrivate ? undefined : guardedLookup }, (res) => {
       res.resume();
       const status = res.statusCode ?? 0;
       res.on("end", () => resolve(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `HTTP ${status}` }));
       res.on("error", (e) => resolve({ ok: false, status, error: e.message }));
     });
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
+    // A whole-attempt deadline (the socket's own timeout only notices silence, not a trickle).
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    req.on("close", () => clearTimeout(deadline));
     req.on("error", (e) => resolve({ ok: false, status: null, error: e.message }));
     req.end(body);
   });

@@ -10,6 +10,7 @@ import { notifySql } from "../live/activity";
 import { recordAction, type HumanActor } from "../people/actions";
 import { privateWebhooksAllowed } from "../people/instance";
 import { TeamEventKindSchema, type TeamEventData } from "../runtime/team-events";
+import { lockTeam } from "./membership";
 import { isPrivateAddress } from "./webhook-address";
 
 // A team's webhooks (SPEC.md §17): owners add an endpoint (URL, the events it wants) and get its
@@ -87,10 +88,12 @@ export async function addWebhook(db: Db, by: HumanActor, input: WebhookInput): P
   const id = newWebhookId();
   const createdBy = { id: by.person.id, name: by.person.name };
   const row = await inTx(db, async (tx) => {
+    await lockTeam(tx, by.teamId);
     const count = await tx.webhook.count({ where: { teamId: by.teamId } });
     if (count >= LIMITS.webhooksPerTeam) throw new AppError("WEBHOOK_LIMIT", `A team has at most ${LIMITS.webhooksPerTeam} webhooks`);
     const made = await tx.webhook.create({ data: { id, teamId: by.teamId, url, events, secret, createdBy } });
-    await recordAction(tx, by, "webhook_added", { detail: { url, events } });
+    // The host only: the room's activity reaches viewers, and a webhook URL may be a credential.
+    await recordAction(tx, by, "webhook_added", { detail: { host: new URL(url).host, events } });
     return made;
   });
   return { webhook: { id, url, events, createdBy, createdAt: row.createdAt, deliveries: [] }, secret };

@@ -3,7 +3,7 @@ import { AppError } from "../../errors";
 import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../limits";
 import { notifyActivity } from "../../live/activity";
 import { recordMentions } from "../mentions";
-import { isRevised, planForLeadTask } from "../plans";
+import { needsNewPlan, planForLeadTask } from "../plans";
 import { recordAction, type HumanActor } from "../../people/actions";
 import { assertMembership, lockTeam, type Membership } from "../membership";
 import { decide } from "./actions";
@@ -94,6 +94,11 @@ export async function createTask(
  * One action on one task, compare-and-set on `expectedRevision`. Success bumps the revision
  * by exactly one and refreshes updated_at.
  */
+/** Whether a change rewrites the task's text. */
+function rewritesText(data: { subject?: unknown; description?: unknown }, task: { subject: string; description: string }): boolean {
+  return (data.subject !== undefined && data.subject !== task.subject) || (data.description !== undefined && data.description !== task.description);
+}
+
 /** The people a task's text mentions are told, once per revision. */
 async function mentionsIn(tx: DbOrTx, actor: Membership, by: HumanActor | undefined, row: { number: number; revision: number; subject: string; description: string }) {
   const taskId = formatTaskId(row.number);
@@ -136,8 +141,10 @@ export async function updateTask(db: DbOrTx, actor: Membership, input: UpdateTas
     }
 
     const data = await decide(tx, actor, task, change);
-    // The Lead changing a task of a plan sent back for revision puts it in the plan it makes now.
-    const replanned = actor.isLead && !by && (await isRevised(tx, task.planId)) ? { planId: await planForLeadTask(tx, teamId) } : {};
+    // The Lead rewriting a task of a plan sent back, or of an approved plan before it started,
+    // puts it in the plan it makes now.
+    const rewritten = rewritesText(data, task);
+    const replanned = actor.isLead && !by && rewritten && (await needsNewPlan(tx, task.planId, task.status)) ? { planId: await planForLeadTask(tx, teamId) } : {};
     const row = await tx.teamTask.update({
       where: { teamId_number: { teamId, number }, revision: task.revision },
       data: { ...data, ...replanned, changedBy: asJson(changedBy(actor, by)), revision: { increment: 1 }, updatedAt: new Date() },

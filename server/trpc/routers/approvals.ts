@@ -64,10 +64,18 @@ export const approvalsRouter = router({
 
   /** Approve a plan (its tasks may start) or send it back with a note for the Lead; the first decision wins. */
   decidePlan: personProcedure
-    .input(TeamRef.extend({ planId: z.string().min(1).max(64), approve: z.boolean(), note: z.string().trim().max(LIMITS.decisionNoteChars).optional() }))
+    .input(
+      TeamRef.extend({
+        planId: z.string().min(1).max(64),
+        approve: z.boolean(),
+        note: z.string().trim().max(LIMITS.decisionNoteChars).optional(),
+        /** The tasks the person read, with their revisions: a plan that changed since is refused. */
+        seen: z.array(z.object({ id: z.string().max(32), revision: z.number().int().min(1).max(2 ** 31 - 1) })).max(LIMITS.maxTasksPerPlanView).optional(),
+      }),
+    )
     .output(Ok)
     .mutation(async ({ ctx, input }) => {
-      await decidePlan(ctx.db, await teamAccess(ctx, input.teamId, "act"), input.planId, { approve: input.approve, note: input.note || null });
+      await decidePlan(ctx.db, await teamAccess(ctx, input.teamId, "act"), input.planId, { approve: input.approve, note: input.note || null, seen: input.seen });
       return { ok: true as const };
     }),
 
