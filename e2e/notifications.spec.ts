@@ -12,6 +12,13 @@ const axe = async (page: Page) =>
 
 test("a question reaches the inbox and a hidden tab's browser notification, and is answered from the inbox", async ({ page, context }) => {
   test.setTimeout(120_000);
+  // The owner's inbox holds what earlier tests' teams told them: start from nothing unread.
+  await page.goto("/notifications");
+  await expect(page.getByRole("heading", { name: "Notifications", level: 1 })).toBeVisible();
+  const markAll = page.getByRole("button", { name: "Mark all read" });
+  await expect(page.getByRole("status").filter({ hasText: /unread|Nothing unread/ })).toBeVisible();
+  if (await markAll.isEnabled()) await markAll.click();
+  await expect(page.getByRole("status").filter({ hasText: "Nothing unread." })).toBeVisible();
   await createTeam(page, "Inbox team");
   const bell = page.getByRole("navigation", { name: "Account" }).getByRole("link", { name: /^Notifications/ });
   await expect(bell).toHaveAccessibleName("Notifications");
@@ -35,7 +42,6 @@ test("a question reaches the inbox and a hidden tab's browser notification, and 
   });
   await inbox.goto("/notifications");
   await expect(inbox.getByRole("heading", { name: "Notifications", level: 1 })).toBeVisible();
-  await expect(inbox.getByText("No notifications yet.")).toBeVisible();
   await inbox.getByRole("button", { name: "Turn on browser notifications" }).click();
   await expect(inbox.getByRole("button", { name: "Turn off browser notifications" })).toBeVisible();
 
