@@ -19,6 +19,7 @@ import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
 import { createTeamLayer } from "./team/team-layer";
 import { teamPlaybook } from "./team/playbook";
+import { MCP_PATH, serveMcp } from "./mcp/http";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { isUnavailable } from "./trpc/init";
 import { appRouter } from "./trpc/root";
@@ -126,8 +127,11 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     const nonce = newNonce();
     const csp = contentSecurityPolicy(nonce, policy);
     setSecurityHeaders(res, csp);
+    const mcp = req.url === MCP_PATH || req.url?.startsWith(`${MCP_PATH}?`);
     const refusal = checkRequest(req, policy);
-    if (refusal) return refuse(req, res, refusal);
+    // MCP takes no cookie, only a bearer token: there is no ambient credential a foreign page
+    // could borrow, so a request without one is answered 401 by the MCP handler, not 403 here.
+    if (refusal && !(mcp && refusal.code === "CROSS_SITE_REQUEST")) return refuse(req, res, refusal);
     // Rate limits key on the client's address (the socket's, or the trusted proxy's word for it).
     req.headers[CLIENT_IP_HEADER] = clientAddress(req, opts.env.TRUST_PROXY);
     if (req.url?.startsWith("/api/auth/")) {
@@ -144,6 +148,13 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
         },
         (e: unknown) => failed(res, "trpc", e),
       );
+    }
+    if (mcp) {
+      const tooLarge = bodyRefusal(req, requestBodyLimit(opts.env));
+      if (tooLarge) return refuse(req, res, tooLarge);
+      return void personFromHeaders(auth, db, fromNodeHeaders(req.headers))
+        .then((person) => serveMcp(req, res, { db, env: opts.env, hub, runtime }, person))
+        .catch((e: unknown) => failed(res, "mcp", e));
     }
     if (isDownload(req.url)) {
       return void serveDownload(req, res, { db, person: () => personFromHeaders(auth, db, fromNodeHeaders(req.headers)) }, log);

@@ -1,0 +1,83 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect } from "vitest";
+import { parseEnv } from "../env";
+import { asUserId } from "../ids";
+import { startAppServer } from "../main";
+import { createApiToken, revokeApiToken } from "../people/api-tokens";
+import { databaseTest } from "../testing/fixtures";
+import { createTestPerson } from "../testing/people";
+import { waitFor } from "../testing/runtime-harness";
+import { MCP_PATH } from "./http";
+
+// The product as an MCP server, driven by the official SDK's client over Streamable HTTP
+// against a real app server: a personal API token is required (401 without, or once revoked),
+// a stranger's team is not found, and a keyless team is created, prompted and read through
+// MCP tools only.
+
+const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "1" });
+
+const it = databaseTest().extend("app", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
+  const app = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+  onCleanup(() => app.close());
+  return app;
+});
+
+async function connect(url: string, token: string | null): Promise<Client> {
+  const client = new Client({ name: "mcp-test", version: "1.0.0" });
+  const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}${MCP_PATH}`), { requestInit: { headers } }));
+  return client;
+}
+
+/** A tool's answer: its JSON, or its refusal text. */
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ error: string | null; value: unknown }> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+  return result.isError ? { error: text, value: null } : { error: null, value: JSON.parse(text) as unknown };
+}
+
+describe("/api/mcp", () => {
+  it("refuses a request without a live token, and serves a keyless team through tools only", async ({ app, db }) => {
+    const plain = await fetch(`${app.url}${MCP_PATH}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    expect(plain.status).toBe(401);
+    expect(plain.headers.get("www-authenticate")).toContain("Bearer");
+    await expect(connect(app.url, "at_not-a-token")).rejects.toThrow(/Unauthorized/);
+
+    const owner = await createTestPerson(db, "Mona");
+    const { token, id } = await createApiToken(db, asUserId(owner.id), "mcp host");
+    const client = await connect(app.url, token);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(
+      expect.arrayContaining(["list_teams", "create_team", "prompt", "steer", "stop", "roster", "transcript", "task_board", "list_files", "read_file", "pending_requests", "decide", "answer"]),
+    );
+    expect((await client.listTools()).tools.find((t) => t.name === "roster")!.annotations).toMatchObject({ readOnlyHint: true });
+
+    const created = (await call(client, "create_team", { title: "Via MCP" })).value as { id: string };
+    expect((await call(client, "list_teams")).value).toEqual([expect.objectContaining({ id: created.id, title: "Via MCP", myRole: "owner" })]);
+    await call(client, "prompt", { session_id: created.id, text: "hello" });
+    await waitFor(
+      async () => {
+        const page = (await call(client, "transcript", { session_id: created.id })).value as { events: { payload: { kind: string } }[] };
+        return page.events.some((e) => e.payload.kind === "turn_end") || null;
+      },
+      20_000,
+      "the Lead's answer",
+    );
+    expect((await call(client, "roster", { team_id: created.id })).value).toEqual(expect.arrayContaining([expect.objectContaining({ name: "lead", role: "lead" })]));
+    expect((await call(client, "pending_requests", { team_id: created.id })).value).toEqual([]);
+    // Bad input is the API's typed refusal, as a tool error.
+    expect((await call(client, "prompt", { session_id: created.id, text: "" })).error).toMatch(/^BAD_REQUEST|^INVALID_INPUT/);
+
+    // A stranger's token: the team does not exist for them.
+    const stranger = await createTestPerson(db, "Sid");
+    const theirs = await connect(app.url, (await createApiToken(db, asUserId(stranger.id), "other")).token);
+    expect((await call(theirs, "roster", { team_id: created.id })).error).toMatch(/^SESSION_NOT_FOUND|^TEAM_NOT_FOUND/);
+    expect((await call(theirs, "list_teams")).value).toEqual([]);
+
+    // Revoked: refused from the next request on.
+    await revokeApiToken(db, asUserId(owner.id), id);
+    await expect(client.listTools()).rejects.toThrow(/Unauthorized/);
+  });
+});

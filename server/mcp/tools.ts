@@ -1,0 +1,120 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { isAppError } from "../errors";
+import type { createCaller } from "../trpc/root";
+
+// The product as an MCP server (SPEC.md §18): each tool is one call of the tRPC API made
+// in-process for the token's person, so the authorisation, validation and typed errors are the
+// API's own (a stranger's team is not found here either). Refusals are tool errors that name the
+// stable code; nothing here reads or writes the database by itself.
+
+type Caller = ReturnType<typeof createCaller>;
+
+// Input is only typed here: its rules (lengths, ranges) are the API's, checked by the procedure.
+const teamId = z.string().describe("The team's id (its Lead's session id), as list_teams gives it");
+const sessionId = z.string().describe("An agent's session id (the roster gives each member's)");
+
+function ok(value: unknown): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(value, null, 2) }] };
+}
+
+/** A refusal as the model or person reads it: the stable code, then the message. */
+function refused(e: unknown): CallToolResult {
+  if (e instanceof TRPCError) {
+    const code = isAppError(e.cause) ? e.cause.code : e.code;
+    return { isError: true, content: [{ type: "text", text: `${code}: ${e.message}` }] };
+  }
+  throw e;
+}
+
+async function run(call: () => Promise<unknown>): Promise<CallToolResult> {
+  try {
+    return ok(await call());
+  } catch (e) {
+    return refused(e);
+  }
+}
+
+export function buildMcpServer(caller: Caller, version: string): McpServer {
+  const server = new McpServer({ name: "agent-teams", version });
+  const read = { readOnlyHint: true } as const;
+
+  server.registerTool("list_teams", { description: "The teams you belong to, with your role in each", annotations: read }, () => run(() => caller.team.list()));
+  server.registerTool(
+    "create_team",
+    { description: "Create a team: its Lead starts idle; prompt it next", inputSchema: { title: z.string() } },
+    ({ title }) => run(() => caller.session.create({ title })),
+  );
+  server.registerTool(
+    "prompt",
+    { description: "Queue a prompt for an agent (each prompt is its own turn)", inputSchema: { session_id: sessionId, text: z.string() } },
+    ({ session_id, text }) => run(() => caller.session.prompt({ sessionId: session_id, text })),
+  );
+  server.registerTool(
+    "steer",
+    {
+      description: "Send text into the agent's running turn (it reads it at its next step); queued as a prompt when no turn runs",
+      inputSchema: { session_id: sessionId, text: z.string() },
+    },
+    ({ session_id, text }) =>
+      run(async () => {
+        const item = await caller.session.prompt({ sessionId: session_id, text });
+        try {
+          await caller.session.steerNow({ sessionId: session_id, itemId: item.id });
+          return { steered: true, itemId: item.id };
+        } catch (e) {
+          if (e instanceof TRPCError && isAppError(e.cause, "STEER_UNAVAILABLE")) return { steered: false, queued: true, itemId: item.id };
+          throw e;
+        }
+      }),
+  );
+  server.registerTool("stop", { description: "Stop an agent's running turn", inputSchema: { session_id: sessionId } }, ({ session_id }) =>
+    run(() => caller.session.stop({ sessionId: session_id })),
+  );
+  server.registerTool("roster", { description: "The team's agents with their status and spend", inputSchema: { team_id: teamId }, annotations: read }, ({ team_id }) =>
+    run(() => caller.team.roster({ teamId: team_id })),
+  );
+  server.registerTool(
+    "transcript",
+    {
+      description: "A page of an agent's transcript (events), newest last; page back with before_seq",
+      inputSchema: { session_id: sessionId, before_seq: z.number().int().optional(), limit: z.number().int().optional() },
+      annotations: read,
+    },
+    ({ session_id, before_seq, limit }) => run(() => caller.session.transcript({ sessionId: session_id, beforeSeq: before_seq, limit: limit ?? 50 })),
+  );
+  server.registerTool("task_board", { description: "The team's tasks", inputSchema: { team_id: teamId }, annotations: read }, ({ team_id }) =>
+    run(() => caller.team.tasks({ teamId: team_id })),
+  );
+  server.registerTool(
+    "list_files",
+    { description: "The team workspace's files", inputSchema: { team_id: teamId, prefix: z.string().optional() }, annotations: read },
+    ({ team_id, prefix }) => run(() => caller.workspace.list({ teamId: team_id, prefix, limit: 200 })),
+  );
+  server.registerTool(
+    "read_file",
+    { description: "One workspace file's content", inputSchema: { team_id: teamId, path: z.string() }, annotations: read },
+    ({ team_id, path }) => run(() => caller.workspace.read({ teamId: team_id, path })),
+  );
+  server.registerTool(
+    "pending_requests",
+    { description: "Tool calls waiting for approval and questions waiting for an answer in a team", inputSchema: { team_id: teamId }, annotations: read },
+    ({ team_id }) => run(() => caller.approvals.pending({ teamId: team_id })),
+  );
+  server.registerTool(
+    "decide",
+    {
+      description: "Approve or deny a tool call waiting for approval; the agent reads the decision and your note",
+      inputSchema: { team_id: teamId, approval_id: z.string(), approve: z.boolean(), note: z.string().optional() },
+    },
+    ({ team_id, approval_id, approve, note }) => run(() => caller.approvals.decide({ teamId: team_id, approvalId: approval_id, approve, note })),
+  );
+  server.registerTool(
+    "answer",
+    { description: "Answer an agent's question", inputSchema: { team_id: teamId, approval_id: z.string(), answer: z.string() } },
+    ({ team_id, approval_id, answer }) => run(() => caller.approvals.answer({ teamId: team_id, approvalId: approval_id, answer })),
+  );
+  return server;
+}
