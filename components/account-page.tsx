@@ -277,7 +277,7 @@ function PrivateWebhooks() {
   return (
     <>
       <SettingCheckbox saved={settings.data.webhooksPrivateOk} pending={set.isPending} save={(allowed) => set.mutateAsync({ allowed })}>
-        Webhooks may reach private addresses
+        Webhooks and MCP servers may reach private addresses
       </SettingCheckbox>
       <p className="muted">
         {settings.data.webhooksPrivateOk

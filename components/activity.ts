@@ -89,6 +89,10 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return `${who} added a webhook to ${String(d.host)}`;
     case "webhook_removed":
       return `${who} removed a webhook`;
+    case "mcp_server_added":
+      return `${who} added the MCP server ${String(d.name)} (${String(d.host)})`;
+    case "mcp_server_removed":
+      return `${who} removed the MCP server ${String(d.name)}`;
     case "plan_decided":
       return `${who} ${d.approved === true ? "approved" : "sent back for revision"} the Lead's plan`;
   }

@@ -11,6 +11,7 @@ import { Mailbox } from "./mailbox";
 import { RecentActivity } from "./recent-activity";
 import { TaskBoard } from "./task-board";
 import { ToolPolicy } from "./tool-policy";
+import { McpServers } from "./mcp-servers";
 import { Webhooks } from "./webhooks";
 import { useTRPC } from "./trpc";
 
@@ -58,6 +59,7 @@ export function SidePanel({
       </Tabs.Content>
       <Tabs.Content value="tools" className="tab-panel">
         <ToolPolicy teamId={teamId} isOwner={state.myRole === "owner"} latestActionId={state.actions[0]?.id ?? null} />
+        <McpServers teamId={teamId} isOwner={state.myRole === "owner"} latestActionId={state.actions[0]?.id ?? null} />
         {state.myRole === "owner" && <Webhooks teamId={teamId} />}
       </Tabs.Content>
     </Tabs.Root>

@@ -25,7 +25,7 @@ test("an owner adds a webhook; the team's event arrives signed and the log says 
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   try {
     await page.goto("/account");
-    const allow = page.getByRole("checkbox", { name: "Webhooks may reach private addresses" });
+    const allow = page.getByRole("checkbox", { name: "Webhooks and MCP servers may reach private addresses" });
     if (!(await allow.isChecked())) await allow.check();
     await expect(allow).toBeChecked();
 

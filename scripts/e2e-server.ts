@@ -1,5 +1,6 @@
 // The server Playwright starts (playwright.config.ts): a fresh database on the test server,
 // a production build, and the app on PORT. The database is dropped again on exit.
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { applyMigrations } from "../server/db/migrate";
 import {
@@ -54,7 +55,9 @@ async function main() {
     nextBuild(root, ["ignore", "inherit", "inherit"]);
   }
 
-  const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", ...E2E_MODELS, ...process.env, DATABASE_URL: url });
+  // A key of this run's own, so MCP servers can be given tokens.
+  const mcpKey = randomBytes(32).toString("base64");
+  const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", MCP_SECRETS_KEY: mcpKey, ...E2E_MODELS, ...process.env, DATABASE_URL: url });
   const server = await startAppServer({ env, databaseUrl: url });
   console.log(`e2e server ready on ${server.url}`);
 

@@ -24,6 +24,14 @@ const EnvSchema = z.object({
   APP_URL: z.string().url().optional(),
   /** Signs session cookies; unset, the instance makes one at first start and keeps it in the database. */
   AUTH_SECRET: z.string().min(32).optional(),
+  /**
+   * Encrypts MCP servers' headers and tokens at rest (AES-256-GCM): 32 random bytes in base64
+   * (`openssl rand -base64 32`). Unset, no secret can be stored.
+   */
+  MCP_SECRETS_KEY: z
+    .string()
+    .refine((k) => Buffer.from(k, "base64").length === 32, "MCP_SECRETS_KEY must be 32 bytes in base64 (openssl rand -base64 32)")
+    .optional(),
   /** Sign-in (and sign-up, password change) attempts per client address per minute. */
   AUTH_SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /**

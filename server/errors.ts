@@ -70,10 +70,17 @@ export const ERROR_CODES = {
   APPROVAL_NOT_PENDING: "CONFLICT",
   WEBHOOK_NOT_FOUND: "NOT_FOUND",
   PLAN_NOT_FOUND: "NOT_FOUND",
+  /** A secret was given for an MCP server but the instance has no MCP_SECRETS_KEY to encrypt it with. */
+  MCP_SECRETS_KEY_MISSING: "PRECONDITION_FAILED",
+  /** A stored MCP secret does not decrypt with the instance's key. */
+  MCP_SECRET_UNREADABLE: "PRECONDITION_FAILED",
+  MCP_SERVER_NOT_FOUND: "NOT_FOUND",
+  /** The team already has an MCP server of that name, or LIMITS.mcpServersPerTeam of them. */
+  MCP_SERVER_CONFLICT: "CONFLICT",
   /** The plan's tasks changed after the person read it; read it again before deciding. */
   PLAN_CHANGED: "CONFLICT",
-  /** A webhook URL whose host is a private address, while the instance does not allow them. */
-  WEBHOOK_PRIVATE_ADDRESS: "BAD_REQUEST",
+  /** A webhook or MCP server URL whose host is a private address, while the instance does not allow them. */
+  PRIVATE_ADDRESS: "BAD_REQUEST",
   /** A team already has LIMITS.webhooksPerTeam webhooks; remove one first. */
   WEBHOOK_LIMIT: "CONFLICT",
 

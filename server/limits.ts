@@ -22,6 +22,7 @@ export const LIMITS = {
   /** A tool's name, as a policy names it (built-in names are short; MCP names are prefixed). */
   toolNameChars: 128,
   webhooksPerTeam: 10,
+  mcpServersPerTeam: 20,
   /** The longest a team may let approvals and questions wait before they expire (30 days). */
   approvalExpiryMaxMinutes: 43_200,
   /** Teammate names (names.ts) and the names a tool or request may address. */

@@ -34,6 +34,8 @@ export const PersonActionKindSchema = z.enum([
   "webhook_added",
   "webhook_removed",
   "plan_decided",
+  "mcp_server_added",
+  "mcp_server_removed",
 ]);
 export type PersonActionKind = z.infer<typeof PersonActionKindSchema>;
 
@@ -68,6 +70,8 @@ const NEEDS: Record<PersonActionKind, Need | null> = {
   webhook_added: "own",
   webhook_removed: "own",
   plan_decided: "act",
+  mcp_server_added: "own",
+  mcp_server_removed: "own",
 };
 
 export const PersonActionViewSchema = z.object({

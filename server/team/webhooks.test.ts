@@ -63,7 +63,7 @@ describe("webhooks", () => {
     await setPrivateWebhooksAllowed(rt.db, false);
     for (const bad of [url, "http://localhost:9/x"]) {
       const refused = await addWebhook(rt.db, by, { url: bad, events: ["team.finished"] }).catch((e: unknown) => e);
-      expect(isAppError(refused, "WEBHOOK_PRIVATE_ADDRESS"), String(refused)).toBe(true);
+      expect(isAppError(refused, "PRIVATE_ADDRESS"), String(refused)).toBe(true);
     }
     for (const bad of ["ftp://example.com/x", "http://user:pw@example.com/x", "not a url"]) {
       expect(isAppError(await addWebhook(rt.db, by, { url: bad, events: ["team.finished"] }).catch((e: unknown) => e), "INVALID_INPUT")).toBe(true);

@@ -51,26 +51,26 @@ export type WebhookView = z.infer<typeof WebhookViewSchema>;
 const DELIVERY_LOG = 20;
 
 /**
- * A URL a webhook may post to: http(s), no credentials in it, and (unless the instance allows
- * private addresses) a host whose every address is public. The sender checks the address again
- * as it connects (a name may resolve elsewhere later).
+ * A URL the server may send to (a webhook, an MCP server): http(s), no credentials in it, and
+ * (unless the instance allows private addresses) a host whose every address is public. The
+ * webhook sender checks the address again as it connects (a name may resolve elsewhere later).
  */
-export async function assertWebhookUrl(url: string, allowPrivate: boolean): Promise<URL> {
+export async function assertOutboundUrl(url: string, allowPrivate: boolean): Promise<URL> {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new AppError("INVALID_INPUT", "The webhook URL is not a URL");
+    throw new AppError("INVALID_INPUT", "That is not a URL");
   }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new AppError("INVALID_INPUT", "A webhook URL starts with https:// or http://");
-  if (parsed.username || parsed.password) throw new AppError("INVALID_INPUT", "A webhook URL carries no user name or password: the signature authenticates it");
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new AppError("INVALID_INPUT", "The URL must start with https:// or http://");
+  if (parsed.username || parsed.password) throw new AppError("INVALID_INPUT", "The URL may not carry a user name or password (give a token or headers instead)");
   if (allowPrivate) return parsed;
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
   const addresses = await lookup(host, { all: true }).catch(() => {
-    throw new AppError("INVALID_INPUT", `The webhook host ${host} does not resolve`);
+    throw new AppError("INVALID_INPUT", `The host ${host} does not resolve`);
   });
   if (addresses.some((a) => isPrivateAddress(a.address))) {
-    throw new AppError("WEBHOOK_PRIVATE_ADDRESS", `${host} is a private address; the instance owner can allow private webhook addresses on the Account page`);
+    throw new AppError("PRIVATE_ADDRESS", `${host} is a private address; the instance owner can allow private addresses on the Account page`);
   }
   return parsed;
 }
@@ -82,7 +82,7 @@ function newSecret(): string {
 
 /** An owner adds a webhook; the answer carries its secret, which is never shown again. */
 export async function addWebhook(db: Db, by: HumanActor, input: WebhookInput): Promise<{ webhook: WebhookView; secret: string }> {
-  const url = (await assertWebhookUrl(input.url, await privateWebhooksAllowed(db))).toString();
+  const url = (await assertOutboundUrl(input.url, await privateWebhooksAllowed(db))).toString();
   const events = [...new Set(input.events)];
   const secret = newSecret();
   const id = newWebhookId();

@@ -1,6 +1,7 @@
 import { createCallerFactory, router } from "./init";
 import { accountRouter } from "./routers/account";
 import { approvalsRouter } from "./routers/approvals";
+import { mcpServersRouter } from "./routers/mcp-servers";
 import { notificationsRouter } from "./routers/notifications";
 import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
@@ -13,6 +14,7 @@ import { workspaceRouter } from "./routers/workspace";
 export const appRouter = router({
   account: accountRouter,
   approvals: approvalsRouter,
+  mcpServers: mcpServersRouter,
   notifications: notificationsRouter,
   people: peopleRouter,
   session: sessionRouter,
