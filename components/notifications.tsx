@@ -8,6 +8,7 @@ import { useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { NotificationKind, NotificationPage, NotificationView } from "./api-types";
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
+import { SettingCheckbox } from "./ui/setting-checkbox";
 import { InlineError, Skeleton } from "./ui/skeleton";
 import { WaitingRequestItem } from "./waiting-requests";
 import { LIMITS } from "~/server/limits";
@@ -238,21 +239,19 @@ function NotificationSettings() {
     trpc.notifications.setSettings.mutationOptions({ onSuccess: (saved) => queryClient.setQueryData(trpc.notifications.settings.queryKey(), saved) }),
   );
   if (!settings.data) return settings.error ? <InlineError onRetry={() => void settings.refetch()}>{settings.error.message}</InlineError> : null;
-  // What is being saved shows at once.
-  const muted = new Set(save.isPending && save.variables ? save.variables.muted : settings.data.muted);
+  const muted = new Set(settings.data.muted);
   return (
     <fieldset className="notification-settings">
       <legend className="sr-only">Kinds of notification</legend>
       {(Object.keys(NOTIFICATION_KINDS) as NotificationKind[]).map((kind) => (
-        <label key={kind} className="row">
-          <input
-            type="checkbox"
-            checked={!muted.has(kind)}
-            disabled={save.isPending}
-            onChange={(e) => save.mutate({ muted: [...muted].filter((k) => k !== kind).concat(e.target.checked ? [] : [kind]) })}
-          />
+        <SettingCheckbox
+          key={kind}
+          saved={!muted.has(kind)}
+          pending={save.isPending}
+          save={(on) => save.mutateAsync({ muted: [...muted].filter((k) => k !== kind).concat(on ? [] : [kind]) })}
+        >
           {NOTIFICATION_KINDS[kind]}
-        </label>
+        </SettingCheckbox>
       ))}
       {save.error && (
         <p role="alert" className="error">

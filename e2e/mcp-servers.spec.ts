@@ -41,7 +41,7 @@ test("an owner adds an MCP server, tests it, and the room shows its health and t
     await expect(server).toContainText("Not tested yet");
     await server.getByRole("button", { name: "Test connection" }).click();
     await expect(server).toContainText("Connected · 1 tools", { timeout: 20_000 });
-    await server.getByText("Tools").click();
+    await server.getByText("Tools", { exact: true }).click();
     await expect(server).toContainText("Looks a thing up");
     expect(await page.content()).not.toContain(token);
     const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
