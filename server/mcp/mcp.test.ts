@@ -67,6 +67,9 @@ describe("/api/mcp", () => {
     );
     expect((await call(client, "roster", { team_id: created.id })).value).toEqual(expect.arrayContaining([expect.objectContaining({ name: "lead", role: "lead" })]));
     expect((await call(client, "pending_requests", { team_id: created.id })).value).toEqual([]);
+    // Steering an agent with no running turn queues the text instead, and says so.
+    await waitFor(async () => ((await call(client, "roster", { team_id: created.id })).value as { status: string }[]).every((m) => m.status !== "running") || null, 30_000, "the team at rest");
+    expect((await call(client, "steer", { session_id: created.id, text: "and one more thing" })).value).toMatchObject({ steered: false, queued: true });
     // Bad input is the API's typed refusal, as a tool error.
     expect((await call(client, "prompt", { session_id: created.id, text: "" })).error).toMatch(/^BAD_REQUEST|^INVALID_INPUT/);
 

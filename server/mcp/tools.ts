@@ -65,7 +65,8 @@ export function buildMcpServer(caller: Caller, version: string): McpServer {
           await caller.session.steerNow({ sessionId: session_id, itemId: item.id });
           return { steered: true, itemId: item.id };
         } catch (e) {
-          if (e instanceof TRPCError && isAppError(e.cause, "STEER_UNAVAILABLE")) return { steered: false, queued: true, itemId: item.id };
+          // The prompt is queued whatever the steer's refusal: the answer says so.
+          if (e instanceof TRPCError) return { steered: false, queued: true, itemId: item.id, why: e.message };
           throw e;
         }
       }),
