@@ -5,7 +5,7 @@ import { createDb, inTx, type Db } from "../db/client";
 import { parseEnv } from "../env";
 import { AppError, type AppErrorCode } from "../errors";
 import { asSessionId, asUserId, type SessionId } from "../ids";
-import { ActivityHub } from "../live/activity";
+import { ActivityHub, notifyActivity } from "../live/activity";
 import type { Runtime } from "../runtime/runtime";
 import { leadOf } from "../team/membership";
 import { createTask, updateTask } from "../team/task-board";
@@ -422,6 +422,11 @@ describe("presence", () => {
     const woken: string[] = [];
     const off = hub.on(team, (a) => woken.push(a.kind));
     try {
+      // The reports above may still be on their way: a marker committed after them arrives after
+      // their notifications, and counting starts there.
+      await notifyActivity(db.sql, team, "actions");
+      await expect.poll(() => woken.includes("actions")).toBe(true);
+      woken.length = 0;
       const report = (place: "board" | "timeline") => as(ana).people.presence({ teamId: team, clientId: "tab-where-a2", watching: team, typingTo: null, place });
       await report("timeline");
       await report("timeline");
