@@ -32,6 +32,12 @@ const EnvSchema = z.object({
     .string()
     .refine((k) => Buffer.from(k, "base64").length === 32, "MCP_SECRETS_KEY must be 32 bytes in base64 (openssl rand -base64 32)")
     .optional(),
+  /**
+   * A JSON file naming stdio MCP servers offered to every team (mcp/config-file.ts):
+   * { "mcpServers": { "<name>": { "command": "…", "args": [], "env": {} } } }. Only the
+   * instance owner writes it: its commands run on this server.
+   */
+  MCP_SERVERS_FILE: z.string().min(1).optional(),
   /** Sign-in (and sign-up, password change) attempts per client address per minute. */
   AUTH_SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /**

@@ -77,6 +77,14 @@ export const ERROR_CODES = {
   MCP_SERVER_NOT_FOUND: "NOT_FOUND",
   /** The team already has an MCP server of that name, or LIMITS.mcpServersPerTeam of them. */
   MCP_SERVER_CONFLICT: "CONFLICT",
+  /** An MCP call whose request went out but whose answer never came back: it may or may not have taken effect. */
+  MCP_OUTCOME_UNKNOWN: "INTERNAL_SERVER_ERROR",
+  /** The MCP server could not be reached, so the call was not sent. */
+  MCP_SERVER_UNAVAILABLE: "SERVICE_UNAVAILABLE",
+  /** The MCP server answered the call with an error (its text is the message). */
+  MCP_TOOL_ERROR: "BAD_REQUEST",
+  /** A team's agent called, through this instance's own MCP server, the team it belongs to. */
+  MCP_LOOP_REFUSED: "FORBIDDEN",
   /** The plan's tasks changed after the person read it; read it again before deciding. */
   PLAN_CHANGED: "CONFLICT",
   /** A webhook or MCP server URL whose host is a private address, while the instance does not allow them. */

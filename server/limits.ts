@@ -23,6 +23,10 @@ export const LIMITS = {
   toolNameChars: 128,
   webhooksPerTeam: 10,
   mcpServersPerTeam: 20,
+  /** An MCP tool result as the model reads it; a longer one is cut, with a note saying so. */
+  mcpResultChars: 24_000,
+  /** How long an MCP tool call may take before it ends as a readable timeout. */
+  mcpCallTimeoutMs: 60_000,
   /** The longest a team may let approvals and questions wait before they expire (30 days). */
   approvalExpiryMaxMinutes: 43_200,
   /** Teammate names (names.ts) and the names a tool or request may address. */

@@ -20,6 +20,7 @@ import { Runtime } from "./runtime/runtime";
 import { createTeamLayer } from "./team/team-layer";
 import { teamPlaybook } from "./team/playbook";
 import { MCP_PATH, serveMcp } from "./mcp/http";
+import { readMcpServersFile } from "./mcp/config-file";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { isUnavailable } from "./trpc/init";
 import { appRouter } from "./trpc/root";
@@ -65,7 +66,13 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     // Every session is a team member; the keyless model plays the team scenario.
     resolveModel: opts.resolveModel ?? createModelResolver(opts.env, { playbook: teamPlaybook }),
     priceOf: (c) => priceOf(opts.env, c),
-    ...createTeamLayer(db, hub, { limits: teamLimitsOf(opts.env), workspaceLimits: workspaceLimitsOf(opts.env), models: availableModels(opts.env), log }),
+    ...createTeamLayer(db, hub, {
+      limits: teamLimitsOf(opts.env),
+      workspaceLimits: workspaceLimitsOf(opts.env),
+      models: availableModels(opts.env),
+      mcp: { secretsKey: opts.env.MCP_SECRETS_KEY, configServers: readMcpServersFile(opts.env.MCP_SERVERS_FILE) },
+      log,
+    }),
     log: (line) => log(`[runtime] ${line}`),
   });
 

@@ -3,13 +3,33 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Person } from "../people/person";
 import type { TrpcContext } from "../trpc/init";
 import { createCaller } from "../trpc/root";
-import { buildMcpServer } from "./tools";
+import { z } from "zod";
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import { buildMcpServer, type LoopGuard } from "./tools";
+import { CALLER_HEADER, callerTag } from "./toolset";
 
 // /api/mcp: the product as an MCP server over Streamable HTTP, stateless (a server and transport
 // per request, no MCP session to keep), for the person whose personal API token is the request's
 // `Authorization: Bearer`. Without a token that resolves to a person: 401, nothing else runs.
 
 export const MCP_PATH = "/api/mcp";
+
+/**
+ * A call made by one of this instance's teams (its tag in CALLER_HEADER, mcp/toolset.ts) may
+ * not act on that same team: its agents would be prompting themselves.
+ */
+function loopGuard(db: Db, header: string | string[] | undefined): LoopGuard {
+  const tag = typeof header === "string" ? header : undefined;
+  return async (target) => {
+    if (!tag) return;
+    const teamId =
+      "teamId" in target
+        ? target.teamId
+        : z.array(z.object({ team_id: z.string().nullable() })).parse(await db.sql.$queryRaw`SELECT team_id FROM sessions WHERE id = ${target.sessionId}`)[0]?.team_id;
+    if (teamId && callerTag(teamId) === tag) throw new AppError("MCP_LOOP_REFUSED", "A team cannot drive itself through this MCP server: that would be a loop. Work with your own team through your team tools.");
+  };
+}
 const VERSION = "0.1.0";
 
 function jsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
@@ -26,7 +46,7 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, ctx: O
     });
   }
   if (req.method !== "POST") return jsonRpcError(res, 405, "This MCP server is stateless: POST JSON-RPC messages", { Allow: "POST" });
-  const server = buildMcpServer(createCaller({ ...ctx, person }), VERSION);
+  const server = buildMcpServer(createCaller({ ...ctx, person }), VERSION, loopGuard(ctx.db, req.headers[CALLER_HEADER]));
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on("close", () => {
     void transport.close();

@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { z } from "zod";
+import { CONNECT_TIMEOUT_MS, errorText, listAllTools } from "./connections";
 import { inTx, type Db, type DbOrTx } from "../db/client";
 import { AppError } from "../errors";
 import { newMcpServerId, type SessionId } from "../ids";
@@ -18,7 +19,6 @@ import { decryptSecret, encryptSecret } from "./secrets";
 // "Test connection" connects with the official SDK's client and lists the tools.
 
 export const MCP_SERVER_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
-export const CONNECT_TIMEOUT_MS = 10_000;
 
 export const McpServerInputSchema = z.object({
   name: z.string().regex(MCP_SERVER_NAME, "A name is 1 to 32 lowercase letters, digits, - or _, starting with a letter"),
@@ -29,16 +29,21 @@ export const McpServerInputSchema = z.object({
 });
 export type McpServerInput = z.infer<typeof McpServerInputSchema>;
 
-const ToolSummary = z.object({
+/** A tool as a server listed it (what is stored and what the team's tool list is made of). */
+export const ToolSummarySchema = z.object({
   name: z.string(),
   description: z.string().optional(),
   inputSchema: z.record(z.string(), z.unknown()),
-  annotations: z.record(z.string(), z.unknown()).optional(),
+  annotations: z.object({ readOnlyHint: z.boolean().optional() }).catchall(z.unknown()).optional(),
 });
+export type ToolSummary = z.infer<typeof ToolSummarySchema>;
+const ToolSummary = ToolSummarySchema;
 
 export const McpServerViewSchema = z.object({
   id: z.string(),
   name: z.string(),
+  /** Configured by the instance owner on the server (a stdio server): offered to every team, not removable here. */
+  configured: z.boolean(),
   /** For owners only (it may name an internal host); null for everyone else. */
   url: z.string().nullable(),
   hasSecret: z.boolean(),
@@ -55,6 +60,7 @@ function viewOf(row: Row, owner: boolean): McpServerView {
   return McpServerViewSchema.parse({
     id: row.id,
     name: row.name,
+    configured: false,
     url: owner ? row.url : null,
     hasSecret: row.headersEncrypted !== null,
     status: row.status,
@@ -64,13 +70,64 @@ function viewOf(row: Row, owner: boolean): McpServerView {
   });
 }
 
-export async function listMcpServers(db: DbOrTx, teamId: SessionId, opts: { owner: boolean }): Promise<McpServerView[]> {
-  const rows = await db.mcpServer.findMany({ where: { teamId }, orderBy: { name: "asc" } });
-  return rows.map((r) => viewOf(r, opts.owner));
+/** The team's servers, and the instance's configured ones (`configured`: names from MCP_SERVERS_FILE). */
+export async function listMcpServers(db: DbOrTx, teamId: SessionId, opts: { owner: boolean; configured?: readonly string[] }): Promise<McpServerView[]> {
+  const configured = opts.configured ?? [];
+  const [rows, instance] = await Promise.all([
+    db.mcpServer.findMany({ where: { teamId }, orderBy: { name: "asc" } }),
+    configured.length > 0 ? db.instanceMcpServer.findMany({ where: { name: { in: [...configured] } } }) : Promise.resolve([]),
+  ]);
+  const shown = instance.map((r) =>
+    McpServerViewSchema.parse({
+      id: `config:${r.name}`,
+      name: r.name,
+      configured: true,
+      url: null,
+      hasSecret: false,
+      status: r.status,
+      tools: z.array(ToolSummary).parse(r.tools).map((t) => ({ name: t.name, description: t.description })),
+      lastError: r.lastError,
+      checkedAt: r.checkedAt,
+    }),
+  );
+  // A configured server shadows a team's server of the same name (mcp/toolset.ts).
+  for (const r of rows) if (!configured.includes(r.name)) shown.push(viewOf(r, opts.owner));
+  return shown.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export type HealthOutcome = { status: "connected"; tools: ToolSummary[]; lastError: null } | { status: "failing"; lastError: string; tools?: undefined };
+
+/** What the last connection to a team's server found, shown in the room (announced to it). */
+export async function recordServerHealth(db: Db, serverId: string, outcome: HealthOutcome): Promise<void> {
+  await inTx(db, async (tx) => {
+    const rows = z.array(z.object({ team_id: z.string() })).parse(
+      await tx.$queryRaw`UPDATE mcp_servers SET status = ${outcome.status}, last_error = ${outcome.lastError}, checked_at = now(),
+          tools = COALESCE(${outcome.tools ? JSON.stringify(outcome.tools) : null}::jsonb, tools)
+        WHERE id = ${serverId} RETURNING team_id`,
+    );
+    if (rows[0]) await notifyActivity(tx, rows[0].team_id, "team");
+  });
+}
+
+/** The same for a configured stdio server (one row for the whole instance). */
+export async function recordConfigServerHealth(db: Db, name: string, outcome: HealthOutcome): Promise<void> {
+  const tools = outcome.tools ? JSON.stringify(outcome.tools) : null;
+  await db.sql.$executeRaw`INSERT INTO instance_mcp_servers (name, status, tools, last_error, checked_at)
+    VALUES (${name}, ${outcome.status}, COALESCE(${tools}::jsonb, '[]'::jsonb), ${outcome.lastError}, now())
+    ON CONFLICT (name) DO UPDATE SET status = EXCLUDED.status, last_error = EXCLUDED.last_error, checked_at = EXCLUDED.checked_at,
+      tools = COALESCE(${tools}::jsonb, instance_mcp_servers.tools)`;
 }
 
 /** An owner adds a server; its secret is encrypted (MCP_SECRETS_KEY_MISSING without a key). */
-export async function addMcpServer(db: Db, by: HumanActor, input: McpServerInput, secretsKey: string | undefined): Promise<McpServerView> {
+export async function addMcpServer(
+  db: Db,
+  by: HumanActor,
+  input: McpServerInput,
+  secretsKey: string | undefined,
+  /** Names of the instance's configured servers, which no team server may take. */
+  reserved: readonly string[] = [],
+): Promise<McpServerView> {
+  if (reserved.includes(input.name)) throw new AppError("MCP_SERVER_CONFLICT", `${input.name} is the name of a server the instance offers every team`);
   const url = (await assertOutboundUrl(input.url, await privateWebhooksAllowed(db))).toString();
   const headers = { ...input.headers, ...(input.bearerToken ? { Authorization: `Bearer ${input.bearerToken}` } : {}) };
   const headersEncrypted = Object.keys(headers).length > 0 ? encryptSecret(JSON.stringify(headers), secretsKey) : null;
@@ -111,8 +168,7 @@ export async function listRemoteTools(url: string, headers: Record<string, strin
     return await Promise.race([
       (async () => {
         await client.connect(transport);
-        const { tools } = await client.listTools();
-        return tools.map((t) => ToolSummary.parse({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }));
+        return (await listAllTools(client)).map((t) => ToolSummary.parse({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }));
       })(),
       timeout,
     ]);
@@ -130,25 +186,15 @@ export async function checkMcpServer(db: Db, teamId: SessionId, serverId: string
   const row = await db.mcpServer.findFirst({ where: { id: serverId, teamId } });
   if (!row) throw new AppError("MCP_SERVER_NOT_FOUND", "No such MCP server in this team", { serverId });
   const headers = row.headersEncrypted ? z.record(z.string(), z.string()).parse(JSON.parse(decryptSecret(row.headersEncrypted, secretsKey))) : {};
-  let outcome: { status: "connected"; tools: unknown[]; lastError: null } | { status: "failing"; tools: unknown; lastError: string };
+  let outcome: HealthOutcome;
   try {
-    outcome = { status: "connected", tools: await listRemoteTools(row.url, headers), lastError: null };
+    const url = await assertOutboundUrl(row.url, await privateWebhooksAllowed(db));
+    outcome = { status: "connected", tools: await listRemoteTools(url.toString(), headers), lastError: null };
   } catch (e) {
-    // The SDK's HTTP errors carry the status as `code`.
-    const status = (e as { code?: unknown }).code;
-    const text = e instanceof Error ? e.message : String(e);
-    const message = typeof status === "number" ? `HTTP ${status}: ${text}` : text;
     // An error text could echo a header back: the secret values never reach the room.
-    const clean = Object.values(headers).reduce((text, secret) => text.split(secret).join("[secret]"), message);
-    outcome = { status: "failing", tools: row.tools, lastError: clean.slice(0, 500) };
+    const clean = Object.values(headers).reduce((text, secret) => text.split(secret).join("[secret]"), errorText(e));
+    outcome = { status: "failing", lastError: clean.slice(0, 500) };
   }
-  const updated = await inTx(db, async (tx) => {
-    const saved = await tx.mcpServer.update({
-      where: { id: serverId },
-      data: { status: outcome.status, tools: outcome.tools as object[], lastError: outcome.lastError, checkedAt: new Date() },
-    });
-    await notifyActivity(tx, teamId, "team");
-    return saved;
-  });
-  return viewOf(updated, true);
+  await recordServerHealth(db, serverId, outcome);
+  return viewOf(await db.mcpServer.findUniqueOrThrow({ where: { id: serverId } }), true);
 }

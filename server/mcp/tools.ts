@@ -22,6 +22,7 @@ function ok(value: unknown): CallToolResult {
 
 /** A refusal as the model or person reads it: the stable code, then the message. */
 function refused(e: unknown): CallToolResult {
+  if (isAppError(e)) return { isError: true, content: [{ type: "text", text: `${e.code}: ${e.message}` }] };
   if (e instanceof TRPCError) {
     const code = isAppError(e.cause) ? e.cause.code : e.code;
     return { isError: true, content: [{ type: "text", text: `${code}: ${e.message}` }] };
@@ -37,8 +38,16 @@ async function run(call: () => Promise<unknown>): Promise<CallToolResult> {
   }
 }
 
-export function buildMcpServer(caller: Caller, version: string): McpServer {
+/**
+ * Refuses (MCP_LOOP_REFUSED) an action on the team that is making the call: a team that added
+ * this instance's own MCP server may drive other teams, never itself.
+ */
+export type LoopGuard = (target: { teamId: string } | { sessionId: string }) => Promise<void>;
+
+export function buildMcpServer(caller: Caller, version: string, guard: LoopGuard = async () => undefined): McpServer {
   const server = new McpServer({ name: "agent-teams", version });
+  const onSession = <T>(sessionId: string, call: () => Promise<T>) => run(async () => (await guard({ sessionId }), call()));
+  const onTeam = <T>(teamId: string, call: () => Promise<T>) => run(async () => (await guard({ teamId }), call()));
   const read = { readOnlyHint: true } as const;
 
   server.registerTool("list_teams", { description: "The teams you belong to, with your role in each", annotations: read }, () => run(() => caller.team.list()));
@@ -50,7 +59,7 @@ export function buildMcpServer(caller: Caller, version: string): McpServer {
   server.registerTool(
     "prompt",
     { description: "Queue a prompt for an agent (each prompt is its own turn)", inputSchema: { session_id: sessionId, text: z.string() } },
-    ({ session_id, text }) => run(() => caller.session.prompt({ sessionId: session_id, text })),
+    ({ session_id, text }) => onSession(session_id, () => caller.session.prompt({ sessionId: session_id, text })),
   );
   server.registerTool(
     "steer",
@@ -59,7 +68,7 @@ export function buildMcpServer(caller: Caller, version: string): McpServer {
       inputSchema: { session_id: sessionId, text: z.string() },
     },
     ({ session_id, text }) =>
-      run(async () => {
+      onSession(session_id, async () => {
         const item = await caller.session.prompt({ sessionId: session_id, text });
         try {
           await caller.session.steerNow({ sessionId: session_id, itemId: item.id });
@@ -72,7 +81,7 @@ export function buildMcpServer(caller: Caller, version: string): McpServer {
       }),
   );
   server.registerTool("stop", { description: "Stop an agent's running turn", inputSchema: { session_id: sessionId } }, ({ session_id }) =>
-    run(() => caller.session.stop({ sessionId: session_id })),
+    onSession(session_id, () => caller.session.stop({ sessionId: session_id })),
   );
   server.registerTool("roster", { description: "The team's agents with their status and spend", inputSchema: { team_id: teamId }, annotations: read }, ({ team_id }) =>
     run(() => caller.team.roster({ teamId: team_id })),
@@ -110,12 +119,12 @@ export function buildMcpServer(caller: Caller, version: string): McpServer {
       description: "Approve or deny a tool call waiting for approval; the agent reads the decision and your note",
       inputSchema: { team_id: teamId, approval_id: z.string(), approve: z.boolean(), note: z.string().optional() },
     },
-    ({ team_id, approval_id, approve, note }) => run(() => caller.approvals.decide({ teamId: team_id, approvalId: approval_id, approve, note })),
+    ({ team_id, approval_id, approve, note }) => onTeam(team_id, () => caller.approvals.decide({ teamId: team_id, approvalId: approval_id, approve, note })),
   );
   server.registerTool(
     "answer",
     { description: "Answer an agent's question", inputSchema: { team_id: teamId, approval_id: z.string(), answer: z.string() } },
-    ({ team_id, approval_id, answer }) => run(() => caller.approvals.answer({ teamId: team_id, approvalId: approval_id, answer })),
+    ({ team_id, approval_id, answer }) => onTeam(team_id, () => caller.approvals.answer({ teamId: team_id, approvalId: approval_id, answer })),
   );
   return server;
 }

@@ -73,6 +73,11 @@ export interface AgentServices {
    * tools wait for a person's approval. Read as each turn starts; unset, every tool is allowed.
    */
   toolModes?: (db: SqlRunner, sessionId: SessionId) => Promise<ReadonlyMap<string, ToolMode>>;
+  /**
+   * Tools read as each turn starts, after `toolsFor`'s (teams: their MCP servers' tools, which
+   * change while agents live); each brings its default mode for where the policy is silent.
+   */
+  turnTools?: (db: SqlRunner, sessionId: SessionId) => Promise<ToolDefinition[]>;
   /** The tasks the agent has in progress, named in what it asks people. */
   tasksInProgress?: (db: SqlRunner, sessionId: SessionId) => Promise<string[]>;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
@@ -208,10 +213,20 @@ export class AgentDriver {
     }
   }
 
-  /** The team's policy: `off` tools leave the list the model sees (every member's alike). */
+  /**
+   * The turn's tools and the team's policy: `off` tools leave the list the model sees (every
+   * member's alike); a tool the policy does not name has its default mode.
+   */
   private async readToolModes(): Promise<void> {
-    this.modes = (await this.svc.toolModes?.(this.svc.db.sql, this.sessionId)) ?? new Map();
-    const on = this.allTools.filter((t) => this.modes.get(t.name) !== "off");
+    const [policy, more] = await Promise.all([
+      this.svc.toolModes?.(this.svc.db.sql, this.sessionId),
+      this.svc.turnTools?.(this.svc.db.sql, this.sessionId),
+    ]);
+    const all = more?.length ? [...this.allTools, ...more] : this.allTools;
+    const modes = new Map<string, ToolMode>();
+    for (const t of all) modes.set(t.name, policy?.get(t.name) ?? t.defaultMode ?? "allow");
+    this.modes = modes;
+    const on = all.filter((t) => modes.get(t.name) !== "off");
     this.tools = new Map(on.map((t) => [t.name, t]));
     this.toolSpecs = on.map(toolSpec);
     this.toolSpecsChars = JSON.stringify(this.toolSpecs).length;

@@ -10,6 +10,7 @@ import type { RuntimeConfig } from "./config";
 import { ContextRegistry, dateContextProvider } from "./context-registry";
 import { builtinTools } from "./builtin-tools";
 import { acquireLease, findOrphanedSessions, releaseLease, renewLeases } from "./lease";
+import type { ToolMode } from "./approvals";
 import type { ToolDefinition, ToolsetOptions } from "./tools";
 
 // The process-level host of agents: which agents this process drives, waking them on input,
@@ -32,6 +33,8 @@ export interface RuntimeOptions {
   reserveStep?: AgentServices["reserveStep"];
   /** The tool policy (teams: per team), read as each turn starts; unset, every tool is allowed. */
   toolModes?: AgentServices["toolModes"];
+  /** Tools read as each turn starts (teams: their MCP servers'), after `toolsFor`'s. */
+  turnTools?: AgentServices["turnTools"];
   tasksInProgress?: AgentServices["tasksInProgress"];
   /** Test seam (crash tests): after a tool's first durable commit, before its result. */
   afterToolEffect?: AgentServices["afterToolEffect"];
@@ -41,6 +44,8 @@ export interface RuntimeOptions {
   systemPrompt?: string;
   /** Runs at the start of every recovery sweep (teams settle provisioning, redeliver mail). */
   onRecover?: () => Promise<void>;
+  /** Runs at the end of a graceful stop (teams close their MCP connections). */
+  onStop?: () => Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -65,6 +70,7 @@ export class Runtime {
       onClaimed: opts.onClaimed,
       reserveStep: opts.reserveStep,
       toolModes: opts.toolModes,
+      turnTools: opts.turnTools,
       tasksInProgress: opts.tasksInProgress,
       afterToolEffect: opts.afterToolEffect,
       announce: (activity) => opts.hub.announce(activity),
@@ -77,9 +83,15 @@ export class Runtime {
     return this.toolNamesFor(asSessionId(""));
   }
 
-  /** The names of an agent's tool list, before the policy (what a team's tool policy lists). */
+  /** The names of an agent's fixed tool list (toolsFor), before the policy. */
   toolNamesFor(sessionId: SessionId): string[] {
     return this.services.toolsFor(sessionId).tools.map((t) => t.name);
+  }
+
+  /** An agent's whole tool list as its next turn reads it, before the policy, with each tool's default mode. */
+  async toolCatalog(sessionId: SessionId): Promise<{ name: string; defaultMode: ToolMode }[]> {
+    const more = (await this.services.turnTools?.(this.opts.db.sql, sessionId)) ?? [];
+    return [...this.services.toolsFor(sessionId).tools, ...more].map((t) => ({ name: t.name, defaultMode: t.defaultMode ?? "allow" }));
   }
 
   /** Starts heartbeats and recovery, and adopts agents left without a driver. */
@@ -180,5 +192,6 @@ export class Runtime {
     // lease is taken after the drivers' shutdown and left held.
     await Promise.all(this.acquiring.values());
     await Promise.all([...this.drivers.values()].map((d) => d.shutdown()));
+    await this.opts.onStop?.();
   }
 }

@@ -5,6 +5,7 @@ import { isAppError, toolErrorOutput, type AppErrorCode } from "../errors";
 import type { SessionId, TurnId } from "../ids";
 import { findUnstorableText } from "../input-guard";
 import type { ToolSpec } from "../models/types";
+import type { ToolMode } from "./approvals";
 import type { SessionEvent } from "./events";
 
 // A tool: zod input, declared result schema, and an execute function. The runtime validates
@@ -48,6 +49,13 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   name: string;
   description: string;
   input: z.ZodType<I>;
+  /**
+   * The JSON schema the model is shown, for tools described by one (MCP tools: `input` then
+   * validates against it); unset, it is derived from `input`.
+   */
+  inputJsonSchema?: Record<string, unknown>;
+  /** The mode the tool has where the team's policy does not name it; unset, `allow`. */
+  defaultMode?: ToolMode;
   output: z.ZodType<O>;
   execute(input: I, ctx: ToolContext): Promise<O>;
   /**
@@ -58,6 +66,7 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   /**
    * The real result of a call whose effect committed but whose result never reached the log,
    * finishing the effect where that needs no model call; null when the effect never happened.
+   * Throws an AppError when the truth is an error the model should read (MCP: outcome unknown).
    */
   recover?(callKey: string, ctx: ToolCallScope): Promise<O | null>;
 }
@@ -90,9 +99,26 @@ export interface ToolRun extends ToolOutcome {
 }
 
 export function toolSpec(tool: ToolDefinition): ToolSpec {
+  if (tool.inputJsonSchema) return { name: tool.name, description: tool.description, inputSchema: tool.inputJsonSchema };
   const schema = z.toJSONSchema(tool.input, { io: "input" }) as Record<string, unknown>;
   delete schema.$schema;
   return { name: tool.name, description: tool.description, inputSchema: schema };
+}
+
+/**
+ * What a call that has no result in the log really did, from the tool's own records: its
+ * result, an error the tool reports (an AppError from `recover`), or null when the effect never
+ * happened (or the tool keeps no records).
+ */
+export async function recoveredOutcome(tool: ToolDefinition | undefined, scope: ToolCallScope): Promise<ToolOutcome | null> {
+  if (!tool?.recover) return null;
+  try {
+    const real = await tool.recover(scope.callKey, scope);
+    return real === null ? null : { output: tool.output.parse(real), isError: false };
+  } catch (e) {
+    if (!isAppError(e) || e.code === "LEASE_LOST") throw e;
+    return errorOutcome(e.code, e.message);
+  }
 }
 
 /** A failed call's outcome (an AppError refusal or a runtime code). */
@@ -173,10 +199,8 @@ export async function runTool(
     if (isAppError(e)) return fail(e.code, e.message);
     // Not a refusal: part of a multi-transaction effect may have committed. Report what did
     // happen; if that cannot be read either, the turn fails and crash recovery asks again.
-    if (tool.recover) {
-      const real = await tool.recover(scope.callKey, scope);
-      if (real !== null) return { output: tool.output.parse(real), isError: false, recorded: null };
-    }
+    const real = await recoveredOutcome(tool, scope);
+    if (real) return { ...real, recorded: null };
     if (scope.signal.aborted) throw e;
     return fail("TOOL_FAILED", `${name} failed: ${e instanceof Error ? e.message : String(e)}`);
   }

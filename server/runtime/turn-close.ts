@@ -10,7 +10,7 @@ import { enqueue } from "./inbox";
 import { appended, appendStatement, leaseLockStatement, spends, type Lease, type SessionRowChange, type SpendDelta, type Statement } from "./session-log";
 import { storedAbortRequest } from "./sessions";
 import { turnEndEvent } from "./team-events";
-import { toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
+import { recoveredOutcome, toolCallKey, type ToolDefinition, type ToolOutcome } from "./tools";
 
 // How a turn ends: its turn_end and the cleared active turn commit together, after the real
 // results of tool calls whose effects committed without one (tools' `recover`), and a turn cut
@@ -203,18 +203,16 @@ export function unansweredToolCalls(events: readonly SessionEvent[], turnId: Tur
 async function recoverToolResults(scope: TurnCloseScope, turnId: TurnId): Promise<EventPayload[]> {
   const out: EventPayload[] = [];
   for (const { messageId, call } of unansweredToolCalls(scope.events, turnId)) {
-    const tool = scope.tools.get(call.toolName);
-    if (!tool?.recover) continue;
     const callKey = toolCallKey(messageId, call.toolCallId);
-    const output = await tool.recover(callKey, {
+    const outcome = await recoveredOutcome(scope.tools.get(call.toolName), {
       db: scope.db,
       sessionId: scope.sessionId,
       turnId,
       callKey,
       signal: new AbortController().signal,
     });
-    if (output === null) continue;
-    out.push(toolResultEvent(turnId, call, { output: tool.output.parse(output), isError: false }));
+    if (outcome === null) continue;
+    out.push(toolResultEvent(turnId, call, outcome));
     scope.log(`agent ${scope.sessionId}: recovered the result of ${call.toolName} (${callKey})`);
   }
   return out;

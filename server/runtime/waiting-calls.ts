@@ -5,7 +5,7 @@ import { decisionOf, parkCall, refusalText, type ApprovalKind, type Decision, ty
 import type { EventPayload, SessionEvent } from "./events";
 import { assertLeaseHeld } from "./session-log";
 import { storedAbortRequest } from "./sessions";
-import { prepareToolCall, toolCallKey, type ToolOutcome, type ToolsetOptions } from "./tools";
+import { prepareToolCall, recoveredOutcome, toolCallKey, type ToolOutcome, type ToolsetOptions } from "./tools";
 import { toolResultEvent, unansweredToolCalls, type TurnCloseScope } from "./turn-close";
 
 // A tool call that waits for people (runtime/approvals.ts): under `ask` it waits for an
@@ -73,10 +73,15 @@ async function applyDecision(scope: CallScope, turnId: TurnId, call: ToolCall, c
   if (d.status === "approved") {
     // A crash during an approved call may have left its effect without the result: the tool's
     // own record says so, and then it does not run again.
-    const tool = scope.tools.get(call.toolName);
-    const recovered = await tool?.recover?.(callKey, { db: scope.db, sessionId: scope.sessionId, turnId, callKey, signal: new AbortController().signal });
-    if (tool && recovered !== null && recovered !== undefined) {
-      await scope.append([toolResultEvent(turnId, call, { output: tool.output.parse(recovered), isError: false })]);
+    const recovered = await recoveredOutcome(scope.tools.get(call.toolName), {
+      db: scope.db,
+      sessionId: scope.sessionId,
+      turnId,
+      callKey,
+      signal: new AbortController().signal,
+    });
+    if (recovered) {
+      await scope.append([toolResultEvent(turnId, call, recovered)]);
       return;
     }
     await scope.run(call);

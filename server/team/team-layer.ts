@@ -20,12 +20,14 @@ import { TEAM_EVENTS_KEY } from "../runtime/team-events";
 import { createDispatcher } from "./dispatch";
 import { createWebhookSender } from "./webhook-sender";
 import { WEBHOOKS_KEY } from "./webhooks";
+import { createMcpToolset, type McpToolsetOptions } from "../mcp/toolset";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
 // prompt, the nine Team tools, the six Workspace tools and ask_humans for every member (under
 // the team's tool policy; requests past the team's expiry end on every sweep), team identity
 // as required runtime context, mail consumption at claim time, the team budget, recovery of provisioning
-// and undelivered mail on every sweep, and the team events' fan-out (notifications).
+// and undelivered mail on every sweep, the team events' fan-out (notifications), and the team's
+// MCP servers' tools, read as each turn starts.
 
 export interface TeamLayerOptions {
   limits?: Partial<TeamLimits>;
@@ -34,11 +36,13 @@ export interface TeamLayerOptions {
   models?: readonly ModelOption[];
   /** Members younger than this are left alone by provisioning recovery (another process may be creating them). */
   provisioningGraceMs?: number;
+  /** MCP servers' tools (mcp/toolset.ts): the key their secrets are encrypted with, the configured stdio servers. */
+  mcp?: Omit<McpToolsetOptions, "log">;
   log?: (line: string) => void;
 }
 
 export type TeamLayer = Required<
-  Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "reserveStep" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress">
+  Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "reserveStep" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress" | "turnTools" | "onStop">
 >;
 
 /** One list for every member: the nine Team tools, the six Workspace tools, then ask_humans. */
@@ -57,6 +61,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
   const log = opts.log ?? ((line: string) => console.error(line));
   const dispatcher = createDispatcher(db, log);
   const sender = createWebhookSender(db, log);
+  const mcp = createMcpToolset(db, { secretsKey: undefined, ...opts.mcp, log });
   hub.on(TEAM_EVENTS_KEY, (a) => {
     if (a.kind === "outbox") void dispatcher.kick();
   });
@@ -70,6 +75,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
     onClaimed: consumedStatement,
     reserveStep,
     toolModes: toolModesOfSession,
+    turnTools: mcp.turnTools,
     tasksInProgress: tasksInProgressOf,
     onRecover: async () => {
       await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);
@@ -78,6 +84,9 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
       await dispatcher.kick();
       // Deliveries due for a retry; never awaited, so a slow endpoint delays nothing.
       void sender.kick();
+      // Configured stdio servers not running yet (started, or a failed one tried again).
+      void mcp.connectConfigServers();
     },
+    onStop: () => mcp.close(),
   };
 }

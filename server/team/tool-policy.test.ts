@@ -22,7 +22,7 @@ describe("instance tool defaults", () => {
     expect(isAppError(await setInstanceToolDefault(rt.db.sql, owner, tools, "no_such_tool", "ask").catch((e: unknown) => e), "TOOL_NOT_FOUND")).toBe(true);
     const after = await newTestSession(rt.db, "After", owner);
 
-    const modes = async (team: typeof before) => Object.fromEntries((await toolPolicyOf(rt.db.sql, team, tools)).map((t) => [t.tool, t.mode]));
+    const modes = async (team: typeof before) => Object.fromEntries((await toolPolicyOf(rt.db.sql, team, await rt.runtime.toolCatalog(team))).map((t) => [t.tool, t.mode]));
     expect(await modes(after)).toMatchObject({ workspace_write: "ask", workspace_delete: "off", workspace_read: "allow" });
     expect(await modes(before)).toMatchObject({ workspace_write: "allow", workspace_delete: "allow" });
     // The new team's rows say who set them; its owner changes them as any.

@@ -9,12 +9,13 @@ import { TOOL_MODES, type ToolMode } from "../runtime/approvals";
 
 // Each team's tool policy (SPEC.md §17): allow, ask (a person approves each call) or off (the
 // tool leaves every member's list). A tool without a row has its default: every built-in
-// tool is allowed. Owners change it; each change is attributed. A new team starts with the
+// tool is allowed, an MCP tool allowed when its server marks it read-only and asks otherwise
+// (mcp/toolset.ts). Owners change it; each change is attributed. A new team starts with the
 // instance owner's defaults (runtime/approvals.ts startingToolPolicy copies them).
 
 export const ToolModeSchema = z.enum(TOOL_MODES);
 
-/** Built-in tools start allowed (MCP tools will bring their own defaults). */
+/** Built-in tools start allowed (MCP tools bring their own defaults). */
 export const DEFAULT_TOOL_MODE: ToolMode = "allow";
 
 const ModeRows = z.array(z.object({ tool_name: z.string(), mode: ToolModeSchema }));
@@ -27,11 +28,15 @@ export async function toolModesOfSession(db: SqlRunner, sessionId: SessionId): P
   return new Map(rows.map((r) => [r.tool_name, r.mode]));
 }
 
-/** Every tool of the team's list with its mode (the settings' table). */
-export async function toolPolicyOf(db: SqlRunner, teamId: SessionId, toolNames: readonly string[]): Promise<{ tool: string; mode: ToolMode }[]> {
+/** Every tool of the team's list with its mode (the settings' table); unnamed, a tool has its default. */
+export async function toolPolicyOf(
+  db: SqlRunner,
+  teamId: SessionId,
+  tools: readonly { name: string; defaultMode: ToolMode }[],
+): Promise<{ tool: string; mode: ToolMode }[]> {
   const rows = ModeRows.parse(await db.$queryRaw`SELECT tool_name, mode FROM tool_policies WHERE team_id = ${teamId}`);
   const set = new Map(rows.map((r) => [r.tool_name, r.mode]));
-  return toolNames.map((tool) => ({ tool, mode: set.get(tool) ?? DEFAULT_TOOL_MODE }));
+  return tools.map((t) => ({ tool: t.name, mode: set.get(t.name) ?? t.defaultMode }));
 }
 
 /** Sets one tool's mode in the team (attributed); a tool not in the team's list is refused. */

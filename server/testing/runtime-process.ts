@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     config: { ...runtimeConfigFromEnv(env), deltaFlushMs: extra.RUNTIME_DELTA_FLUSH_MS },
     resolveModel: createModelResolver(env, team ? { playbook: teamPlaybook } : {}),
     priceOf: (c) => priceOf(env, c),
-    ...(team ? createTeamLayer(db, hub, { provisioningGraceMs: 60_000, models: availableModels(env) }) : {}),
+    ...(team ? createTeamLayer(db, hub, { provisioningGraceMs: 60_000, models: availableModels(env), mcp: { secretsKey: env.MCP_SECRETS_KEY } }) : {}),
     afterToolEffect: async (_sessionId, toolName, callKey) => {
       if (paused || toolName !== extra.RUNTIME_PAUSE_AFTER_EFFECT) return;
       paused = true;

@@ -50,7 +50,7 @@ export const approvalsRouter = router({
     .query(async ({ ctx, input }) => {
       const { teamId } = await teamAccess(ctx, input.teamId, "view");
       return {
-        tools: await toolPolicyOf(ctx.db.sql, teamId, ctx.runtime.toolNamesFor(teamId)),
+        tools: await toolPolicyOf(ctx.db.sql, teamId, await ctx.runtime.toolCatalog(teamId)),
         expiryMinutes: await approvalExpiryOf(ctx.db.sql, teamId),
         planApproval: await planApprovalOf(ctx.db, teamId),
       };
@@ -102,7 +102,7 @@ export const approvalsRouter = router({
     .output(Ok)
     .mutation(async ({ ctx, input }) => {
       const by = await teamAccess(ctx, input.teamId, "own");
-      await setToolMode(ctx.db, by, ctx.runtime.toolNamesFor(by.teamId), input.tool, input.mode);
+      await setToolMode(ctx.db, by, (await ctx.runtime.toolCatalog(by.teamId)).map((t) => t.name), input.tool, input.mode);
       return { ok: true as const };
     }),
 });

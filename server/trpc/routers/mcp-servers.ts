@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { addMcpServer, checkMcpServer, listMcpServers, McpServerInputSchema, McpServerViewSchema, removeMcpServer } from "../../mcp/servers";
+import { readMcpServersFile } from "../../mcp/config-file";
 import { teamAccess } from "../access";
 import { personProcedure, router } from "../init";
 import { TeamRef } from "../schemas";
@@ -15,15 +16,20 @@ export const mcpServersRouter = router({
     .output(z.array(McpServerViewSchema))
     .query(async ({ ctx, input }) => {
       const access = await teamAccess(ctx, input.teamId, "view");
-      return listMcpServers(ctx.db, access.teamId, { owner: access.role === "owner" });
+      const configured = readMcpServersFile(ctx.env.MCP_SERVERS_FILE).map((c) => c.name);
+      return listMcpServers(ctx.db, access.teamId, { owner: access.role === "owner", configured });
     }),
 
+  /** Adds the server and connects to it at once, so the answer shows its health and tools. */
   add: personProcedure
     .input(TeamRef.extend(McpServerInputSchema.shape))
     .output(McpServerViewSchema)
     .mutation(async ({ ctx, input }) => {
       const { teamId: _teamId, ...server } = input;
-      return addMcpServer(ctx.db, await teamAccess(ctx, input.teamId, "own"), server, ctx.env.MCP_SECRETS_KEY);
+      const by = await teamAccess(ctx, input.teamId, "own");
+      const configured = readMcpServersFile(ctx.env.MCP_SERVERS_FILE).map((c) => c.name);
+      const added = await addMcpServer(ctx.db, by, server, ctx.env.MCP_SECRETS_KEY, configured);
+      return checkMcpServer(ctx.db, by.teamId, added.id, ctx.env.MCP_SECRETS_KEY);
     }),
 
   remove: personProcedure

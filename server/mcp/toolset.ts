@@ -1,0 +1,270 @@
+import { createHash } from "node:crypto";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { z } from "zod";
+import { inTx, type Db } from "../db/client";
+import type { SqlRunner } from "../db/sql";
+import { AppError } from "../errors";
+import type { SessionId } from "../ids";
+import { LIMITS } from "../limits";
+import { privateWebhooksAllowed } from "../people/instance";
+import type { ToolMode } from "../runtime/approvals";
+import { defineTool, type ToolCallScope, type ToolDefinition } from "../runtime/tools";
+import { assertOutboundUrl } from "../team/webhooks";
+import type { StdioServerConfig } from "./config-file";
+import { errorText, McpConnections, type McpEndpoint } from "./connections";
+import { resultText } from "./results";
+import { decryptSecret } from "./secrets";
+import { recordConfigServerHealth, recordServerHealth, ToolSummarySchema, type ToolSummary } from "./servers";
+
+// MCP tools in a team's tool list (SPEC.md §18). Each tool of each of the team's servers (and of
+// the instance's configured stdio servers) is `mcp__<server>__<tool>`, read as each turn starts
+// from what the last connection listed (the same list for every member), with the JSON schema
+// the server gave, validated before the call. Where the team's policy does not name it, a tool
+// the server marks read-only is allowed and every other one asks a person first.
+//
+// Effect once, truth always: the call's intent (key, server, tool, arguments) commits before the
+// request goes out. A call whose intent is recorded but whose result never reached the log (a
+// crash, a stop, a lost connection, a timeout) is reported as "outcome unknown" and never sent
+// again by the runtime; a server that could not be reached is reported as "not run".
+
+export interface McpToolsetOptions {
+  secretsKey: string | undefined;
+  /** Stdio servers from MCP_SERVERS_FILE, offered to every team. */
+  configServers?: readonly StdioServerConfig[];
+  /** How long one call may take (LIMITS.mcpCallTimeoutMs). */
+  callTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  log(line: string): void;
+}
+
+export interface McpToolset {
+  /** The session's team's MCP tools, for this turn (runtime `turnTools`). */
+  turnTools(db: SqlRunner, sessionId: SessionId): Promise<ToolDefinition[]>;
+  /** Connects to the configured stdio servers not connected yet (their tools reach every team). */
+  connectConfigServers(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const ServerRows = z.array(
+  z.object({
+    id: z.string().nullable(),
+    team_id: z.string().nullable(),
+    name: z.string(),
+    url: z.string().nullable(),
+    headers_encrypted: z.string().nullable(),
+    tools: z.array(ToolSummarySchema),
+  }),
+);
+type ServerRow = z.infer<typeof ServerRows>[number];
+
+/** Tool names models accept: letters, digits, _ and -, at most 64. */
+function modelToolName(server: string, tool: string): string {
+  return `mcp__${server}__${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64);
+}
+
+/** read-only → allow, anything else → ask (SPEC.md §17 defaults for MCP tools). */
+export function defaultModeOf(tool: Pick<ToolSummary, "annotations">): ToolMode {
+  return tool.annotations?.readOnlyHint === true ? "allow" : "ask";
+}
+
+/**
+ * What a call through this instance's own MCP server says about the team making it, so
+ * `/api/mcp` can refuse a team calling itself; a hash, so other servers learn no team id.
+ */
+export function callerTag(teamId: string): string {
+  return createHash("sha256").update(`agent-teams caller ${teamId}`).digest("base64url");
+}
+export const CALLER_HEADER = "agent-teams-caller";
+
+const UNKNOWN_OUTCOME = "the call may or may not have taken effect, and it was not sent again; check its effect before calling it again";
+
+export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
+  const configs = new Map((opts.configServers ?? []).map((c) => [c.name, c]));
+  const connections = new McpConnections({
+    log: opts.log,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    onTools: (key, tools) => storeTools(key, tools),
+    onFailure: (key, error) => storeFailure(key, error),
+  });
+  const validators = new AjvJsonSchemaValidator();
+  /** Per server: its definitions, made again when its tools or configuration change. */
+  const made = new Map<string, { version: string; tools: ToolDefinition[] }>();
+
+  const serverKey = (r: Pick<ServerRow, "id" | "name">) => (r.id ? `team:${r.id}` : `config:${r.name}`);
+
+  async function storeTools(key: string, tools: Tool[]): Promise<void> {
+    const summaries = tools.map((t) => ToolSummarySchema.parse({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }));
+    const outcome = { status: "connected" as const, tools: summaries, lastError: null };
+    if (key.startsWith("team:")) await recordServerHealth(db, key.slice(5), outcome);
+    else await recordConfigServerHealth(db, key.slice(7), outcome);
+  }
+
+  async function storeFailure(key: string, error: string): Promise<void> {
+    const outcome = { status: "failing" as const, lastError: error.slice(0, 500) };
+    if (key.startsWith("team:")) await recordServerHealth(db, key.slice(5), outcome);
+    else await recordConfigServerHealth(db, key.slice(7), outcome);
+  }
+
+  function endpointOf(r: ServerRow, teamId: string): McpEndpoint & { secrets: string[] } {
+    if (!r.id) {
+      const c = configs.get(r.name)!;
+      return {
+        key: serverKey(r),
+        fingerprint: JSON.stringify(c),
+        secrets: Object.values(c.env),
+        transport: async () =>
+          new StdioClientTransport({ command: c.command, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, cwd: c.cwd, stderr: "ignore" }),
+      };
+    }
+    const headers: Record<string, string> = r.headers_encrypted
+      ? z.record(z.string(), z.string()).parse(JSON.parse(decryptSecret(r.headers_encrypted, opts.secretsKey)))
+      : {};
+    const url = r.url!;
+    return {
+      key: serverKey(r),
+      fingerprint: `${url}\n${r.headers_encrypted ?? ""}`,
+      secrets: Object.values(headers),
+      transport: async () => {
+        // Checked again at connect time: the name may point elsewhere than when it was added.
+        const checked = await assertOutboundUrl(url, await privateWebhooksAllowed(db));
+        return new StreamableHTTPClientTransport(checked, { requestInit: { headers: { ...headers, [CALLER_HEADER]: callerTag(teamId) } } });
+      },
+    };
+  }
+
+  function definitionsOf(r: ServerRow, teamId: string): ToolDefinition[] {
+    const key = serverKey(r);
+    const version = `${r.url ?? ""}\n${r.headers_encrypted ?? ""}\n${JSON.stringify(r.tools)}`;
+    const cached = made.get(`${teamId}\n${key}`);
+    if (cached?.version === version) return cached.tools;
+    const seen = new Set<string>();
+    const tools: ToolDefinition[] = [];
+    for (const t of r.tools) {
+      const name = modelToolName(r.name, t.name);
+      if (seen.has(name)) {
+        opts.log(`mcp ${r.name}: tool ${t.name} left out (its name ${name} is taken by another tool of the server)`);
+        continue;
+      }
+      seen.add(name);
+      tools.push(toolDefinition(r, teamId, t, name));
+    }
+    made.set(`${teamId}\n${key}`, { version, tools });
+    return tools;
+  }
+
+  function toolDefinition(r: ServerRow, teamId: string, t: ToolSummary, name: string): ToolDefinition {
+    const schema = { type: "object", ...t.inputSchema } as Record<string, unknown>;
+    delete schema.$schema;
+    let validate: (v: unknown) => string | null;
+    try {
+      const check = validators.getValidator(schema as never);
+      validate = (v) => {
+        const res = check(v);
+        return res.valid ? null : (res.errorMessage ?? "does not match the tool's input schema");
+      };
+    } catch (e) {
+      // A schema the validator cannot compile: the server still validates what it receives.
+      opts.log(`mcp ${r.name}: the input schema of ${t.name} does not compile (${errorText(e)}); calls go unchecked`);
+      validate = () => null;
+    }
+    const redact = (text: string, secrets: string[]) => secrets.reduce((out, s) => (s ? out.split(s).join("[secret]") : out), text);
+    return defineTool<Record<string, unknown>, string>({
+      name,
+      description: `${(t.description ?? t.name).slice(0, 4_000)} (tool ${t.name} of the MCP server ${r.name})`,
+      inputJsonSchema: schema,
+      input: z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+        const problem = validate(v);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+      output: z.string(),
+      defaultMode: defaultModeOf(t),
+      async execute(input, ctx) {
+        const endpoint = endpointOf(r, teamId);
+        let client;
+        try {
+          client = await connections.client(endpoint);
+        } catch (e) {
+          throw new AppError("MCP_SERVER_UNAVAILABLE", `Not run: the MCP server ${r.name} could not be reached (${redact(errorText(e), endpoint.secrets)}).`);
+        }
+        await recordIntent(ctx, r.name, t.name, input);
+        try {
+          const result = await client.callTool({ name: t.name, arguments: input }, undefined, {
+            signal: ctx.signal,
+            timeout: opts.callTimeoutMs ?? LIMITS.mcpCallTimeoutMs,
+          });
+          const text = resultText({ content: Array.isArray(result.content) ? result.content : [], structuredContent: result.structuredContent as Record<string, unknown> | undefined });
+          if (result.isError) throw new AppError("MCP_TOOL_ERROR", text || `${t.name} failed`);
+          return text;
+        } catch (e) {
+          if (e instanceof AppError) throw e;
+          // A stop: the runtime asks `recover`, which reports the outcome as unknown.
+          if (ctx.signal.aborted) throw e;
+          if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+            throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: ${r.name} did not answer within ${(opts.callTimeoutMs ?? LIMITS.mcpCallTimeoutMs) / 1000} s; ${UNKNOWN_OUTCOME}.`);
+          }
+          // The server refused the request itself (unknown tool, bad arguments): nothing ran.
+          if (e instanceof McpError && (e.code === ErrorCode.InvalidParams || e.code === ErrorCode.MethodNotFound || e.code === ErrorCode.InvalidRequest)) {
+            throw new AppError("MCP_TOOL_ERROR", `${r.name} refused the call: ${redact(e.message, endpoint.secrets)}`);
+          }
+          // The connection broke during the call: the next call connects again.
+          connections.drop(endpoint.key);
+          const why = redact(errorText(e), endpoint.secrets);
+          void storeFailure(endpoint.key, why).catch(() => undefined);
+          throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: the connection to ${r.name} failed during the call (${why}); ${UNKNOWN_OUTCOME}.`);
+        }
+      },
+      async recover(callKey, scope) {
+        if (!(await intentOf(scope, callKey))) return null;
+        throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: the call to ${r.name} was cut off before its answer was recorded; ${UNKNOWN_OUTCOME}.`);
+      },
+    });
+  }
+
+  /** The servers of the session's team, and the configured ones (with the team's id). */
+  async function readServers(sql: SqlRunner, sessionId: string): Promise<{ teamId: string | null; rows: ServerRow[] }> {
+    const names = [...configs.keys()];
+    const rows = ServerRows.parse(
+      await sql.$queryRaw`SELECT m.id, m.team_id, m.name, m.url, m.headers_encrypted, m.tools FROM mcp_servers m JOIN sessions s ON s.team_id = m.team_id WHERE s.id = ${sessionId}
+        UNION ALL SELECT NULL, (SELECT team_id FROM sessions WHERE id = ${sessionId}), name, NULL, NULL, tools FROM instance_mcp_servers WHERE name = ANY(${names}::text[])
+        ORDER BY name`,
+    );
+    // A configured server shadows a team's server of the same name.
+    const kept = rows.filter((r) => !r.id || !configs.has(r.name));
+    return { teamId: rows.find((r) => r.team_id)?.team_id ?? null, rows: kept };
+  }
+
+  return {
+    async turnTools(sql, sessionId) {
+      const { teamId, rows } = await readServers(sql, sessionId);
+      if (!teamId) return [];
+      return rows.flatMap((r) => definitionsOf(r, teamId));
+    },
+    async connectConfigServers() {
+      for (const c of configs.values()) {
+        const r: ServerRow = { id: null, team_id: null, name: c.name, url: null, headers_encrypted: null, tools: [] };
+        await connections.client(endpointOf(r, "")).catch((e: unknown) => opts.log(`mcp ${c.name}: ${errorText(e)}`));
+      }
+    },
+    close: () => connections.closeAll(),
+  };
+}
+
+/** The intent, before the request: fenced by the lease, once per call key. */
+async function recordIntent(ctx: ToolCallScope, server: string, tool: string, args: unknown): Promise<void> {
+  const fresh = await inTx(ctx.db, async (tx) => {
+    await ctx.fence?.(tx);
+    return tx.$executeRaw`INSERT INTO mcp_calls (call_key, session_id, server_name, tool_name, arguments)
+      VALUES (${ctx.callKey}, ${ctx.sessionId}, ${server}, ${tool}, ${JSON.stringify(args ?? {})}::jsonb)
+      ON CONFLICT (call_key) DO NOTHING`;
+  });
+  // Sent before by a driver that did not live to record the answer: never sent twice.
+  if (fresh === 0) throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: this call to ${server} was sent before and its answer was lost; ${UNKNOWN_OUTCOME}.`);
+}
+
+async function intentOf(scope: ToolCallScope, callKey: string): Promise<boolean> {
+  const rows = z.array(z.object({ n: z.number() })).parse(await scope.db.sql.$queryRaw`SELECT count(*)::int AS n FROM mcp_calls WHERE call_key = ${callKey}`);
+  return (rows[0]?.n ?? 0) > 0;
+}
