@@ -31,17 +31,23 @@ export interface McpEndpoint {
 }
 
 export interface McpConnectionsOptions {
-  /** The server's tools as the connection found them, and again on each list_changed. */
-  onTools(key: string, tools: Tool[]): Promise<void>;
+  /** The server's tools as a connection found them (`connected`), and again on each list_changed. */
+  onTools(key: string, tools: Tool[], how: "connected" | "list_changed"): Promise<void>;
   /** A connection failed (health shown in the room). */
   onFailure(key: string, error: string): Promise<void>;
   connectTimeoutMs?: number;
   log(line: string): void;
 }
 
+/** A connected client, and a signal that aborts once its connection is gone for good. */
+export interface LiveClient {
+  client: Client;
+  lost: AbortSignal;
+}
+
 interface Entry {
   fingerprint: string;
-  client: Promise<Client>;
+  client: Promise<LiveClient>;
 }
 
 /** The message of an error, with the HTTP status the SDK carries as `code` when it is one. */
@@ -57,10 +63,10 @@ export class McpConnections {
   constructor(private readonly opts: McpConnectionsOptions) {}
 
   /** A connected client for the server (connecting now if needed, within the connect timeout). */
-  client(endpoint: McpEndpoint): Promise<Client> {
+  client(endpoint: McpEndpoint): Promise<LiveClient> {
     const entry = this.entries.get(endpoint.key);
     if (entry && entry.fingerprint === endpoint.fingerprint) return entry.client;
-    if (entry) void entry.client.then((c) => c.close()).catch(() => undefined);
+    if (entry) void entry.client.then((c) => c.client.close()).catch(() => undefined);
     const client = this.connect(endpoint);
     const made: Entry = { fingerprint: endpoint.fingerprint, client };
     this.entries.set(endpoint.key, made);
@@ -76,16 +82,16 @@ export class McpConnections {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    void entry.client.then((c) => c.close()).catch(() => undefined);
+    void entry.client.then((c) => c.client.close()).catch(() => undefined);
   }
 
   async closeAll(): Promise<void> {
     const all = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(all.map((e) => e.client.then((c) => c.close()).catch(() => undefined)));
+    await Promise.all(all.map((e) => e.client.then((c) => c.client.close()).catch(() => undefined)));
   }
 
-  private async connect(endpoint: McpEndpoint): Promise<Client> {
+  private async connect(endpoint: McpEndpoint): Promise<LiveClient> {
     const { key } = endpoint;
     const client = new Client(
       { name: "agent-teams", version: "0.1.0" },
@@ -94,7 +100,7 @@ export class McpConnections {
           tools: {
             onChanged: (error, tools) => {
               if (error) return this.opts.log(`mcp ${key}: re-reading tools failed: ${errorText(error)}`);
-              void this.opts.onTools(key, tools ?? []).catch((e: unknown) => this.opts.log(`mcp ${key}: storing tools failed: ${errorText(e)}`));
+              void this.opts.onTools(key, tools ?? [], "list_changed").catch((e: unknown) => this.opts.log(`mcp ${key}: storing tools failed: ${errorText(e)}`));
             },
           },
         },
@@ -113,7 +119,7 @@ export class McpConnections {
           timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
         }),
       ]);
-      await this.opts.onTools(key, tools);
+      await this.opts.onTools(key, tools, "connected");
     } catch (e) {
       await client.close().catch(() => undefined);
       await this.opts.onFailure(key, errorText(e)).catch(() => undefined);
@@ -121,10 +127,23 @@ export class McpConnections {
     } finally {
       clearTimeout(timer);
     }
-    client.onclose = () => {
+    const lost = new AbortController();
+    const forget = () => {
       const entry = this.entries.get(key);
-      if (entry) void entry.client.then((c) => c === client && this.entries.get(key) === entry && this.entries.delete(key));
+      if (entry) void entry.client.then((c) => c.client === client && this.entries.get(key) === entry && this.entries.delete(key));
     };
-    return client;
+    client.onclose = () => {
+      lost.abort(new Error("the connection closed"));
+      forget();
+    };
+    // A response stream cut off mid-call is retried by the SDK; when every retry failed, calls
+    // still waiting on it would wait for their timeout: they end now instead.
+    client.onerror = (e) => {
+      if (!/^Maximum reconnection attempts/.test(e.message)) return;
+      lost.abort(new Error("the connection was lost and could not be resumed"));
+      forget();
+      void client.close().catch(() => undefined);
+    };
+    return { client, lost: lost.signal };
   }
 }

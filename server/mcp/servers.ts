@@ -109,6 +109,16 @@ export async function recordServerHealth(db: Db, serverId: string, outcome: Heal
   });
 }
 
+/** A server's new tool list (its list_changed), announced to the room; the health stays. */
+export async function replaceServerTools(db: Db, serverId: string, tools: ToolSummary[]): Promise<void> {
+  await inTx(db, async (tx) => {
+    const rows = z.array(z.object({ team_id: z.string() })).parse(
+      await tx.$queryRaw`UPDATE mcp_servers SET tools = ${JSON.stringify(tools)}::jsonb WHERE id = ${serverId} RETURNING team_id`,
+    );
+    if (rows[0]) await notifyActivity(tx, rows[0].team_id, "team");
+  });
+}
+
 /** The same for a configured stdio server (one row for the whole instance). */
 export async function recordConfigServerHealth(db: Db, name: string, outcome: HealthOutcome): Promise<void> {
   const tools = outcome.tools ? JSON.stringify(outcome.tools) : null;

@@ -17,7 +17,7 @@ import type { StdioServerConfig } from "./config-file";
 import { errorText, McpConnections, type McpEndpoint } from "./connections";
 import { resultText } from "./results";
 import { decryptSecret } from "./secrets";
-import { recordConfigServerHealth, recordServerHealth, ToolSummarySchema, type ToolSummary } from "./servers";
+import { recordConfigServerHealth, recordServerHealth, replaceServerTools, ToolSummarySchema, type ToolSummary } from "./servers";
 
 // MCP tools in a team's tool list (SPEC.md §18). Each tool of each of the team's servers (and of
 // the instance's configured stdio servers) is `mcp__<server>__<tool>`, read as each turn starts
@@ -86,7 +86,7 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
   const connections = new McpConnections({
     log: opts.log,
     connectTimeoutMs: opts.connectTimeoutMs,
-    onTools: (key, tools) => storeTools(key, tools),
+    onTools: (key, tools, how) => storeTools(key, tools, how),
     onFailure: (key, error) => storeFailure(key, error),
   });
   const validators = new AjvJsonSchemaValidator();
@@ -95,8 +95,14 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
 
   const serverKey = (r: Pick<ServerRow, "id" | "name">) => (r.id ? `team:${r.id}` : `config:${r.name}`);
 
-  async function storeTools(key: string, tools: Tool[]): Promise<void> {
+  /** A connection's list marks the server connected; a list_changed only replaces the tools (it may trail a failure). */
+  async function storeTools(key: string, tools: Tool[], how: "connected" | "list_changed"): Promise<void> {
     const summaries = tools.map((t) => ToolSummarySchema.parse({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }));
+    if (how === "list_changed") {
+      if (key.startsWith("team:")) await replaceServerTools(db, key.slice(5), summaries);
+      else await db.sql.$executeRaw`UPDATE instance_mcp_servers SET tools = ${JSON.stringify(summaries)}::jsonb WHERE name = ${key.slice(7)}`;
+      return;
+    }
     const outcome = { status: "connected" as const, tools: summaries, lastError: null };
     if (key.startsWith("team:")) await recordServerHealth(db, key.slice(5), outcome);
     else await recordConfigServerHealth(db, key.slice(7), outcome);
@@ -183,16 +189,16 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
       defaultMode: defaultModeOf(t),
       async execute(input, ctx) {
         const endpoint = endpointOf(r, teamId);
-        let client;
+        let live;
         try {
-          client = await connections.client(endpoint);
+          live = await connections.client(endpoint);
         } catch (e) {
           throw new AppError("MCP_SERVER_UNAVAILABLE", `Not run: the MCP server ${r.name} could not be reached (${redact(errorText(e), endpoint.secrets)}).`);
         }
         await recordIntent(ctx, r.name, t.name, input);
         try {
-          const result = await client.callTool({ name: t.name, arguments: input }, undefined, {
-            signal: ctx.signal,
+          const result = await live.client.callTool({ name: t.name, arguments: input }, undefined, {
+            signal: AbortSignal.any([ctx.signal, live.lost]),
             timeout: opts.callTimeoutMs ?? LIMITS.mcpCallTimeoutMs,
           });
           const text = resultText({ content: Array.isArray(result.content) ? result.content : [], structuredContent: result.structuredContent as Record<string, unknown> | undefined });
@@ -202,7 +208,8 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
           if (e instanceof AppError) throw e;
           // A stop: the runtime asks `recover`, which reports the outcome as unknown.
           if (ctx.signal.aborted) throw e;
-          if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+          // The SDK reports any abort as a timeout: a lost connection is told apart first.
+          if (!live.lost.aborted && e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
             throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: ${r.name} did not answer within ${(opts.callTimeoutMs ?? LIMITS.mcpCallTimeoutMs) / 1000} s; ${UNKNOWN_OUTCOME}.`);
           }
           // The server refused the request itself (unknown tool, bad arguments): nothing ran.
@@ -211,8 +218,8 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
           }
           // The connection broke during the call: the next call connects again.
           connections.drop(endpoint.key);
-          const why = redact(errorText(e), endpoint.secrets);
-          void storeFailure(endpoint.key, why).catch(() => undefined);
+          const why = redact(live.lost.aborted ? errorText(live.lost.reason) : errorText(e), endpoint.secrets);
+          await storeFailure(endpoint.key, why).catch(() => undefined);
           throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: the connection to ${r.name} failed during the call (${why}); ${UNKNOWN_OUTCOME}.`);
         }
       },
