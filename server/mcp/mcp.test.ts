@@ -1,7 +1,14 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { randomBytes } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { SessionEvent } from "../runtime/events";
+import { promptSession } from "../runtime/sessions";
+import { setPrivateWebhooksAllowed } from "../people/instance";
+import { setToolMode } from "../team/tool-policy";
+import { eventsOf, newTestSession } from "../testing/runtime-harness";
+import { addMcpServer, checkMcpServer } from "./servers";
 import { parseEnv } from "../env";
 import { asUserId } from "../ids";
 import { startAppServer } from "../main";
@@ -16,7 +23,8 @@ import { MCP_PATH } from "./http";
 // a stranger's team is not found, and a keyless team is created, prompted and read through
 // MCP tools only.
 
-const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "1" });
+const KEY = randomBytes(32).toString("base64");
+const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "1", MCP_SECRETS_KEY: KEY });
 
 const it = databaseTest().extend("app", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
   const app = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
@@ -82,5 +90,41 @@ describe("/api/mcp", () => {
     // Revoked: refused from the next request on.
     await revokeApiToken(db, asUserId(owner.id), id);
     await expect(client.listTools()).rejects.toThrow(/Unauthorized/);
+  });
+
+  it("teams use teams: a team adds this instance's MCP server and prompts another team, never itself", async ({ app, db }) => {
+    await setPrivateWebhooksAllowed(db, true);
+    const owner = await createTestPerson(db, "Tia");
+    const a = await newTestSession(db, "Team A", owner);
+    const b = await newTestSession(db, "Team B", owner);
+    const { token } = await createApiToken(db, asUserId(owner.id), "team A's agents");
+    const by = { person: owner, teamId: a };
+    const added = await addMcpServer(db, by, { name: "agents", url: `${app.url}${MCP_PATH}`, bearerToken: token }, KEY);
+    expect((await checkMcpServer(db, a, added.id, KEY)).status).toBe("connected");
+    // Prompting is not read-only, so it would ask first; this team allows it.
+    const catalog = await app.runtime.toolCatalog(a);
+    expect(catalog.find((t) => t.name === "mcp__agents__prompt")).toEqual({ name: "mcp__agents__prompt", defaultMode: "ask" });
+    await setToolMode(db, by, catalog.map((t) => t.name), "mcp__agents__prompt", "allow");
+
+    const results = (events: SessionEvent[]) => events.flatMap((e) => (e.payload.kind === "tool_result" && e.payload.toolName === "mcp__agents__prompt" ? [e.payload] : []));
+    await promptSession(db, a, { text: `/tool mcp__agents__prompt {"session_id":"${b}","text":"Hello from team A"}\n/tool mcp__agents__prompt {"session_id":"${a}","text":"myself"}` });
+    const [toB, toSelf] = await waitFor(async () => {
+      const r = results(await eventsOf(db, a));
+      return r.length === 2 ? r : null;
+    }, 30_000, "both calls' results");
+    expect(toB).toMatchObject({ isError: false });
+    expect(toSelf).toMatchObject({ isError: true, errorCode: "MCP_TOOL_ERROR" });
+    expect(JSON.stringify(toSelf!.output)).toContain("MCP_LOOP_REFUSED");
+    // Team B's Lead got the prompt as a person's (the token's owner) and answered it.
+    await waitFor(
+      async () => {
+        const evs = await eventsOf(db, b);
+        const asked = evs.some((e) => e.payload.kind === "user_message" && e.payload.text.includes("Hello from team A"));
+        return asked && evs.some((e) => e.payload.kind === "turn_end") ? true : null;
+      },
+      30_000,
+      "team B's answer",
+    );
+    expect((await eventsOf(db, a)).some((e) => e.payload.kind === "user_message" && e.payload.text === "myself")).toBe(false);
   });
 });
