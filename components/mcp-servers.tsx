@@ -1,7 +1,7 @@
 "use client";
 
-import { useMutation, useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
 import { InlineError } from "./ui/skeleton";
@@ -18,11 +18,20 @@ export function McpServers({ teamId, isOwner, latestActionId }: { teamId: string
   const { refetch } = servers;
   useRefetchOn(refetch, latestActionId);
   const test = useMutation(trpc.mcpServers.test.mutationOptions({ onSettled: () => void refetch() }));
+  // The servers' tools are part of the team's tool policy: a change here is one there.
+  const queryClient = useQueryClient();
+  const toolsSeen = servers.data?.map((s) => `${s.name}:${s.tools.map((t) => t.name).join(",")}`).join(";");
+  useEffect(() => {
+    if (toolsSeen !== undefined) void queryClient.invalidateQueries({ queryKey: trpc.approvals.policy.queryKey({ teamId }) });
+  }, [toolsSeen, queryClient, trpc, teamId]);
   const remove = useMutation(trpc.mcpServers.remove.mutationOptions({ onSuccess: () => void refetch() }));
   return (
     <section aria-labelledby="mcp-title" className="webhooks">
       <h2 id="mcp-title">MCP servers</h2>
-      <p className="muted hint">Tools from outside: each server&apos;s tools, as its last connection found them.</p>
+      <p className="muted hint">
+        Tools from outside: each server&apos;s tools, as its last connection found them. Agents see them as <code>mcp__server__tool</code>; read-only
+        tools are allowed and the others ask a person first, unless the tool policy below says otherwise.
+      </p>
       {servers.error && <InlineError onRetry={() => void refetch()}>The MCP servers could not be read: {servers.error.message}</InlineError>}
       {servers.data?.length === 0 && <p className="muted">No MCP servers yet.</p>}
       <ul className="webhook-list" aria-label="MCP servers">
@@ -30,6 +39,7 @@ export function McpServers({ teamId, isOwner, latestActionId }: { teamId: string
           <li key={s.id} className="webhook" aria-label={`MCP server ${s.name}`}>
             <p>
               <strong>{s.name}</strong> {s.url && <code>{s.url}</code>}{" "}
+              {s.configured && <span className="badge">Configured on the server</span>}{" "}
               <span className={s.status === "connected" ? "badge badge-working" : s.status === "failing" ? "badge badge-failed" : "badge"}>
                 {s.status === "connected" ? `Connected · ${s.tools.length} tools` : s.status === "failing" ? "Failing" : "Not tested yet"}
               </span>
@@ -51,7 +61,7 @@ export function McpServers({ teamId, isOwner, latestActionId }: { teamId: string
                 </ul>
               </details>
             )}
-            {isOwner && (
+            {isOwner && !s.configured && (
               <div className="row">
                 <button type="button" className="secondary" disabled={test.isPending} onClick={() => test.mutate({ teamId, serverId: s.id })}>
                   Test connection

@@ -261,7 +261,7 @@ function Item({
               {item.isError ? `Tool error ${item.errorCode ?? ""}` : "Tool result"}: {item.toolName}
               <span className="summary-line"> · {summaryLine(item.output)}</span>
             </summary>
-            <pre>{JSON.stringify(item.output, null, 2)}</pre>
+            <pre>{typeof item.output === "string" ? item.output : JSON.stringify(item.output, null, 2)}</pre>
           </details>
           {item.file && teamId && (
             <Link className="tool-file" href={filesHref(teamId, item.file)}>

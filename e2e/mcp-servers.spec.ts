@@ -5,19 +5,25 @@ import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
-import { createTeam, panelTab } from "./helpers";
+import { createTeam, panelTab, send, transcript } from "./helpers";
 
 // A team's MCP server in the room: an owner adds one with a token (an MCP server run here with
-// the official SDK, which wants it), tests the connection, and the room shows its tools; the
+// the official SDK, which wants it); the room shows its health and tools, and its tools join the
+// policy table (not read-only, so "Ask first"). The keyless Lead calls one (a `/tool` line):
+// the call waits for approval, runs once approved, and the result is in the transcript. The
 // token never comes back to the page.
 
-test("an owner adds an MCP server, tests it, and the room shows its health and tools", async ({ page }) => {
+test("an owner adds an MCP server; its tools are the team's, and a call runs once approved", async ({ page }) => {
   test.setTimeout(90_000);
   const token = "e2e-mcp-token-123";
+  const asked: string[] = [];
   const receiver = http.createServer((req, res) => {
     if (req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end();
     const mcp = new McpServer({ name: "e2e", version: "1.0.0" });
-    mcp.registerTool("lookup", { description: "Looks a thing up", inputSchema: { q: z.string() } }, ({ q }) => ({ content: [{ type: "text", text: q }] }));
+    mcp.registerTool("lookup", { description: "Looks a thing up", inputSchema: { q: z.string() } }, ({ q }) => {
+      asked.push(q);
+      return { content: [{ type: "text", text: `looked up ${q}` }] };
+    });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => void transport.close());
     void mcp.connect(transport).then(() => transport.handleRequest(req, res));
@@ -37,8 +43,9 @@ test("an owner adds an MCP server, tests it, and the room shows its health and t
     await form.getByLabel("Streamable HTTP URL").fill(url);
     await form.getByLabel(/^Bearer token/).fill(token);
     await form.getByRole("button", { name: "Add MCP server" }).click();
+    // Added and connected at once.
     const server = page.getByRole("listitem", { name: "MCP server lookup" });
-    await expect(server).toContainText("Not tested yet");
+    await expect(server).toContainText("Connected · 1 tools", { timeout: 20_000 });
     await server.getByRole("button", { name: "Test connection" }).click();
     await expect(server).toContainText("Connected · 1 tools", { timeout: 20_000 });
     await server.getByText("Tools", { exact: true }).click();
@@ -46,6 +53,18 @@ test("an owner adds an MCP server, tests it, and the room shows its health and t
     expect(await page.content()).not.toContain(token);
     const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
     expect(violations.map((v) => v.id)).toEqual([]);
+
+    // The tool is in the team's policy, asking first (it is not marked read-only).
+    await expect(page.getByRole("combobox", { name: "Mode of mcp__lookup__lookup" })).toHaveValue("ask");
+    await send(page, '/tool mcp__lookup__lookup {"q":"penguins"}');
+    const request = page.getByRole("region", { name: /Waiting for people/ }).getByRole("listitem", { name: "lead asks to run mcp__lookup__lookup" });
+    await expect(request).toContainText('q: "penguins"', { timeout: 20_000 });
+    expect(asked).toEqual([]);
+    await request.getByRole("button", { name: "Approve" }).click();
+    await expect(transcript(page).getByText(/Tool result: mcp__lookup__lookup/)).toHaveCount(1, { timeout: 20_000 });
+    await expect(transcript(page).getByText("· looked up penguins")).toBeVisible();
+    expect(asked).toEqual(["penguins"]);
+    expect(await page.content()).not.toContain(token);
   } finally {
     receiver.closeAllConnections();
     await new Promise((resolve) => receiver.close(resolve));
