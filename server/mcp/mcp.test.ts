@@ -74,6 +74,17 @@ describe("/api/mcp", () => {
       "the Lead's answer",
     );
     expect((await call(client, "roster", { team_id: created.id })).value).toEqual(expect.arrayContaining([expect.objectContaining({ name: "lead", role: "lead" })]));
+    // The whole keyless scenario (SPEC.md §11), watched through MCP only: both teammates, both tasks done.
+    await waitFor(
+      async () => {
+        const board = (await call(client, "task_board", { team_id: created.id })).value as { tasks: { status: string }[] };
+        return board.tasks.length === 2 && board.tasks.every((t) => t.status === "completed") ? true : null;
+      },
+      60_000,
+      "both tasks completed",
+    );
+    const members = ((await call(client, "roster", { team_id: created.id })).value as { name: string }[]).map((m) => m.name);
+    expect(members).toEqual(expect.arrayContaining(["lead", "researcher", "implementer"]));
     expect((await call(client, "pending_requests", { team_id: created.id })).value).toEqual([]);
     // Steering an agent with no running turn queues the text instead, and says so.
     await waitFor(async () => ((await call(client, "roster", { team_id: created.id })).value as { status: string }[]).every((m) => m.status !== "running") || null, 30_000, "the team at rest");
