@@ -26,6 +26,8 @@ export interface McpEndpoint {
   key: string;
   /** Changes when the server's configuration does (its cached client is then replaced). */
   fingerprint: string;
+  /** Values that must never reach a log, a health row or a transcript (tokens, header values). */
+  secrets: readonly string[];
   /** A new transport to the server (checks that must hold at connect time go here). */
   transport(): Promise<Transport>;
 }
@@ -33,7 +35,7 @@ export interface McpEndpoint {
 export interface McpConnectionsOptions {
   /** The server's tools as a connection found them (`connected`), and again on each list_changed. */
   onTools(key: string, tools: Tool[], how: "connected" | "list_changed"): Promise<void>;
-  /** A connection failed (health shown in the room). */
+  /** A connection failed (health shown in the room); the text is already scrubbed of secrets. */
   onFailure(key: string, error: string): Promise<void>;
   connectTimeoutMs?: number;
   log(line: string): void;
@@ -57,62 +59,99 @@ export function errorText(e: unknown): string {
   return typeof status === "number" && status >= 100 && status < 600 ? `HTTP ${status}: ${text}` : text;
 }
 
+/** `text` with every secret (and a bearer header's bare token) replaced by [secret]. */
+export function scrub(text: string, secrets: readonly string[]): string {
+  const all = secrets.flatMap((s) => [s, /^Bearer\s+(.+)$/i.exec(s)?.[1] ?? ""]).filter((s) => s.length >= 4);
+  // Longest first: a header value contains its bare token.
+  return all.sort((a, b) => b.length - a.length).reduce((out, s) => out.split(s).join("[secret]"), text);
+}
+
 export class McpConnections {
   private readonly entries = new Map<string, Entry>();
+  private closed = false;
 
   constructor(private readonly opts: McpConnectionsOptions) {}
 
   /** A connected client for the server (connecting now if needed, within the connect timeout). */
   client(endpoint: McpEndpoint): Promise<LiveClient> {
+    if (this.closed) return Promise.reject(new Error("the app is shutting down"));
     const entry = this.entries.get(endpoint.key);
     if (entry && entry.fingerprint === endpoint.fingerprint) return entry.client;
-    if (entry) void entry.client.then((c) => c.client.close()).catch(() => undefined);
+    if (entry) this.drop(endpoint.key);
     const client = this.connect(endpoint);
     const made: Entry = { fingerprint: endpoint.fingerprint, client };
     this.entries.set(endpoint.key, made);
     // A failed connection is not kept: the next call tries again.
-    client.catch(() => {
-      if (this.entries.get(endpoint.key) === made) this.entries.delete(endpoint.key);
-    });
+    client.catch(() => this.forget(endpoint.key, made));
     return client;
   }
 
-  /** Forgets a server's client (closed): after a connection error, or when the server is removed. */
-  drop(key: string): void {
+  /**
+   * Forgets a server's client and closes it: after a connection error (`failed`: only if that
+   * client is still the cached one, so a newer connection another call uses stays).
+   */
+  drop(key: string, failed?: Client): void {
     const entry = this.entries.get(key);
     if (!entry) return;
-    this.entries.delete(key);
-    void entry.client.then((c) => c.client.close()).catch(() => undefined);
+    void entry.client.then(
+      (c) => {
+        if (failed && c.client !== failed) return;
+        this.forget(key, entry);
+        void c.client.close().catch(() => undefined);
+      },
+      () => undefined,
+    );
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     const all = [...this.entries.values()];
     this.entries.clear();
     await Promise.all(all.map((e) => e.client.then((c) => c.client.close()).catch(() => undefined)));
   }
 
+  private forget(key: string, entry: Entry): void {
+    if (this.entries.get(key) === entry) this.entries.delete(key);
+  }
+
   private async connect(endpoint: McpEndpoint): Promise<LiveClient> {
     const { key } = endpoint;
-    const client = new Client(
+    const log = (line: string) => this.opts.log(`mcp ${key}: ${scrub(line, endpoint.secrets)}`);
+    const lost = new AbortController();
+    const client: Client = new Client(
       { name: "agent-teams", version: "0.1.0" },
       {
         listChanged: {
           tools: {
-            onChanged: (error, tools) => {
-              if (error) return this.opts.log(`mcp ${key}: re-reading tools failed: ${errorText(error)}`);
-              void this.opts.onTools(key, tools ?? [], "list_changed").catch((e: unknown) => this.opts.log(`mcp ${key}: storing tools failed: ${errorText(e)}`));
+            // The SDK re-lists one page; the whole list is read again instead.
+            autoRefresh: false,
+            onChanged: () => {
+              void listAllTools(client)
+                .then((tools) => this.opts.onTools(key, tools, "list_changed"))
+                .catch((e: unknown) => log(`re-reading tools failed: ${errorText(e)}`));
             },
           },
         },
       },
     );
+    const gone = (why: string) => {
+      lost.abort(new Error(why));
+      const entry = this.entries.get(key);
+      if (entry) this.drop(key, client);
+    };
+    client.onclose = () => gone("the connection closed");
+    // A response stream cut off mid-call is retried by the SDK; when every retry failed, calls
+    // still waiting on it would wait for their timeout: they end now instead.
+    client.onerror = (e) => {
+      if (/^Maximum reconnection attempts/.test(e.message)) gone("the connection was lost and could not be resumed");
+    };
     const timeoutMs = this.opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const connected = (async () => {
+      await client.connect(await endpoint.transport());
+      return listAllTools(client);
+    })();
     try {
-      const connected = (async () => {
-        await client.connect(await endpoint.transport());
-        return listAllTools(client);
-      })();
       const tools = await Promise.race([
         connected,
         new Promise<never>((_, reject) => {
@@ -121,29 +160,16 @@ export class McpConnections {
       ]);
       await this.opts.onTools(key, tools, "connected");
     } catch (e) {
-      await client.close().catch(() => undefined);
-      await this.opts.onFailure(key, errorText(e)).catch(() => undefined);
+      // A connection that completes after the timeout is closed then, not left open.
+      void connected.then(
+        () => client.close(),
+        () => client.close(),
+      ).catch(() => undefined);
+      await this.opts.onFailure(key, scrub(errorText(e), endpoint.secrets)).catch(() => undefined);
       throw e;
     } finally {
       clearTimeout(timer);
     }
-    const lost = new AbortController();
-    const forget = () => {
-      const entry = this.entries.get(key);
-      if (entry) void entry.client.then((c) => c.client === client && this.entries.get(key) === entry && this.entries.delete(key));
-    };
-    client.onclose = () => {
-      lost.abort(new Error("the connection closed"));
-      forget();
-    };
-    // A response stream cut off mid-call is retried by the SDK; when every retry failed, calls
-    // still waiting on it would wait for their timeout: they end now instead.
-    client.onerror = (e) => {
-      if (!/^Maximum reconnection attempts/.test(e.message)) return;
-      lost.abort(new Error("the connection was lost and could not be resumed"));
-      forget();
-      void client.close().catch(() => undefined);
-    };
     return { client, lost: lost.signal };
   }
 }

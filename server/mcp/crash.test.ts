@@ -7,11 +7,12 @@ import { startTestMcpServer, type TestMcpServer } from "../testing/mcp-test-serv
 import { createTestPerson } from "../testing/people";
 import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, waitFor } from "../testing/runtime-harness";
-import { addMcpServer, checkMcpServer } from "./servers";
+import { addMcpServer, checkMcpServer, removeMcpServer } from "./servers";
 
 // An MCP call cut off by a crash: a real runtime process is SIGKILLed while the MCP server holds
-// the call (its intent committed, the request received, no answer yet). The next process closes
-// the turn with "outcome unknown" as the call's result, and nothing sends the call again.
+// the call (its intent committed, the request received, no answer yet), and the server is
+// removed before the next process starts. That process closes the turn with "outcome unknown" as
+// the call's result (from the call's record, though its tool is gone), and nothing sends it again.
 
 const t = childProcessDatabase();
 const KEY = randomBytes(32).toString("base64");
@@ -41,6 +42,8 @@ describe("an MCP call across a crash", () => {
     await first.kill("SIGKILL");
     // The server finishes the call; its answer has nobody to reach.
     tools.release();
+    // And the owner removes the server meanwhile: the call's own record still tells the truth.
+    await removeMcpServer(t.db, { person: owner, teamId: lead }, added.id);
 
     await spawnRuntime(t.url, CHILD_ENV);
     const events = await waitFor(

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import { inTx, type Db } from "../db/client";
@@ -14,7 +14,7 @@ import type { ToolMode } from "../runtime/approvals";
 import { defineTool, type ToolCallScope, type ToolDefinition } from "../runtime/tools";
 import { assertOutboundUrl } from "../team/webhooks";
 import type { StdioServerConfig } from "./config-file";
-import { errorText, McpConnections, type McpEndpoint } from "./connections";
+import { errorText, McpConnections, scrub, type McpEndpoint } from "./connections";
 import { resultText } from "./results";
 import { decryptSecret } from "./secrets";
 import { recordConfigServerHealth, recordServerHealth, replaceServerTools, ToolSummarySchema, type ToolSummary } from "./servers";
@@ -43,6 +43,8 @@ export interface McpToolsetOptions {
 export interface McpToolset {
   /** The session's team's MCP tools, for this turn (runtime `turnTools`). */
   turnTools(db: SqlRunner, sessionId: SessionId): Promise<ToolDefinition[]>;
+  /** An MCP tool no longer listed (its server removed, the tool gone), for recovery only. */
+  recoveryTool(name: string): ToolDefinition | undefined;
   /** Connects to the configured stdio servers not connected yet (their tools reach every team). */
   connectConfigServers(): Promise<void>;
   close(): Promise<void>;
@@ -114,7 +116,7 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
     else await recordConfigServerHealth(db, key.slice(7), outcome);
   }
 
-  function endpointOf(r: ServerRow, teamId: string): McpEndpoint & { secrets: string[] } {
+  function endpointOf(r: ServerRow, teamId: string): McpEndpoint {
     if (!r.id) {
       const c = configs.get(r.name)!;
       return {
@@ -176,7 +178,6 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
       opts.log(`mcp ${r.name}: the input schema of ${t.name} does not compile (${errorText(e)}); calls go unchecked`);
       validate = () => null;
     }
-    const redact = (text: string, secrets: string[]) => secrets.reduce((out, s) => (s ? out.split(s).join("[secret]") : out), text);
     return defineTool<Record<string, unknown>, string>({
       name,
       description: `${(t.description ?? t.name).slice(0, 4_000)} (tool ${t.name} of the MCP server ${r.name})`,
@@ -188,45 +189,49 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
       output: z.string(),
       defaultMode: defaultModeOf(t),
       async execute(input, ctx) {
+        // Sent before by a driver that did not live to record the answer: never sent twice.
+        if (await intentOf(ctx, ctx.callKey)) throw unknownOutcome(`this call to ${r.name} was sent before and its answer was lost`);
         const endpoint = endpointOf(r, teamId);
         let live;
         try {
           live = await connections.client(endpoint);
         } catch (e) {
-          throw new AppError("MCP_SERVER_UNAVAILABLE", `Not run: the MCP server ${r.name} could not be reached (${redact(errorText(e), endpoint.secrets)}).`);
+          throw new AppError("MCP_SERVER_UNAVAILABLE", `Not run: the MCP server ${r.name} could not be reached (${scrub(errorText(e), endpoint.secrets)}).`);
         }
+        // A stop while connecting: nothing was sent.
+        if (ctx.signal.aborted) throw new AppError("INTERRUPTED", "Not run: the turn was stopped before the call was sent.");
         await recordIntent(ctx, r.name, t.name, input);
+        const timeoutMs = opts.callTimeoutMs ?? LIMITS.mcpCallTimeoutMs;
         try {
-          const result = await live.client.callTool({ name: t.name, arguments: input }, undefined, {
+          // The request itself, not callTool: the SDK would check the answer against the tool's
+          // output schema and throw after the tool ran, which would read as a refusal.
+          const result = await live.client.request({ method: "tools/call", params: { name: t.name, arguments: input } }, CallToolResultSchema, {
             signal: AbortSignal.any([ctx.signal, live.lost]),
-            timeout: opts.callTimeoutMs ?? LIMITS.mcpCallTimeoutMs,
+            timeout: timeoutMs,
           });
-          const text = resultText({ content: Array.isArray(result.content) ? result.content : [], structuredContent: result.structuredContent as Record<string, unknown> | undefined });
+          const text = scrub(resultText({ content: result.content, structuredContent: result.structuredContent }), endpoint.secrets);
           if (result.isError) throw new AppError("MCP_TOOL_ERROR", text || `${t.name} failed`);
           return text;
         } catch (e) {
           if (e instanceof AppError) throw e;
           // A stop: the runtime asks `recover`, which reports the outcome as unknown.
           if (ctx.signal.aborted) throw e;
+          const why = scrub(live.lost.aborted ? errorText(live.lost.reason) : errorText(e), endpoint.secrets);
           // The SDK reports any abort as a timeout: a lost connection is told apart first.
           if (!live.lost.aborted && e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
-            throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: ${r.name} did not answer within ${(opts.callTimeoutMs ?? LIMITS.mcpCallTimeoutMs) / 1000} s; ${UNKNOWN_OUTCOME}.`);
+            throw unknownOutcome(`${r.name} did not answer within ${timeoutMs / 1000} s`);
           }
-          // The server refused the request itself (unknown tool, bad arguments): nothing ran.
-          if (e instanceof McpError && (e.code === ErrorCode.InvalidParams || e.code === ErrorCode.MethodNotFound || e.code === ErrorCode.InvalidRequest)) {
-            throw new AppError("MCP_TOOL_ERROR", `${r.name} refused the call: ${redact(e.message, endpoint.secrets)}`);
+          // The server answered the request with a protocol error (unknown tool, bad arguments).
+          if (e instanceof McpError && (e.code === ErrorCode.InvalidParams || e.code === ErrorCode.MethodNotFound)) {
+            throw new AppError("MCP_TOOL_ERROR", `${r.name} refused the call: ${why}`);
           }
           // The connection broke during the call: the next call connects again.
-          connections.drop(endpoint.key);
-          const why = redact(live.lost.aborted ? errorText(live.lost.reason) : errorText(e), endpoint.secrets);
+          connections.drop(endpoint.key, live.client);
           await storeFailure(endpoint.key, why).catch(() => undefined);
-          throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: the connection to ${r.name} failed during the call (${why}); ${UNKNOWN_OUTCOME}.`);
+          throw unknownOutcome(`the connection to ${r.name} failed during the call (${why})`);
         }
       },
-      async recover(callKey, scope) {
-        if (!(await intentOf(scope, callKey))) return null;
-        throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: the call to ${r.name} was cut off before its answer was recorded; ${UNKNOWN_OUTCOME}.`);
-      },
+      recover: (callKey, scope) => recoverMcpCall(scope, callKey),
     });
   }
 
@@ -249,14 +254,29 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
       if (!teamId) return [];
       return rows.flatMap((r) => definitionsOf(r, teamId));
     },
+    recoveryTool(name) {
+      if (!name.startsWith("mcp__")) return undefined;
+      return defineTool<unknown, string>({
+        name,
+        description: "An MCP tool no longer offered",
+        input: z.unknown(),
+        output: z.string(),
+        execute: () => Promise.reject(new AppError("TOOL_NOT_FOUND", `No tool named "${name}"`)),
+        recover: (callKey, scope) => recoverMcpCall(scope, callKey),
+      });
+    },
     async connectConfigServers() {
       for (const c of configs.values()) {
-        const r: ServerRow = { id: null, team_id: null, name: c.name, url: null, headers_encrypted: null, tools: [] };
-        await connections.client(endpointOf(r, "")).catch((e: unknown) => opts.log(`mcp ${c.name}: ${errorText(e)}`));
+        const endpoint = endpointOf({ id: null, team_id: null, name: c.name, url: null, headers_encrypted: null, tools: [] }, "");
+        await connections.client(endpoint).catch((e: unknown) => opts.log(`mcp ${c.name}: ${scrub(errorText(e), endpoint.secrets)}`));
       }
     },
     close: () => connections.closeAll(),
   };
+}
+
+function unknownOutcome(what: string): AppError {
+  return new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: ${what}; ${UNKNOWN_OUTCOME}.`);
 }
 
 /** The intent, before the request: fenced by the lease, once per call key. */
@@ -267,11 +287,20 @@ async function recordIntent(ctx: ToolCallScope, server: string, tool: string, ar
       VALUES (${ctx.callKey}, ${ctx.sessionId}, ${server}, ${tool}, ${JSON.stringify(args ?? {})}::jsonb)
       ON CONFLICT (call_key) DO NOTHING`;
   });
-  // Sent before by a driver that did not live to record the answer: never sent twice.
-  if (fresh === 0) throw new AppError("MCP_OUTCOME_UNKNOWN", `Outcome unknown: this call to ${server} was sent before and its answer was lost; ${UNKNOWN_OUTCOME}.`);
+  if (fresh === 0) throw unknownOutcome(`this call to ${server} was sent before and its answer was lost`);
 }
 
-async function intentOf(scope: ToolCallScope, callKey: string): Promise<boolean> {
-  const rows = z.array(z.object({ n: z.number() })).parse(await scope.db.sql.$queryRaw`SELECT count(*)::int AS n FROM mcp_calls WHERE call_key = ${callKey}`);
-  return (rows[0]?.n ?? 0) > 0;
+async function intentOf(scope: ToolCallScope, callKey: string): Promise<string | null> {
+  const rows = z.array(z.object({ server_name: z.string() })).parse(await scope.db.sql.$queryRaw`SELECT server_name FROM mcp_calls WHERE call_key = ${callKey}`);
+  return rows[0]?.server_name ?? null;
+}
+
+/**
+ * The truth about an MCP call with no result in the log, whether or not its tool is still in the
+ * list: sent (its intent is recorded) → outcome unknown, thrown for the model to read; else null.
+ */
+export async function recoverMcpCall(scope: ToolCallScope, callKey: string): Promise<null> {
+  const server = await intentOf(scope, callKey);
+  if (server === null) return null;
+  throw unknownOutcome(`the call to ${server} was cut off before its answer was recorded`);
 }

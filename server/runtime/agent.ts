@@ -80,6 +80,8 @@ export interface AgentServices {
   turnTools?: (db: SqlRunner, sessionId: SessionId) => Promise<ToolDefinition[]>;
   /** The tasks the agent has in progress, named in what it asks people. */
   tasksInProgress?: (db: SqlRunner, sessionId: SessionId) => Promise<string[]>;
+  /** A tool no longer in the list, for what its records tell of a call that has no result (teams: MCP calls). */
+  recoveryTool?: (toolName: string) => ToolDefinition | undefined;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
   afterToolEffect?: (sessionId: SessionId, toolName: string, callKey: string) => Promise<void>;
   log(line: string): void;
@@ -117,6 +119,8 @@ export class AgentDriver {
   private tools = new Map<string, ToolDefinition>();
   private allTools: ToolDefinition[] = [];
   private modes: ReadonlyMap<string, ToolMode> = new Map();
+  /** Every tool of the turn's list, `off` ones too (what recovery asks). */
+  private listed = new Map<string, ToolDefinition>();
   private toolSpecs: ToolSpec[] = [];
   private toolSpecsChars = 2;
   /** The current step's output limit under a spending limit (null: the model's own). */
@@ -226,6 +230,7 @@ export class AgentDriver {
     const modes = new Map<string, ToolMode>();
     for (const t of all) modes.set(t.name, policy?.get(t.name) ?? t.defaultMode ?? "allow");
     this.modes = modes;
+    this.listed = new Map(all.map((t) => [t.name, t]));
     const on = all.filter((t) => modes.get(t.name) !== "off");
     this.tools = new Map(on.map((t) => [t.name, t]));
     this.toolSpecs = on.map(toolSpec);
@@ -338,6 +343,7 @@ export class AgentDriver {
       events: this.events,
       lease: this.lease,
       tools: this.tools,
+      recoveryTool: (name) => this.listed.get(name) ?? this.svc.recoveryTool?.(name),
       append: (payloads, extra, change) => this.append(payloads, extra, undefined, change),
       committed: (events, moved) => this.committed(events, moved),
       log: (line) => this.svc.log(line),

@@ -35,6 +35,7 @@ export interface RuntimeOptions {
   toolModes?: AgentServices["toolModes"];
   /** Tools read as each turn starts (teams: their MCP servers'), after `toolsFor`'s. */
   turnTools?: AgentServices["turnTools"];
+  recoveryTool?: AgentServices["recoveryTool"];
   tasksInProgress?: AgentServices["tasksInProgress"];
   /** Test seam (crash tests): after a tool's first durable commit, before its result. */
   afterToolEffect?: AgentServices["afterToolEffect"];
@@ -71,6 +72,7 @@ export class Runtime {
       reserveStep: opts.reserveStep,
       toolModes: opts.toolModes,
       turnTools: opts.turnTools,
+      recoveryTool: opts.recoveryTool,
       tasksInProgress: opts.tasksInProgress,
       afterToolEffect: opts.afterToolEffect,
       announce: (activity) => opts.hub.announce(activity),

@@ -23,7 +23,13 @@ export interface TurnCloseScope {
   /** The driver's exact in-memory copy of the log. */
   events: readonly SessionEvent[];
   lease: Lease;
+  /** The tools the model may call now (the policy's `off` ones left out). */
   tools: ReadonlyMap<string, ToolDefinition>;
+  /**
+   * The tool whose records tell what a call without a result did: any tool of the agent's list,
+   * `off` or not, or one no longer listed (teams: an MCP tool whose server went).
+   */
+  recoveryTool(name: string): ToolDefinition | undefined;
   /**
    * Appends under the lease (keeping `events` exact); `extra` runs in the same transaction,
    * `change` in the append's own statement.
@@ -204,7 +210,7 @@ async function recoverToolResults(scope: TurnCloseScope, turnId: TurnId): Promis
   const out: EventPayload[] = [];
   for (const { messageId, call } of unansweredToolCalls(scope.events, turnId)) {
     const callKey = toolCallKey(messageId, call.toolCallId);
-    const outcome = await recoveredOutcome(scope.tools.get(call.toolName), {
+    const outcome = await recoveredOutcome(scope.recoveryTool(call.toolName), {
       db: scope.db,
       sessionId: scope.sessionId,
       turnId,

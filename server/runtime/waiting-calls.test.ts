@@ -35,6 +35,7 @@ describe("callTool", () => {
       events: [],
       lease,
       tools: new Map([[guarded.name, guarded]]),
+      recoveryTool: () => undefined,
       append: () => Promise.reject(new Error("nothing is appended")),
       committed: () => undefined,
       log: () => undefined,

@@ -73,7 +73,7 @@ async function applyDecision(scope: CallScope, turnId: TurnId, call: ToolCall, c
   if (d.status === "approved") {
     // A crash during an approved call may have left its effect without the result: the tool's
     // own record says so, and then it does not run again.
-    const recovered = await recoveredOutcome(scope.tools.get(call.toolName), {
+    const recovered = await recoveredOutcome(scope.recoveryTool(call.toolName), {
       db: scope.db,
       sessionId: scope.sessionId,
       turnId,
@@ -126,11 +126,18 @@ function stepOf(events: readonly SessionEvent[], turnId: TurnId): number {
 export async function notRunResults(scope: CallScope, turnId: TurnId, messageId: string, calls: readonly ToolCall[]): Promise<EventPayload[]> {
   const out: EventPayload[] = [];
   for (const call of calls) {
-    const d = await decisionOf(scope.db.sql, toolCallKey(messageId, call.toolCallId));
+    const callKey = toolCallKey(messageId, call.toolCallId);
+    const d = await decisionOf(scope.db.sql, callKey);
+    // An approved call a crash cut short may have run: its tool's records say what it did.
+    const ran =
+      d?.status === "approved"
+        ? await recoveredOutcome(scope.recoveryTool(call.toolName), { db: scope.db, sessionId: scope.sessionId, turnId, callKey, signal: new AbortController().signal })
+        : null;
     const outcome: ToolOutcome =
-      d && d.status !== "pending" && d.status !== "approved"
+      ran ??
+      (d && d.status !== "pending" && d.status !== "approved"
         ? decidedOutcome(d)
-        : { output: toolErrorOutput("INTERRUPTED", "Not run: the turn was stopped before this call ran."), isError: true, errorCode: "INTERRUPTED" };
+        : { output: toolErrorOutput("INTERRUPTED", "Not run: the turn was stopped before this call ran."), isError: true, errorCode: "INTERRUPTED" });
     out.push(toolResultEvent(turnId, call, outcome));
   }
   return out;

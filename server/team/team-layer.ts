@@ -42,7 +42,7 @@ export interface TeamLayerOptions {
 }
 
 export type TeamLayer = Required<
-  Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "reserveStep" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress" | "turnTools" | "onStop">
+  Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "reserveStep" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress" | "turnTools" | "recoveryTool" | "onStop">
 >;
 
 /** One list for every member: the nine Team tools, the six Workspace tools, then ask_humans. */
@@ -76,6 +76,7 @@ export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions
     reserveStep,
     toolModes: toolModesOfSession,
     turnTools: mcp.turnTools,
+    recoveryTool: mcp.recoveryTool,
     tasksInProgress: tasksInProgressOf,
     onRecover: async () => {
       await recoverProvisioning(db, opts.provisioningGraceMs ?? 30_000);
