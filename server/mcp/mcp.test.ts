@@ -97,6 +97,11 @@ describe("/api/mcp", () => {
     const theirs = await connect(app.url, (await createApiToken(db, asUserId(stranger.id), "other")).token);
     expect((await call(theirs, "roster", { team_id: created.id })).error).toMatch(/^SESSION_NOT_FOUND|^TEAM_NOT_FOUND/);
     expect((await call(theirs, "list_teams")).value).toEqual([]);
+    // A viewer of the team reads it but cannot act in it, as over tRPC.
+    await db.teamPerson.create({ data: { teamId: created.id, userId: stranger.id, role: "viewer" } });
+    expect((await call(theirs, "roster", { team_id: created.id })).error).toBeNull();
+    expect((await call(theirs, "prompt", { session_id: created.id, text: "let me in" })).error).toMatch(/^FORBIDDEN/);
+    expect((await call(theirs, "stop", { session_id: created.id })).error).toMatch(/^FORBIDDEN/);
 
     // Revoked: refused from the next request on.
     await revokeApiToken(db, asUserId(owner.id), id);
