@@ -29,7 +29,7 @@ let root: string;
 let pgPort: number;
 const apps: App[] = [];
 
-async function startApp(): Promise<App> {
+async function startApp(extraEnv: Record<string, string> = {}): Promise<App> {
   // detached: its own process group, as a shell gives a foreground job.
   const proc = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts", "--no-pages"], {
     cwd: ROOT,
@@ -44,6 +44,7 @@ async function startApp(): Promise<App> {
       HOST: "127.0.0.1",
       SCRIPTED_MODEL_DELAY_MS: "150",
       AGENT_LEASE_TTL_MS: "600000",
+      ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -110,7 +111,7 @@ describe("npm start with the embedded PostgreSQL", () => {
     expect(out).toContain("Agent Teams stopped.");
     expect(out).not.toMatch(/crashed|57P0\d|error|terminating connection/i);
 
-    const second = await startApp();
+    const second = await startApp({ SHUTDOWN_DRAIN_MS: "5000" });
     // The cut turn was closed as interrupted by the first process, and the restart notice
     // runs at once on the next start: the lease was released.
     const events = await waitFor(
@@ -124,7 +125,13 @@ describe("npm start with the embedded PostgreSQL", () => {
     const ends = events.filter((e) => e.payload.kind === "turn_end").map((e) => e.payload.reason);
     expect(ends).toEqual(["interrupted", "completed"]);
     expect(second.lines.join("\n")).not.toMatch(/left open by a crash/);
+    // Health: live and ready; on SIGTERM ready answers 503 (draining) first, then the app exits 0.
+    const ready = () => fetch(`${second.url}/api/health/ready`).then(async (r) => ({ status: r.status, body: (await r.json()) as { status: string } }));
+    expect((await fetch(`${second.url}/api/health/live`)).status).toBe(200);
+    expect(await ready()).toEqual({ status: 200, body: expect.objectContaining({ status: "ready" }) });
     process.kill(-second.proc.pid!, "SIGTERM");
+    await waitFor(() => second.lines.some((l) => l.includes("draining for 5000 ms")) || null, 10_000, "draining");
+    expect(await ready()).toEqual({ status: 503, body: expect.objectContaining({ status: "draining" }) });
     expect(await second.exited).toBe(0);
     expect(second.lines.join("\n")).not.toMatch(/crashed|57P0\d|error/i);
   });

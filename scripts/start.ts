@@ -48,8 +48,14 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log(`${signal}: shutting down…`);
-    const force = setTimeout(() => process.exit(1), 15_000);
+    const force = setTimeout(() => process.exit(1), 15_000 + env.SHUTDOWN_DRAIN_MS);
     force.unref();
+    // Readiness fails first, so a load balancer stops sending new work while requests finish.
+    server.drain();
+    if (env.SHUTDOWN_DRAIN_MS > 0) {
+      log(`draining for ${env.SHUTDOWN_DRAIN_MS} ms (readiness answers 503)`);
+      await new Promise((resolve) => setTimeout(resolve, env.SHUTDOWN_DRAIN_MS));
+    }
     // The database stops last: turns are closed and leases released while it still runs.
     try {
       await server.close();

@@ -46,6 +46,12 @@ const EnvSchema = z.object({
    * this when every request comes through that proxy.
    */
   TRUST_PROXY: z.enum(["true", "false", "1", "0"]).default("false").transform((v) => v === "true" || v === "1"),
+  /**
+   * On SIGTERM, how long /api/health/ready answers 503 before the app stops taking requests and
+   * closes: set it to what your load balancer needs to notice (its check interval times the
+   * failures it waits for). 0 closes at once.
+   */
+  SHUTDOWN_DRAIN_MS: intMs(0),
   /** Where the embedded Postgres keeps its data when DATABASE_URL is unset. */
   EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),

@@ -21,6 +21,7 @@ import { createTeamLayer } from "./team/team-layer";
 import { teamPlaybook } from "./team/playbook";
 import { MCP_PATH, serveMcp } from "./mcp/http";
 import { readMcpServersFile } from "./mcp/config-file";
+import { createHealth } from "./http/health";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { isUnavailable } from "./trpc/init";
 import { appRouter } from "./trpc/root";
@@ -46,6 +47,8 @@ export interface AppServer {
   /** The URL the server listens on (APP_URL may name another, public one). */
   url: string;
   runtime: Runtime;
+  /** From now on /api/health/ready answers 503: balancers stop sending new work before close(). */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -130,7 +133,10 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const people = new WeakMap<http.IncomingMessage, Person | null>();
   const failed = (res: http.ServerResponse, what: string, e: unknown) => answerFailure(res, e, what, log, "Internal error; the details are in the server log");
 
+  const health = createHealth(db);
   requests.serve((req, res) => {
+    // Probes first: a balancer's comes with its own Host header, and they reveal only states.
+    if (health.serve(req, res)) return;
     const nonce = newNonce();
     const csp = contentSecurityPolicy(nonce, policy);
     setSecurityHeaders(res, csp);
@@ -179,6 +185,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   return {
     url,
     runtime,
+    drain: () => health.drain(),
     async close() {
       // Stop taking requests, end live streams, then let agents close their turns.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
