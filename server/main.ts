@@ -22,6 +22,7 @@ import { teamPlaybook } from "./team/playbook";
 import { MCP_PATH, serveMcp } from "./mcp/http";
 import { readMcpServersFile } from "./mcp/config-file";
 import { createHealth } from "./http/health";
+import { createMetrics } from "./http/metrics";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { isUnavailable } from "./trpc/init";
 import { appRouter } from "./trpc/root";
@@ -134,9 +135,12 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const failed = (res: http.ServerResponse, what: string, e: unknown) => answerFailure(res, e, what, log, "Internal error; the details are in the server log");
 
   const health = createHealth(db);
+  const metrics = createMetrics({ db, hub, token: opts.env.METRICS_TOKEN, residentAgents: () => runtime.residentIds().length });
   requests.serve((req, res) => {
-    // Probes first: a balancer's comes with its own Host header, and they reveal only states.
-    if (health.serve(req, res)) return;
+    metrics.observe(req, res);
+    // Probes first: a balancer's or a scraper's comes with its own Host header; health reveals
+    // only states, metrics answer only to METRICS_TOKEN.
+    if (health.serve(req, res) || metrics.serve(req, res)) return;
     const nonce = newNonce();
     const csp = contentSecurityPolicy(nonce, policy);
     setSecurityHeaders(res, csp);

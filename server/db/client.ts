@@ -12,6 +12,8 @@ export type Db = PrismaClient & {
   readonly sql: PgSql;
   readonly sqlCoalesced: CoalescedSql;
   sqlTx<T>(fn: (tx: SqlTx) => Promise<T>, opts?: SqlTxOptions): Promise<T>;
+  /** The pool's connections now (metrics): open, idle, callers waiting for one, and the most it opens. */
+  poolUse(): { total: number; idle: number; waiting: number; max: number };
 };
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
@@ -30,6 +32,7 @@ export function createDb(databaseUrl: string, poolSize = 10): Db {
     sql: new PgSql(pool),
     sqlCoalesced: new CoalescedSql(pool),
     sqlTx: <T>(fn: (tx: SqlTx) => Promise<T>, opts?: SqlTxOptions) => sqlTx(pool, fn, opts),
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: poolSize }),
     // The pool is ours, not the adapter's: it ends with the client, once.
     $disconnect: () => (ended ??= disconnect().then(() => pool.end())),
   });
