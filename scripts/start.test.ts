@@ -49,7 +49,15 @@ async function startApp(extraEnv: Record<string, string> = {}): Promise<App> {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
-  const collect = (chunk: Buffer) => lines.push(...chunk.toString().split("\n").filter(Boolean));
+  // The log is JSON lines (pino): each line's message is what is matched.
+  const messageOf = (line: string) => {
+    try {
+      return String((JSON.parse(line) as { msg?: unknown }).msg ?? line);
+    } catch {
+      return line;
+    }
+  };
+  const collect = (chunk: Buffer) => lines.push(...chunk.toString().split("\n").filter(Boolean).map(messageOf));
   proc.stdout!.on("data", collect);
   proc.stderr!.on("data", collect);
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));

@@ -6,6 +6,7 @@ import path from "node:path";
 import { startDetachedEmbeddedPostgres } from "../server/db/embedded";
 import { applyMigrations } from "../server/db/migrate";
 import { parseEnv } from "../server/env";
+import { createLogger } from "../server/log";
 import { startAppServer } from "../server/main";
 import { nextBuild } from "./next-build";
 
@@ -18,7 +19,12 @@ async function main() {
   // A local .env (see .env.example) fills in what the shell did not set.
   if (existsSync(path.join(root, ".env"))) process.loadEnvFile(path.join(root, ".env"));
   const env = parseEnv();
-  const log = (line: string) => console.log(line);
+  // JSON lines (pino); pretty for a person in `npm run dev`.
+  const logger = createLogger({
+    pretty: dev,
+    secrets: [env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY, env.AUTH_SECRET, env.MCP_SECRETS_KEY, env.METRICS_TOKEN],
+  });
+  const log = (line: string) => logger.info(line);
 
   let databaseUrl = env.DATABASE_URL;
   let embedded: Awaited<ReturnType<typeof startDetachedEmbeddedPostgres>> | null = null;
@@ -40,7 +46,7 @@ async function main() {
     nextBuild(root);
   }
 
-  const server = await startAppServer({ env, databaseUrl, dev, pages, log });
+  const server = await startAppServer({ env, databaseUrl, dev, pages, logger });
   log(`Agent Teams is ready on ${server.url}`);
 
   let stopping = false;

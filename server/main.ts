@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import path from "node:path";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
@@ -23,6 +24,7 @@ import { MCP_PATH, serveMcp } from "./mcp/http";
 import { readMcpServersFile } from "./mcp/config-file";
 import { createHealth } from "./http/health";
 import { createMetrics } from "./http/metrics";
+import { createLogger, type Logger } from "./log";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { isUnavailable } from "./trpc/init";
 import { appRouter } from "./trpc/root";
@@ -41,6 +43,9 @@ export interface AppServerOptions {
   config?: Partial<RuntimeConfig>;
   /** Replaces the environment's models (bench/capacity.ts times a paced keyless model). */
   resolveModel?: ModelResolver;
+  /** The process's log (server/log.ts); unset, one is made that writes JSON lines to `log`, or stdout. */
+  logger?: Logger;
+  /** Receives each JSON log line when no `logger` is given (tests). */
   log?: (line: string) => void;
 }
 
@@ -59,7 +64,14 @@ function requestBodyLimit(env: Env): number {
 }
 
 export async function startAppServer(opts: AppServerOptions): Promise<AppServer> {
-  const log = opts.log ?? ((line: string) => console.log(line));
+  const logger =
+    opts.logger ??
+    createLogger({
+      write: opts.log,
+      secrets: [opts.env.OPENAI_API_KEY, opts.env.ANTHROPIC_API_KEY, opts.env.AUTH_SECRET, opts.env.MCP_SECRETS_KEY, opts.env.METRICS_TOKEN],
+    });
+  const log = (line: string) => logger.info(line);
+  const runtimeLog = logger.child({ component: "runtime" });
   const db = createDb(opts.databaseUrl, opts.env.DATABASE_POOL_SIZE);
   const hub = new ActivityHub(opts.databaseUrl);
   await hub.start();
@@ -75,9 +87,12 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
       workspaceLimits: workspaceLimitsOf(opts.env),
       models: availableModels(opts.env),
       mcp: { secretsKey: opts.env.MCP_SECRETS_KEY, configServers: readMcpServersFile(opts.env.MCP_SERVERS_FILE) },
-      log,
+      log: (line) => logger.warn({ component: "team" }, line),
     }),
-    log: (line) => log(`[runtime] ${line}`),
+    log: (line, fields) => {
+      const { level = "info", ...where } = fields ?? {};
+      runtimeLog[level](where, line);
+    },
   });
 
   let pages: ReturnType<ReturnType<typeof next>["getRequestHandler"]> | null = null;
@@ -124,9 +139,10 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
         ...(errors.some(isUnavailable) ? { "Retry-After": String(RETRY_AFTER_SECONDS) } : {}),
       },
     }),
-    onError: ({ error, path }) => {
-      if (isUnavailable(error)) return log(`[trpc] ${path ?? "?"}: the database is unreachable (${error.cause?.message ?? error.message})`);
-      if (error.code === "INTERNAL_SERVER_ERROR") log(`[trpc] ${path ?? "?"} failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
+    onError: ({ error, path, req }) => {
+      const fields = { component: "trpc", requestId: requestIds.get(req), procedure: path ?? "?" };
+      if (isUnavailable(error)) return logger.warn(fields, `the database is unreachable (${error.cause?.message ?? error.message})`);
+      if (error.code === "INTERNAL_SERVER_ERROR") logger.error(fields, `failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
     },
     createContext: ({ req }) => ({ db, env: opts.env, hub, runtime, person: people.get(req) ?? null }),
   });
@@ -135,9 +151,22 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const failed = (res: http.ServerResponse, what: string, e: unknown) => answerFailure(res, e, what, log, "Internal error; the details are in the server log");
 
   const health = createHealth(db);
+  /** Each request's id (X-Request-Id: the caller's when it is a plain token, else a new one). */
+  const requestIds = new WeakMap<http.IncomingMessage, string>();
   const metrics = createMetrics({ db, hub, token: opts.env.METRICS_TOKEN, residentAgents: () => runtime.residentIds().length });
   requests.serve((req, res) => {
     metrics.observe(req, res);
+    const given = req.headers["x-request-id"];
+    const requestId = typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    requestIds.set(req, requestId);
+    res.setHeader("X-Request-Id", requestId);
+    const started = performance.now();
+    res.once("close", () => {
+      // The path only (a query may carry a procedure's input), and probes at debug.
+      const fields = { requestId, method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms: Math.round(performance.now() - started) };
+      if (req.url?.startsWith("/api/health/")) logger.debug(fields, "request");
+      else logger.info(fields, "request");
+    });
     // Probes first: a balancer's or a scraper's comes with its own Host header; health reveals
     // only states, metrics answer only to METRICS_TOKEN.
     if (health.serve(req, res) || metrics.serve(req, res)) return;

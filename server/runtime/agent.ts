@@ -84,7 +84,14 @@ export interface AgentServices {
   recoveryTool?: (toolName: string) => ToolDefinition | undefined;
   /** Test seam: a tool's first durable commit happened, its result is not reported yet. */
   afterToolEffect?: (sessionId: SessionId, toolName: string, callKey: string) => Promise<void>;
-  log(line: string): void;
+  /** One log line, with where it comes from (server/log.ts fields) and how bad it is. */
+  log(line: string, fields?: RuntimeLogFields): void;
+}
+
+export interface RuntimeLogFields {
+  sessionId?: string;
+  turnId?: string;
+  level?: "info" | "warn" | "error";
 }
 
 type AbortKind = "stop" | "interrupt" | "shutdown" | "lease_lost";
@@ -208,10 +215,10 @@ export class AgentDriver {
       } else if (this.closing === "lease_lost") this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
     } catch (e) {
       if (isAppError(e, "LEASE_LOST") || this.closing === "lease_lost") {
-        this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
+        this.svc.log(`agent ${this.sessionId}: lease lost, stopping`, { sessionId: this.sessionId, level: "warn" });
         return;
       }
-      this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { sessionId: this.sessionId, level: "error" });
       // Let the recovery sweep adopt it: the next driver closes the open turn as interrupted.
       await releaseLease(this.svc.db.sql, this.sessionId, this.lease).catch(() => undefined);
     }
@@ -515,7 +522,7 @@ export class AgentDriver {
         // Provider errors arrive readable and redacted (models/resilience.ts, ai-sdk.ts); key
         // shapes are masked again here because this text reaches the transcript, roster and log.
         const message = redactSecrets(e instanceof Error ? e.message : String(e));
-        this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`);
+        this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`, { sessionId: this.sessionId, turnId, level: "warn" });
         await this.endTurn(turnId, { reason: "error", error: message });
       }
     } finally {
@@ -642,7 +649,7 @@ export class AgentDriver {
     const usage = marker.usage ?? { inputTokens: 0, outputTokens: 0 };
     const cost = costNanos(price, usage);
     await this.append([{ ...marker, costNanos: cost }, summary], undefined, spendOf(usage, cost));
-    this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`);
+    this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`, { sessionId: this.sessionId });
     return true;
   }
 

@@ -47,7 +47,7 @@ export interface RuntimeOptions {
   onRecover?: () => Promise<void>;
   /** Runs at the end of a graceful stop (teams close their MCP connections). */
   onStop?: () => Promise<void>;
-  log?: (line: string) => void;
+  log?: AgentServices["log"];
 }
 
 export class Runtime {
