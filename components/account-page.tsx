@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { AccountStatus } from "./api-types";
@@ -31,6 +32,13 @@ export function AccountPage() {
       <PasswordChange />
       <SignOut />
       <ApiTokens />
+      <section aria-labelledby="audit" className="card">
+        <h2 id="audit">Audit log</h2>
+        <p className="muted">
+          Sign-ins, API tokens and changes to who may do what: the whole instance for its owner, their teams for team owners.{" "}
+          <Link href="/audit">Open the audit log</Link>
+        </p>
+      </section>
       {me.instanceOwner && <InstanceSettings openSignUp={status.data.openSignUp} />}
       {me.instanceOwner && <InstanceToolDefaults />}
     </main>

@@ -81,3 +81,4 @@ export type ApiTokenView = RouterOutputs["account"]["tokens"][number];
 export type NotificationPage = RouterOutputs["notifications"]["list"];
 export type NotificationView = NotificationPage["items"][number];
 export type NotificationKind = NotificationView["kind"];
+export type AuditEntry = RouterOutputs["audit"]["list"]["entries"][number];

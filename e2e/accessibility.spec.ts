@@ -38,6 +38,10 @@ for (const size of WIDTHS) {
     await expect(page.getByRole("heading", { name: "Your account" })).toBeVisible();
     await expectAccessible(page, "account");
 
+    await page.goto("/audit");
+    await expect(page.getByRole("table")).toBeVisible();
+    await expectAccessible(page, "audit log");
+
     const teamId = await createTeam(page, `Accessible team ${size.name}`);
     await send(page, "Build a tiny todo app");
     await expect(agentStatus(page, "Working")).toBeVisible();

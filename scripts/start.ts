@@ -22,6 +22,7 @@ async function main() {
   // JSON lines (pino); pretty for a person in `npm run dev`.
   const logger = createLogger({
     pretty: dev,
+    level: env.LOG_LEVEL,
     secrets: [env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY, env.AUTH_SECRET, env.MCP_SECRETS_KEY, env.METRICS_TOKEN],
   });
   const log = (line: string) => logger.info(line);

@@ -38,6 +38,8 @@ const EnvSchema = z.object({
    * instance owner writes it: its commands run on this server.
    */
   MCP_SERVERS_FILE: z.string().min(1).optional(),
+  /** The least severe log lines written (server/log.ts). */
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   /** Serves /metrics (Prometheus text) to `Authorization: Bearer <METRICS_TOKEN>`; unset, there is no /metrics. */
   METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters").optional(),
   /** Sign-in (and sign-up, password change) attempts per client address per minute. */

@@ -83,6 +83,8 @@ export const ERROR_CODES = {
   MCP_SERVER_UNAVAILABLE: "SERVICE_UNAVAILABLE",
   /** The MCP server answered the call with an error (its text is the message). */
   MCP_TOOL_ERROR: "BAD_REQUEST",
+  /** The audit log is read by the instance owner and team owners only; this person is neither. */
+  AUDIT_FORBIDDEN: "FORBIDDEN",
   /** A team's agent called, through this instance's own MCP server, the team it belongs to. */
   MCP_LOOP_REFUSED: "FORBIDDEN",
   /** The plan's tasks changed after the person read it; read it again before deciding. */

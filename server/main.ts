@@ -68,6 +68,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     opts.logger ??
     createLogger({
       write: opts.log,
+      level: opts.env.LOG_LEVEL,
       secrets: [opts.env.OPENAI_API_KEY, opts.env.ANTHROPIC_API_KEY, opts.env.AUTH_SECRET, opts.env.MCP_SECRETS_KEY, opts.env.METRICS_TOKEN],
     });
   const log = (line: string) => logger.info(line);

@@ -3,6 +3,7 @@ import { asJson, type DbOrTx, type Tx } from "../db/client";
 import type { SessionId } from "../ids";
 import { AppError } from "../errors";
 import { notifyActivity } from "../live/activity";
+import { isAudited, recordAudit } from "./audit";
 import type { Person } from "./person";
 import { refusalFor, TeamRoleSchema, type Need } from "./roles";
 
@@ -111,6 +112,10 @@ export async function recordAction(
       detail: asJson(at.detail ?? {}),
     },
   });
+  // Security-relevant ones also go to the audit log, in the same transaction.
+  if (isAudited(action)) {
+    await recordAudit(tx, { kind: action, actor: { id: by.person.id, name: by.person.name }, teamId: by.teamId, detail: at.detail });
+  }
 }
 
 const RoleRows = z.array(z.object({ role: TeamRoleSchema }));

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
+import { recordAudit } from "./audit";
 import { LIMITS } from "../limits";
 import { newApiTokenId, type UserId } from "../ids";
 import type { UserRow } from "./person";
@@ -37,10 +38,12 @@ export async function createApiToken(db: DbOrTx, userId: UserId, name: string): 
     if ((await tx.apiToken.count({ where: { userId } })) >= LIMITS.apiTokensPerPerson) {
       throw new AppError("PEOPLE_LIMIT", `You have ${LIMITS.apiTokensPerPerson} API tokens: revoke one first`);
     }
-    return tx.apiToken.create({
+    const made = await tx.apiToken.create({
       data: { id: newApiTokenId(), userId, name, tokenHash: secretHash(token), prefix: token.slice(0, TOKEN_PREFIX.length + 6) },
       select,
     });
+    await recordAudit(tx, { kind: "api_token_created", actor: await actorOf(tx, userId), detail: { tokenId: made.id, name } });
+    return made;
   });
   return { ...ApiTokenViewSchema.parse(row), token };
 }
@@ -51,13 +54,26 @@ export async function listApiTokens(db: DbOrTx, userId: UserId): Promise<ApiToke
 }
 
 export async function revokeApiToken(db: DbOrTx, userId: UserId, id: string): Promise<void> {
-  const { count } = await db.apiToken.deleteMany({ where: { id, userId } });
-  if (count === 0) throw new AppError("API_TOKEN_NOT_FOUND", `No API token ${id}`, { id });
+  await inTx(db, async (tx) => {
+    const { count } = await tx.apiToken.deleteMany({ where: { id, userId } });
+    if (count === 0) throw new AppError("API_TOKEN_NOT_FOUND", `No API token ${id}`, { id });
+    await recordAudit(tx, { kind: "api_token_revoked", actor: await actorOf(tx, userId), detail: { tokenId: id } });
+  });
 }
 
 /** Ends every API token of the person (sign out everywhere, a password change that asks it); how many there were. */
 export async function revokeAllApiTokens(db: DbOrTx, userId: UserId): Promise<number> {
-  return (await db.apiToken.deleteMany({ where: { userId } })).count;
+  return inTx(db, async (tx) => {
+    const { count } = await tx.apiToken.deleteMany({ where: { userId } });
+    if (count > 0) await recordAudit(tx, { kind: "api_token_revoked", actor: await actorOf(tx, userId), detail: { all: true, count } });
+    return count;
+  });
+}
+
+/** The person as the audit log names them. */
+async function actorOf(tx: Tx, userId: UserId): Promise<{ id: string; name: string }> {
+  const user = await tx.user.findUnique({ where: { id: userId }, select: { name: true } });
+  return { id: userId, name: user?.name ?? "unknown" };
 }
 
 /** The token's id and its owner, or null for an unknown (or revoked) token. */

@@ -500,4 +500,19 @@ describe("API tokens", () => {
     await expect(script.team.list.query()).rejects.toMatchObject({ data: { code: "UNAUTHORIZED", appCode: "UNAUTHORIZED" } });
     expect((await script.account.status.query()).me).toBeNull();
   });
+
+  it("sign-ins go to the audit log: the person and address on success, the email tried on failure", async () => {
+    const who = await newPerson("Audra");
+    expect((await signIn(who.email, "wrong password entirely")).status).toBe(401);
+    expect((await signIn(who.email)).status).toBe(200);
+    const rows = await db.auditEntry.findMany({ where: { kind: { in: ["signed_in", "sign_in_failed"] }, actorName: { in: ["Audra", who.email] } }, orderBy: { id: "asc" } });
+    const me = await db.user.findFirstOrThrow({ where: { email: who.email } });
+    // The sign-up's own session, the failure, then the sign-in.
+    expect(rows.map((r) => [r.kind, r.actorId, r.actorName])).toEqual([
+      ["signed_in", me.id, "Audra"],
+      ["sign_in_failed", null, who.email],
+      ["signed_in", me.id, "Audra"],
+    ]);
+    expect(rows.every((r) => typeof r.ip === "string" && r.ip.length > 0)).toBe(true);
+  });
 });

@@ -6,6 +6,7 @@ import { LIMITS } from "../limits";
 import { asUserId } from "../ids";
 import { revokeAllApiTokens } from "./api-tokens";
 import { instanceStatus } from "./instance";
+import { recordAudit } from "./audit";
 import { claimSignInAttempt, signInSucceeded } from "./sign-in-throttle";
 import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
 
@@ -156,7 +157,12 @@ export function createAuth(db: Db, opts: AuthOptions) {
       after: createAuthMiddleware(async (ctx) => {
         const returned: unknown = ctx.context.returned;
         const signedIn = ctx.context.newSession;
-        if ((ctx.path === "/sign-in/email" || ctx.path === "/sign-up/email") && signedIn) await signInSucceeded(db, signedIn.user, clientOf(ctx.headers));
+        if ((ctx.path === "/sign-in/email" || ctx.path === "/sign-up/email") && signedIn) {
+          await signInSucceeded(db, signedIn.user, clientOf(ctx.headers));
+          await recordAudit(db.sql, { kind: "signed_in", actor: { id: signedIn.user.id, name: signedIn.user.name }, ip: clientOf(ctx.headers), detail: { via: ctx.path.slice(1) } });
+        } else if (ctx.path === "/sign-in/email" && returned instanceof APIError && isRecord(ctx.body) && typeof ctx.body.email === "string") {
+          await recordAudit(db.sql, { kind: "sign_in_failed", actor: { id: null, name: ctx.body.email.toLowerCase() }, ip: clientOf(ctx.headers), detail: { reason: returned.body?.code ?? returned.status } });
+        }
         // "Sign out everywhere" ends the person's API tokens too: every credential they hold.
         if (ctx.path === "/revoke-sessions" && !(returned instanceof APIError)) {
           const userId = ctx.context.session?.user.id;

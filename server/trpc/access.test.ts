@@ -69,6 +69,11 @@ const MATRIX: Record<string, Row> = {
   "account.revokeToken": { need: "signedIn", input: () => ({ id: "tok_placeholder" }) },
   "account.revokeAllTokens": { need: "signedIn", input: () => undefined },
 
+  // The instance owner or a team's owner (people/audit.test.ts): who owns a team changes as the
+  // matrix runs (anyone may create one), so AUDIT_FORBIDDEN is the domain's answer.
+  "audit.list": { need: "person", input: () => ({}), passes: { stranger: "AUDIT_FORBIDDEN", viewer: "AUDIT_FORBIDDEN", member: "AUDIT_FORBIDDEN" } },
+  "audit.exportCsv": { need: "person", input: () => ({ kind: "role_changed" }), passes: { stranger: "AUDIT_FORBIDDEN", viewer: "AUDIT_FORBIDDEN", member: "AUDIT_FORBIDDEN" } },
+
   "approvals.pending": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "approvals.plans": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "approvals.decidePlan": {

@@ -89,6 +89,8 @@ function baseInputs(): Record<string, Input | undefined> {
     "account.createToken": { name: "script" },
     "account.revokeToken": { id: "tok_x" },
     "account.revokeAllTokens": undefined,
+    "audit.list": { kind: "signed_in", before: "1" },
+    "audit.exportCsv": { actor: "someone" },
     "approvals.pending": { teamId: lead },
     "approvals.plans": { teamId: lead },
     "approvals.decidePlan": { teamId: lead, planId: "pln_x", approve: false, note: "n" },

@@ -1,6 +1,7 @@
 import { createCallerFactory, router } from "./init";
 import { accountRouter } from "./routers/account";
 import { approvalsRouter } from "./routers/approvals";
+import { auditRouter } from "./routers/audit";
 import { mcpServersRouter } from "./routers/mcp-servers";
 import { notificationsRouter } from "./routers/notifications";
 import { peopleRouter } from "./routers/people";
@@ -14,6 +15,7 @@ import { workspaceRouter } from "./routers/workspace";
 export const appRouter = router({
   account: accountRouter,
   approvals: approvalsRouter,
+  audit: auditRouter,
   mcpServers: mcpServersRouter,
   notifications: notificationsRouter,
   people: peopleRouter,

@@ -1,0 +1,25 @@
+// The kinds of audit entries (people/audit.ts): plain constants, no imports, so the browser's
+// filter lists them too.
+
+/** Team actions that change who may do what, or decide for the agents: these are audited. */
+export const AUDITED_TEAM_ACTION_KINDS = [
+  "team_created",
+  "role_changed",
+  "person_removed",
+  "left",
+  "joined",
+  "invite_created",
+  "invite_revoked",
+  "budget_set",
+  "tool_policy_set",
+  "approval_decided",
+  "question_answered",
+  "plan_decided",
+  "webhook_added",
+  "webhook_removed",
+  "mcp_server_added",
+  "mcp_server_removed",
+] as const;
+
+export const AUDIT_KINDS = ["signed_in", "sign_in_failed", "api_token_created", "api_token_revoked", ...AUDITED_TEAM_ACTION_KINDS] as const;
+export type AuditKind = (typeof AUDIT_KINDS)[number];
