@@ -38,6 +38,10 @@ const EnvSchema = z.object({
    * instance owner writes it: its commands run on this server.
    */
   MCP_SERVERS_FILE: z.string().min(1).optional(),
+  /** OpenTelemetry traces over OTLP/HTTP to this base URL (…/v1/traces); unset, no traces. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** Put prompt and reply text into GenAI spans (off: only sizes, models and tools). */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: z.enum(["true", "false", "1", "0"]).default("false").transform((v) => v === "true" || v === "1"),
   /** The least severe log lines written (server/log.ts). */
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   /** Serves /metrics (Prometheus text) to `Authorization: Bearer <METRICS_TOKEN>`; unset, there is no /metrics. */

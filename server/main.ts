@@ -23,7 +23,8 @@ import { teamPlaybook } from "./team/playbook";
 import { MCP_PATH, serveMcp } from "./mcp/http";
 import { readMcpServersFile } from "./mcp/config-file";
 import { createHealth } from "./http/health";
-import { createMetrics } from "./http/metrics";
+import { createMetrics, routeOf } from "./http/metrics";
+import { createTracing } from "./http/tracing";
 import { createLogger, type Logger } from "./log";
 import { MAX_BATCH_SIZE } from "./trpc/batch";
 import { isUnavailable } from "./trpc/init";
@@ -145,7 +146,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
       if (isUnavailable(error)) return logger.warn(fields, `the database is unreachable (${error.cause?.message ?? error.message})`);
       if (error.code === "INTERNAL_SERVER_ERROR") logger.error(fields, `failed: ${error.cause?.stack ?? error.stack ?? error.message}`);
     },
-    createContext: ({ req }) => ({ db, env: opts.env, hub, runtime, person: people.get(req) ?? null }),
+    createContext: ({ req }) => ({ db, env: opts.env, hub, runtime, person: people.get(req) ?? null, traceparent: tracing.traceparent }),
   });
   /** Who sent each tRPC request, looked up before tRPC runs: a lookup the database's absence fails is a 503, feeds' too. */
   const people = new WeakMap<http.IncomingMessage, Person | null>();
@@ -154,6 +155,11 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const health = createHealth(db);
   /** Each request's id (X-Request-Id: the caller's when it is a plain token, else a new one). */
   const requestIds = new WeakMap<http.IncomingMessage, string>();
+  const tracing = createTracing({
+    endpoint: opts.env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    hub,
+    captureContent: opts.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+  });
   const metrics = createMetrics({ db, hub, token: opts.env.METRICS_TOKEN, residentAgents: () => runtime.residentIds().length });
   requests.serve((req, res) => {
     metrics.observe(req, res);
@@ -168,6 +174,10 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
       if (req.url?.startsWith("/api/health/")) logger.debug(fields, "request");
       else logger.info(fields, "request");
     });
+    tracing.request(req, res, routeOf(req.url), () => handle(req, res));
+  });
+  /** Everything after the request's id, log line and span: the web checks, then the route. */
+  function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     // Probes first: a balancer's or a scraper's comes with its own Host header; health reveals
     // only states, metrics answer only to METRICS_TOKEN.
     if (health.serve(req, res) || metrics.serve(req, res)) return;
@@ -213,7 +223,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     }
     res.statusCode = 404;
     res.end("Not found");
-  });
+  }
+
   await runtime.start();
 
   return {
@@ -226,6 +237,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
       server.closeAllConnections();
       await closed;
       await runtime.stop();
+      await tracing.close();
       await hub.close();
       await nextApp?.close();
       await db.$disconnect();

@@ -25,7 +25,7 @@ export interface Metrics {
 }
 
 /** The coarse route a request is counted under (never its path: ids would explode the series). */
-function routeOf(url: string | undefined): string {
+export function routeOf(url: string | undefined): string {
   const path = url?.split("?")[0] ?? "";
   for (const [prefix, route] of [
     ["/api/trpc/", "trpc"],

@@ -5,7 +5,13 @@ import { z } from "zod";
 
 export const MessageSourceSchema = z.discriminatedUnion("kind", [
   /** A person's prompt: their id and display name (the model sees the name). */
-  z.object({ kind: z.literal("human"), userId: z.string().optional(), name: z.string().optional() }),
+  z.object({
+    kind: z.literal("human"),
+    userId: z.string().optional(),
+    name: z.string().optional(),
+    /** The W3C traceparent of the request that sent it, when tracing is on (server/http/tracing.ts). */
+    traceparent: z.string().max(64).optional(),
+  }),
   /** Team mail keeps its mailbox message id and the real sender (team/mailbox.ts delivers it). */
   z.object({
     kind: z.literal("team"),

@@ -178,13 +178,19 @@ export async function listSessions(db: DbOrTx, opts: { limit?: number; userId?: 
 }
 
 /** Queue adapter: a human prompt becomes its own turn, after the prompts queued before it. */
-export async function promptSession(db: DbOrTx, sessionId: SessionId, input: { text: string; by?: HumanActor }): Promise<InboxItemView> {
+export async function promptSession(
+  db: DbOrTx,
+  sessionId: SessionId,
+  /** `traceparent`: the request's trace, which the turn's trace links to (server/http/tracing.ts). */
+  input: { text: string; by?: HumanActor; traceparent?: string },
+): Promise<InboxItemView> {
   const { by } = input;
+  const trace = input.traceparent ? { traceparent: input.traceparent } : {};
   return inTx(db, async (tx) => {
     const item = await enqueue(tx, sessionId, {
       mode: "queue",
       text: input.text,
-      source: by ? { kind: "human", userId: by.person.id, name: by.person.name } : { kind: "human" },
+      source: by ? { kind: "human", userId: by.person.id, name: by.person.name, ...trace } : { kind: "human", ...trace },
     });
     if (by) await recordAction(tx, by, "prompt", { sessionId, detail: { itemId: item.id } });
     return item;

@@ -44,7 +44,7 @@ export async function recordMentions(
 }
 
 /** A person's prompt (Queue), with the people it mentions told, in one transaction. */
-export async function promptMentioning(db: Db, sessionId: SessionId, input: { text: string; by: HumanActor }): Promise<InboxItemView> {
+export async function promptMentioning(db: Db, sessionId: SessionId, input: { text: string; by: HumanActor; traceparent?: string }): Promise<InboxItemView> {
   return inTx(db, async (tx) => {
     const item = await promptSession(tx, sessionId, input);
     await recordMentions(tx, input.by.teamId, input.text, {

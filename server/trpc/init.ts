@@ -20,6 +20,8 @@ export interface TrpcContext {
   runtime: Runtime;
   /** The signed-in person (session cookie or API token); null when anonymous. */
   person: Person | null;
+  /** The request's trace as a W3C traceparent, when tracing is on (a prompt carries it to its turn). */
+  traceparent?: () => string | undefined;
 }
 
 /** Stack traces and internal messages in error responses only while developing. */

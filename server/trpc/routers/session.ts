@@ -91,7 +91,7 @@ export const sessionRouter = router({
     .output(InboxItemSchema)
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      const item = await promptMentioning(ctx.db, input.sessionId, { text: input.text, by });
+      const item = await promptMentioning(ctx.db, input.sessionId, { text: input.text, by, traceparent: ctx.traceparent?.() });
       wakeLocal(ctx, input.sessionId);
       return item;
     }),
