@@ -205,18 +205,17 @@ export function unansweredToolCalls(events: readonly SessionEvent[], turnId: Tur
   return calls.filter((c) => !c.answered).map(({ messageId, call }) => ({ messageId, call }));
 }
 
+/** What a call without a result in the log really did, from its tool's records (null: nothing). */
+export function recordedOutcome(scope: TurnCloseScope, turnId: TurnId, toolName: string, callKey: string): Promise<ToolOutcome | null> {
+  return recoveredOutcome(scope.recoveryTool(toolName), { db: scope.db, sessionId: scope.sessionId, turnId, callKey, signal: new AbortController().signal });
+}
+
 /** Results for the turn's unanswered tool calls, from their tools' own records. */
 async function recoverToolResults(scope: TurnCloseScope, turnId: TurnId): Promise<EventPayload[]> {
   const out: EventPayload[] = [];
   for (const { messageId, call } of unansweredToolCalls(scope.events, turnId)) {
     const callKey = toolCallKey(messageId, call.toolCallId);
-    const outcome = await recoveredOutcome(scope.recoveryTool(call.toolName), {
-      db: scope.db,
-      sessionId: scope.sessionId,
-      turnId,
-      callKey,
-      signal: new AbortController().signal,
-    });
+    const outcome = await recordedOutcome(scope, turnId, call.toolName, callKey);
     if (outcome === null) continue;
     out.push(toolResultEvent(turnId, call, outcome));
     scope.log(`agent ${scope.sessionId}: recovered the result of ${call.toolName} (${callKey})`);

@@ -5,8 +5,8 @@ import { decisionOf, parkCall, refusalText, type ApprovalKind, type Decision, ty
 import type { EventPayload, SessionEvent } from "./events";
 import { assertLeaseHeld } from "./session-log";
 import { storedAbortRequest } from "./sessions";
-import { prepareToolCall, recoveredOutcome, toolCallKey, type ToolOutcome, type ToolsetOptions } from "./tools";
-import { toolResultEvent, unansweredToolCalls, type TurnCloseScope } from "./turn-close";
+import { prepareToolCall, toolCallKey, type ToolOutcome, type ToolsetOptions } from "./tools";
+import { recordedOutcome, toolResultEvent, unansweredToolCalls, type TurnCloseScope } from "./turn-close";
 
 // A tool call that waits for people (runtime/approvals.ts): under `ask` it waits for an
 // approval, `ask_humans` for an answer. The first time the driver meets such a call it parks
@@ -73,13 +73,7 @@ async function applyDecision(scope: CallScope, turnId: TurnId, call: ToolCall, c
   if (d.status === "approved") {
     // A crash during an approved call may have left its effect without the result: the tool's
     // own record says so, and then it does not run again.
-    const recovered = await recoveredOutcome(scope.recoveryTool(call.toolName), {
-      db: scope.db,
-      sessionId: scope.sessionId,
-      turnId,
-      callKey,
-      signal: new AbortController().signal,
-    });
+    const recovered = await recordedOutcome(scope, turnId, call.toolName, callKey);
     if (recovered) {
       await scope.append([toolResultEvent(turnId, call, recovered)]);
       return;
@@ -131,7 +125,7 @@ export async function notRunResults(scope: CallScope, turnId: TurnId, messageId:
     // An approved call a crash cut short may have run: its tool's records say what it did.
     const ran =
       d?.status === "approved"
-        ? await recoveredOutcome(scope.recoveryTool(call.toolName), { db: scope.db, sessionId: scope.sessionId, turnId, callKey, signal: new AbortController().signal })
+        ? await recordedOutcome(scope, turnId, call.toolName, callKey)
         : null;
     const outcome: ToolOutcome =
       ran ??
