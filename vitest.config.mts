@@ -7,6 +7,9 @@ export default defineConfig({
     include: ["server/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts"],
     globalSetup: ["server/testing/global-setup.ts"],
     pool: "forks",
+    // Two test files at once: they wait on Postgres and child processes far more than they
+    // compute, and each has its own database (the default on a 2-core machine is one).
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
