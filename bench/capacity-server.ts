@@ -1,6 +1,6 @@
 // The app server of bench/capacity.ts as its own process, so its CPU and event loop are its
 // own: the real startAppServer (HTTP, accounts, tRPC, SSE feeds, runtime, team layer; no
-// pages) on BENCH_CAPACITY_DATABASE_URL, the product's configuration except that the keyless
+// pages) on DATABASE_URL (DIRECT_DATABASE_URL through a pooler), the product's configuration except that the keyless
 // model plays the capacity playbook at BENCH_CAPACITY_CHUNK_MS per chunk, timed (TimedModel),
 // and turns have no step cap. It talks to its parent over IPC only:
 //
@@ -16,6 +16,7 @@
 import { writeFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import pg from "pg";
+import { databaseFromEnv } from "../server/db/client";
 import { z } from "zod";
 import { parseEnv } from "../server/env";
 import { startAppServer, type AppServer } from "../server/main";
@@ -24,7 +25,8 @@ import { ScriptedModel } from "../server/models/scripted";
 import { capacityPlaybook, LOOP_RESOLUTION_MS, loopDelayMs, ParentMessageSchema, TimedModel, type ChildMessage, type ModelCall } from "./capacity-shared";
 
 const Knobs = z.object({
-  BENCH_CAPACITY_DATABASE_URL: z.string().url(),
+  DATABASE_URL: z.string().url(),
+  DIRECT_DATABASE_URL: z.string().url().optional(),
   BENCH_CAPACITY_CHUNK_MS: z.coerce.number().int().nonnegative(),
 });
 
@@ -73,7 +75,7 @@ async function main(): Promise<void> {
   try {
     server = await startAppServer({
       env,
-      databaseUrl: knobs.BENCH_CAPACITY_DATABASE_URL,
+      database: databaseFromEnv(knobs),
       pages: false,
       resolveModel: (choice) => (choice.provider === "scripted" ? timed : models(choice)),
       log: (line) => void send({ type: "log", line }),

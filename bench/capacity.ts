@@ -70,6 +70,7 @@ import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import pg from "pg";
+import { databaseEnv, type DatabaseUrls, directUrlOf } from "../server/db/client";
 import { z } from "zod";
 import { chunkText } from "../server/models/scripted";
 import { httpClient } from "../server/testing/http-client";
@@ -119,11 +120,11 @@ class AppProcess {
     readonly url: string,
   ) {}
 
-  static start(databaseUrl: string, chunkMs: number): Promise<AppProcess> {
+  static start(database: DatabaseUrls, chunkMs: number): Promise<AppProcess> {
     const child = fork(path.join(import.meta.dirname, "capacity-server.ts"), [], {
       // BENCH_CAPACITY_CPU_PROF=<dir>: a V8 CPU profile of the app server per N, for finding where its time goes.
       execArgv: [...startNodeOptions(), "--import", "tsx", ...(process.env.BENCH_CAPACITY_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CAPACITY_CPU_PROF}`] : [])],
-      env: { ...process.env, BENCH_CAPACITY_DATABASE_URL: databaseUrl, BENCH_CAPACITY_CHUNK_MS: String(chunkMs) },
+      env: { ...process.env, ...databaseEnv(database), BENCH_CAPACITY_CHUNK_MS: String(chunkMs) },
       // stdout stays ours (the JSON); the server's own output goes to stderr.
       stdio: ["ignore", "pipe", "inherit", "ipc"],
     });
@@ -543,10 +544,10 @@ interface Run {
 }
 
 /** One N: the figures, or the error and how far it got; the server stopped and the feeds closed either way. */
-async function measureN(url: string, n: number, knobs: Knobs, r: Rates) {
-  const run: Run = { reached: { teams: 0, agents: 0, subscriptions: 0 }, mon: new pg.Client({ connectionString: url }), app: null, feeds: null };
+async function measureN(database: DatabaseUrls, n: number, knobs: Knobs, r: Rates) {
+  const run: Run = { reached: { teams: 0, agents: 0, subscriptions: 0 }, mon: new pg.Client({ connectionString: directUrlOf(database) }), app: null, feeds: null };
   run.mon.on("error", () => undefined);
-  const result = await measureRun(run, url, n, knobs, r).catch((e: unknown) => {
+  const result = await measureRun(run, database, n, knobs, r).catch((e: unknown) => {
     const error = e instanceof Error ? e.message : String(e);
     progress(`N=${n}: ${error}`);
     return { agents: n, error, reached: run.reached, appLogLines: run.app?.logCount ?? 0, appLogFirst: run.app?.logs ?? [], feedErrors: run.feeds?.errors ?? [] };
@@ -562,10 +563,10 @@ async function measureN(url: string, n: number, knobs: Knobs, r: Rates) {
   return { ...result, stop };
 }
 
-async function measureRun(run: Run, url: string, n: number, knobs: Knobs, r: Rates) {
+async function measureRun(run: Run, database: DatabaseUrls, n: number, knobs: Knobs, r: Rates) {
   const { reached, mon } = run;
   await mon.connect();
-  const app = (run.app = await AppProcess.start(url, knobs.BENCH_CAPACITY_CHUNK_MS));
+  const app = (run.app = await AppProcess.start(database, knobs.BENCH_CAPACITY_CHUNK_MS));
   const owner = await signUpOverHttp(app.url, { name: "Capacity Owner" });
   const feeds = (run.feeds = new Feeds(httpClient(app.url, { cookie: owner.cookie })));
 
@@ -672,14 +673,15 @@ async function main(): Promise<void> {
   let server: Awaited<ReturnType<typeof serverInfo>> = {};
   const runs: Awaited<ReturnType<typeof measureN>>[] = [];
   for (const n of knobs.BENCH_CAPACITY_NS) {
-    await withBenchDatabase("at_bench_cap", async (url) => {
+    await withBenchDatabase("at_bench_cap", async (database) => {
+      const { url } = database;
       if (!rates) {
         server = await serverInfo(url);
         progress(`pg commit rate, 1 and 8 connections, ${knobs.BENCH_COMMIT_MS} ms each`);
         rates = { commit1: await commitRate(url, 1, knobs.BENCH_COMMIT_MS), commit8: await commitRate(url, 8, knobs.BENCH_COMMIT_MS) };
       }
       progress(`N=${n}: starting the app server`);
-      runs.push(await measureN(url, n, knobs, rates));
+      runs.push(await measureN(database, n, knobs, rates));
     });
   }
   const within = runs.filter((run) => "withinBounds" in run && run.withinBounds).map((run) => run.agents);

@@ -35,9 +35,9 @@ const CONCURRENCY = Number(process.env.BENCH_DECIDE_CONCURRENCY ?? 20);
 const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
 
 async function main() {
-  await withBenchDatabase("bench_control", async (url) => {
-    const server = await serverInfo(url);
-    const rt = await startTestRuntime(url, { team: true, config: { idleEvictMs: 60_000 } });
+  await withBenchDatabase("bench_control", async (database) => {
+    const server = await serverInfo(database.url);
+    const rt = await startTestRuntime(database, { team: true, config: { idleEvictMs: 60_000 } });
     try {
       const owner = await createTestPerson(rt.db, "Bench owner");
       progress(`${PARKED} teams, each with a call waiting for approval`);

@@ -42,7 +42,7 @@
 //   revision and retries after TEAM_TASK_STALE_REVISION), BENCH_CAS_MS each.
 import os from "node:os";
 import PgBoss from "pg-boss";
-import { createDb, type Db } from "../server/db/client";
+import { createDb, type DatabaseUrls, type Db, directUrlOf } from "../server/db/client";
 import { z } from "zod";
 import { commitRate, percentile, progress, round, runBench, serverInfo, sleep, waitUntil, warmPool, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
@@ -107,9 +107,9 @@ async function newTeam(db: Db, senders: number, label: string, targets = 1): Pro
  * The product's DB pool and a Runtime (not started) that drives the targets with the keyless
  * model at zero delay and records consumption, as a team's agents do.
  */
-async function consumerHost(url: string, config: RuntimeConfig) {
-  const db = createDb(url, DB_POOL);
-  const hub = new ActivityHub(url);
+async function consumerHost(database: DatabaseUrls, config: RuntimeConfig) {
+  const db = createDb(database, DB_POOL);
+  const hub = new ActivityHub(database);
   await hub.start();
   const model = new ScriptedModel({ delayMs: 0 });
   const logs: string[] = [];
@@ -129,10 +129,10 @@ async function consumerHost(url: string, config: RuntimeConfig) {
 
 // ------------------------------------------------------------------ end to end
 
-async function endToEnd(url: string, config: RuntimeConfig, senders: number, messages: number) {
-  const { db, hub, runtime, logs } = await consumerHost(url, config);
+async function endToEnd(database: DatabaseUrls, config: RuntimeConfig, senders: number, messages: number) {
+  const { db, hub, runtime, logs } = await consumerHost(database, config);
   await runtime.start();
-  const senderDb = createDb(url, DB_POOL);
+  const senderDb = createDb(database, DB_POOL);
   await warmPool(senderDb, DB_POOL);
   try {
     const team = await newTeam(db, senders, `${senders}x`);
@@ -212,10 +212,10 @@ const cpuCores = (since: NodeJS.CpuUsage, t0: number) => {
 
 // ------------------------------------------------------------------ 8 senders to 8 targets
 
-async function fanOut(url: string, config: RuntimeConfig, messages: number, consume = true) {
-  const { db, hub, runtime, logs } = await consumerHost(url, config);
+async function fanOut(database: DatabaseUrls, config: RuntimeConfig, messages: number, consume = true) {
+  const { db, hub, runtime, logs } = await consumerHost(database, config);
   if (consume) await runtime.start();
-  const senderDb = createDb(url, DB_POOL);
+  const senderDb = createDb(database, DB_POOL);
   await warmPool(senderDb, DB_POOL);
   try {
     const team = await newTeam(db, FAN_OUT, `fan-out`, FAN_OUT);
@@ -351,8 +351,8 @@ async function pgBoss(url: string, jobs: number) {
 
 // ------------------------------------------------------------------ task compare-and-set
 
-async function taskCas(url: string, updaters: number, ms: number) {
-  const db = createDb(url, DB_POOL);
+async function taskCas(database: DatabaseUrls, updaters: number, ms: number) {
+  const db = createDb(database, DB_POOL);
   try {
     const team = await newTeam(db, 0, `cas ${updaters}`);
     const lead = leadOf(team.teamId);
@@ -393,7 +393,8 @@ async function taskCas(url: string, updaters: number, ms: number) {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  await withBenchDatabase("at_bench_mbox", async (url) => {
+  await withBenchDatabase("at_bench_mbox", async (database) => {
+    const { url } = database;
     // The product's configuration (server/env.ts defaults), not the test harness's.
     const config = runtimeConfigFromEnv(parseEnv({}));
 
@@ -403,25 +404,25 @@ async function main(): Promise<void> {
     const commit1 = await commitRate(url, 1, COMMIT_MS);
 
     progress("warm-up");
-    await endToEnd(url, config, 2, 20);
+    await endToEnd(database, config, 2, 20);
     const e2e = [];
     for (const senders of SENDER_COUNTS) {
       progress(`end to end: ${senders} sender(s), ${MESSAGES} messages`);
-      const r = await endToEnd(url, config, senders, MESSAGES);
+      const r = await endToEnd(database, config, senders, MESSAGES);
       e2e.push({ ...r, messagesPerSec: round(r.messagesPerSec), ratioToCommitRate: round(r.messagesPerSec / commit1, 4) });
     }
 
     progress(`fan-out: ${FAN_OUT} senders to ${FAN_OUT} targets, ${MESSAGES} messages`);
-    const fan = await fanOut(url, config, MESSAGES);
+    const fan = await fanOut(database, config, MESSAGES);
     progress(`fan-out without a consumer: ${MESSAGES} messages`);
-    const fanAlone = await fanOut(url, config, MESSAGES, false);
+    const fanAlone = await fanOut(database, config, MESSAGES, false);
     progress(`pg-boss: ${FAN_OUT} producers, ${FAN_OUT} queues, ${FAN_OUT} workers, ${MESSAGES} jobs`);
-    const boss = await pgBoss(url, MESSAGES);
+    const boss = await pgBoss(directUrlOf(database), MESSAGES);
 
     const cas = [];
     for (const updaters of [1, 8]) {
       progress(`task compare-and-set: ${updaters} updater(s), ${CAS_MS} ms`);
-      const r = await taskCas(url, updaters, CAS_MS);
+      const r = await taskCas(database, updaters, CAS_MS);
       cas.push({ ...r, updatesPerSec: round(r.updatesPerSec), ratioToCommitRate: round(r.updatesPerSec / commit1, 4) });
     }
 

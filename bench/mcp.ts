@@ -65,12 +65,12 @@ async function connect(url: string, headers: Record<string, string> = {}): Promi
 const stats = (sorted: number[]) => ({ p50Ms: round(percentile(sorted, 50), 2), p99Ms: round(percentile(sorted, 99), 2) });
 
 async function main() {
-  await withBenchDatabase("bench_mcp", async (url) => {
-    const server = await serverInfo(url);
+  await withBenchDatabase("bench_mcp", async (database) => {
+    const server = await serverInfo(database.url);
     const key = randomBytes(32).toString("base64");
     const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "0", MCP_SECRETS_KEY: key, AGENT_IDLE_EVICT_MS: "600000" });
-    const app = await startAppServer({ env, databaseUrl: url, pages: false, log: () => undefined });
-    const db = createDb(url, 4);
+    const app = await startAppServer({ env, database, pages: false, log: () => undefined });
+    const db = createDb(database, 4);
     const fast = await fastServer();
     try {
       await setPrivateWebhooksAllowed(db, true);

@@ -31,7 +31,7 @@
 //   its step_start to its assistant_message (database clock); the overhead of a retry is the
 //   retried step's latency minus the wait the provider asked for minus the plain steps' p50.
 import os from "node:os";
-import { createDb, inTx, type Db } from "../server/db/client";
+import { createDb, type DatabaseUrls, inTx, type Db } from "../server/db/client";
 import { commitRate, percentile, percentileOf, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
@@ -69,9 +69,9 @@ interface Host {
   stop(): Promise<void>;
 }
 
-async function startHost(url: string, config: RuntimeConfig, playbook?: Playbook, start = true, extra: Partial<RuntimeOptions> = {}): Promise<Host> {
-  const db = createDb(url, DB_POOL);
-  const hub = new ActivityHub(url);
+async function startHost(database: DatabaseUrls, config: RuntimeConfig, playbook?: Playbook, start = true, extra: Partial<RuntimeOptions> = {}): Promise<Host> {
+  const db = createDb(database, DB_POOL);
+  const hub = new ActivityHub(database);
   await hub.start();
   const model = new ScriptedModel({ delayMs: 0, playbook });
   const logs: string[] = [];
@@ -95,8 +95,8 @@ async function newSession(db: Db, title: string): Promise<SessionId> {
   return asSessionId(s.id);
 }
 
-async function modelSteps(url: string, config: RuntimeConfig, agents: number, prompts: number) {
-  const host = await startHost(url, config, undefined, false);
+async function modelSteps(database: DatabaseUrls, config: RuntimeConfig, agents: number, prompts: number) {
+  const host = await startHost(database, config, undefined, false);
   const { db } = host;
   try {
     const ids = await Promise.all(Array.from({ length: agents }, (_, i) => newSession(db, `bench ${agents}x${prompts} #${i}`)));
@@ -144,10 +144,10 @@ const spinPlaybook: Playbook = (request) => {
   return { text: "Working.", toolCalls: [{ toolName: "current_time", input: {} }] };
 };
 
-async function steerLatency(url: string, config: RuntimeConfig, samples: number) {
-  const host = await startHost(url, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook);
+async function steerLatency(database: DatabaseUrls, config: RuntimeConfig, samples: number) {
+  const host = await startHost(database, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook);
   // The steering side has its own pool, as a browser request or another agent's tool would.
-  const client = createDb(url, 2);
+  const client = createDb(database, 2);
   try {
     const id = await newSession(host.db, "bench steer");
     await inTx(client, (tx) => enqueue(tx, id, { mode: "queue", text: "/spin", source: { kind: "human" } }));
@@ -205,8 +205,8 @@ async function steerLatency(url: string, config: RuntimeConfig, samples: number)
   }
 }
 
-async function budgetStop(url: string, config: RuntimeConfig, members: number, trials: number) {
-  const host = await startHost(url, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook, true, { reserveStep });
+async function budgetStop(database: DatabaseUrls, config: RuntimeConfig, members: number, trials: number) {
+  const host = await startHost(database, { ...config, maxStepsPerTurn: 1_000_000 }, spinPlaybook, true, { reserveStep });
   const { db } = host;
   try {
     const lead = await newSession(db, "bench budget");
@@ -262,12 +262,12 @@ async function budgetStop(url: string, config: RuntimeConfig, members: number, t
   }
 }
 
-async function retryOverhead(url: string, config: RuntimeConfig, samples: number) {
+async function retryOverhead(database: DatabaseUrls, config: RuntimeConfig, samples: number) {
   const fake = await startFakeProviderServer();
   const RETRY_AFTER_MS = 20;
   // The product's retry settings, except a 1 ms backoff base: the provider's Retry-After sets the wait.
   const env = parseEnv({ OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: "sk-bench-not-a-key", MODEL_RETRY_BASE_MS: "1" });
-  const host = await startHost(url, config, undefined, true, { resolveModel: createModelResolver(env) });
+  const host = await startHost(database, config, undefined, true, { resolveModel: createModelResolver(env) });
   try {
     const s = await createSession(host.db, { title: "bench retry", model: { provider: "openai-compatible", model: "bench" } });
     const id = asSessionId(s.id);
@@ -314,7 +314,8 @@ async function retryOverhead(url: string, config: RuntimeConfig, samples: number
 
 async function main(): Promise<void> {
   const started = performance.now();
-  await withBenchDatabase("at_bench", async (url) => {
+  await withBenchDatabase("at_bench", async (database) => {
+    const { url } = database;
     // The product's configuration (server/env.ts defaults), not the test harness's.
     const config = runtimeConfigFromEnv(parseEnv({}));
 
@@ -326,11 +327,11 @@ async function main(): Promise<void> {
     const commit8 = await commitRate(url, 8, COMMIT_MS);
 
     progress("warm-up");
-    await modelSteps(url, config, 2, 3);
+    await modelSteps(database, config, 2, 3);
     const steps = [];
     for (const agents of AGENT_COUNTS) {
       progress(`model steps: ${agents} agents x ${PROMPTS} prompts`);
-      const r = await modelSteps(url, config, agents, PROMPTS);
+      const r = await modelSteps(database, config, agents, PROMPTS);
       steps.push({
         ...r,
         stepsPerSec: round(r.stepsPerSec),
@@ -340,13 +341,13 @@ async function main(): Promise<void> {
     }
 
     progress(`steer latency: ${STEERS} samples`);
-    const steer = await steerLatency(url, config, STEERS);
+    const steer = await steerLatency(database, config, STEERS);
 
     progress(`budget stop: ${BUDGET_MEMBERS} members x ${BUDGET_TRIALS} trials`);
-    const budget = await budgetStop(url, config, BUDGET_MEMBERS, BUDGET_TRIALS);
+    const budget = await budgetStop(database, config, BUDGET_MEMBERS, BUDGET_TRIALS);
 
     progress(`retry overhead: ${RETRIES} retried steps`);
-    const retry = await retryOverhead(url, config, RETRIES);
+    const retry = await retryOverhead(database, config, RETRIES);
 
     const result = {
       bench: "runtime",

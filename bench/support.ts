@@ -2,9 +2,10 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { z } from "zod";
-import type { Db } from "../server/db/client";
+import type { DatabaseUrls, Db } from "../server/db/client";
 import { dropDatabase, withClient } from "../server/db/admin";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { startPgBouncer } from "../server/testing/pgbouncer";
 
 // What every benchmark shares: its own database (dropped again, also on Ctrl-C), the raw
 // Postgres commit rate every figure is compared with, and small number helpers.
@@ -99,7 +100,7 @@ export async function serverInfo(url: string): Promise<{ postgres?: string; sync
 }
 
 /** Runs `fn` against a fresh, migrated database that is dropped afterwards (and on Ctrl-C). */
-export async function withBenchDatabase<T>(prefix: string, fn: (url: string) => Promise<T>): Promise<T> {
+export async function withBenchDatabase<T>(prefix: string, fn: (database: DatabaseUrls & { url: string }) => Promise<T>): Promise<T> {
   const adminUrl = testServerUrl();
   const name = temporaryDatabaseName(`${prefix}_`);
   let interrupted = false;
@@ -113,9 +114,13 @@ export async function withBenchDatabase<T>(prefix: string, fn: (url: string) => 
   try {
     progress(`creating database ${name}`);
     const db = await createTemporaryDatabase(adminUrl, name);
+    // BENCH_POOLER=pgbouncer: the app's statements through a PgBouncer in transaction mode.
+    const bouncer = process.env.BENCH_POOLER === "pgbouncer" ? await startPgBouncer(adminUrl, { poolSize: 40 }) : null;
+    if (bouncer) progress(`through PgBouncer (transaction mode) on port ${bouncer.port}`);
     try {
-      return await fn(db.url);
+      return await fn(bouncer ? { url: bouncer.through(db.url), directUrl: db.url } : db);
     } finally {
+      await bouncer?.stop();
       if (!interrupted) {
         progress(`dropping database ${name}`);
         await db.drop();

@@ -337,8 +337,9 @@ async function main(): Promise<void> {
   try {
     ensureNextBuild(progress);
     progress(`creating database ${name}`);
-    const { url } = await createTemporaryDatabase(adminUrl, name);
-    db = createDb(url, 4);
+    const database = await createTemporaryDatabase(adminUrl, name);
+    const { url } = database;
+    db = createDb(database, 4);
     // The machine's pace in the same run (the other benchmarks print their figures beside it).
     const commitsPerSecond = round(await commitRate(url, 1, 2_000));
 

@@ -42,7 +42,7 @@ import { pipeline } from "node:stream/promises";
 import { chromium, type Browser, type BrowserContext, type Page } from "@playwright/test";
 import { OPEN_ALL_UP_TO } from "../components/files/tree-model";
 import { chromiumLaunchOptions } from "../e2e/chromium";
-import { createDb, type Db } from "../server/db/client";
+import { createDb, type DatabaseUrls, type Db } from "../server/db/client";
 import { parseEnv } from "../server/env";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
 import { workspaceLimits } from "../server/limits";
@@ -177,8 +177,8 @@ async function zip(db: Db) {
   return { files, inputMiB: round(inputMiB, 2), archiveMiB: round(bytes / 1024 / 1024, 2), seconds: round(seconds, 2), mbPerSec: round((inputMiB * 1.048576) / seconds, 1), peakRssGrowthMiB: round((peak - rss0) / 1024 / 1024, 1) };
 }
 
-async function fileChangeToFeed(url: string, db: Db) {
-  const hub = new ActivityHub(url);
+async function fileChangeToFeed(database: DatabaseUrls, db: Db) {
+  const hub = new ActivityHub(database);
   await hub.start();
   const runtime = await inertRuntime(db, hub);
   const person = await createTestPerson(db, "Bench Watcher");
@@ -261,8 +261,9 @@ async function main(): Promise<void> {
   if (LATENCY_SAMPLES + 1 > OPEN_ALL_UP_TO) throw new Error(`BENCH_LATENCY_SAMPLES must be at most ${OPEN_ALL_UP_TO - 1}`);
   // Before any figure, so a failing build costs none.
   ensureNextBuild(progress);
-  await withBenchDatabase("bench_workspace", async (url) => {
-    const db = createDb(url, DB_POOL);
+  await withBenchDatabase("bench_workspace", async (database) => {
+    const { url } = database;
+    const db = createDb(database, DB_POOL);
     try {
       progress("commit rate");
       const commits = await commitRate(url, 1, COMMIT_MS);
@@ -280,7 +281,7 @@ async function main(): Promise<void> {
       progress("zip");
       results.zip = await zip(db);
       progress("file change → team feed");
-      results.fileChangeToFeed = await fileChangeToFeed(url, db);
+      results.fileChangeToFeed = await fileChangeToFeed(database, db);
       progress("file change → screen (browser)");
       results.fileChangeToScreen = await fileChangeToScreen(url, db);
       process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

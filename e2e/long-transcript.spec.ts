@@ -40,7 +40,7 @@ function turn(t: number): EventPayload[] {
 test("a long transcript opens at its end, reads earlier pages on demand, and reads back to a linked moment", async ({ browser }) => {
   test.setTimeout(180_000);
   const database = await createTemporaryDatabase(testServerUrl(), temporaryDatabaseName("at_e2e_long_"));
-  const db = createDb(database.url, 2);
+  const db = createDb(database, 2);
   const server = await startServer(database.url, port);
   const context = await anonymousContext(browser, base);
   try {

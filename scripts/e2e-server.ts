@@ -58,7 +58,7 @@ async function main() {
   // A key of this run's own, so MCP servers can be given tokens.
   const mcpKey = randomBytes(32).toString("base64");
   const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", MCP_SECRETS_KEY: mcpKey, LOG_LEVEL: "warn", ...E2E_MODELS, ...process.env, DATABASE_URL: url });
-  const server = await startAppServer({ env, databaseUrl: url });
+  const server = await startAppServer({ env, database: { url } });
   console.log(`e2e server ready on ${server.url}`);
 
   const stop = async () => {

@@ -1,4 +1,4 @@
-// `npm run migrate`: applies prisma/migrations to DATABASE_URL (shell or .env) with the
+// `npm run migrate`: applies prisma/migrations to DIRECT_DATABASE_URL, else DATABASE_URL (shell or .env), with the
 // project's runner (server/db/migrate.ts, compatible with `prisma migrate deploy`). `npm start`
 // does the same on every start; this is for deployments that migrate as a step of their own.
 import { existsSync } from "node:fs";
@@ -11,7 +11,8 @@ const root = path.resolve(import.meta.dirname, "..");
 
 async function main(): Promise<void> {
   if (existsSync(path.join(root, ".env"))) process.loadEnvFile(path.join(root, ".env"));
-  const url = parseEnv().DATABASE_URL;
+  const env = parseEnv();
+  const url = env.DIRECT_DATABASE_URL ?? env.DATABASE_URL;
   if (!url) {
     throw new Error(
       "DATABASE_URL is not set: npm run migrate applies prisma/migrations to the database it names, " +

@@ -3,6 +3,7 @@
 // Either way migrations are applied first (safe when two processes start at once).
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { databaseFromEnv, type DatabaseUrls, directUrlOf } from "../server/db/client";
 import { startDetachedEmbeddedPostgres } from "../server/db/embedded";
 import { applyMigrations } from "../server/db/migrate";
 import { parseEnv } from "../server/env";
@@ -27,18 +28,19 @@ async function main() {
   });
   const log = (line: string) => logger.info(line);
 
-  let databaseUrl = env.DATABASE_URL;
+  let database: DatabaseUrls | null = env.DATABASE_URL ? databaseFromEnv(env) : null;
   let embedded: Awaited<ReturnType<typeof startDetachedEmbeddedPostgres>> | null = null;
-  if (!databaseUrl) {
+  if (!database) {
     log(`DATABASE_URL is not set: starting the embedded PostgreSQL in ${env.EMBEDDED_PG_DIR}`);
     embedded = await startDetachedEmbeddedPostgres({
       dataDir: path.resolve(root, env.EMBEDDED_PG_DIR),
       port: env.EMBEDDED_PG_PORT,
       log,
     });
-    databaseUrl = embedded.url;
+    database = { url: embedded.url };
   }
-  const { applied } = await applyMigrations(databaseUrl, { log });
+  // Migrations hold a session lock: never through a transaction-mode pooler.
+  const { applied } = await applyMigrations(directUrlOf(database), { log });
   if (applied.length > 0) log(`Applied migrations: ${applied.join(", ")}`);
 
   // A production start needs a build; make the first `npm start` on a fresh checkout work.
@@ -47,7 +49,7 @@ async function main() {
     nextBuild(root);
   }
 
-  const server = await startAppServer({ env, databaseUrl, dev, pages, logger });
+  const server = await startAppServer({ env, database, dev, pages, logger });
   log(`Agent Teams is ready on ${server.url}`);
 
   let stopping = false;

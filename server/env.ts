@@ -10,6 +10,12 @@ const intMs = (def: number) => z.coerce.number().int().nonnegative().default(def
 const EnvSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   /**
+   * The database server itself, when DATABASE_URL goes through a transaction-mode pooler
+   * (PgBouncer): migrations and LISTEN use it, and statements through the pooler are never
+   * prepared by name. Unset: DATABASE_URL is direct and used for everything.
+   */
+  DIRECT_DATABASE_URL: z.string().url().optional(),
+  /**
    * Database connections of one app server process (runtime, feeds and requests share them):
    * with hundreds of streaming agents, steps wait for a connection long before Postgres is busy.
    */

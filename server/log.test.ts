@@ -28,7 +28,7 @@ const env = parseEnv({
 });
 
 const it = databaseTest().extend("app", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const app = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: (line) => lines.push(line) });
+  const app = await startAppServer({ env, database: tdb, pages: false, log: (line) => lines.push(line) });
   onCleanup(() => app.close());
   return app;
 });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { fromNodeHeaders, toNodeHandler } from "better-auth/node";
 import next from "next";
-import { createDb } from "./db/client";
+import { createDb, type DatabaseUrls } from "./db/client";
 import { teamLimitsOf, workspaceLimitsOf, type Env } from "./env";
 import { isDownload, serveDownload } from "./http/downloads";
 import { answerFailure, RETRY_AFTER_SECONDS } from "./http/failure";
@@ -36,7 +36,8 @@ import { appRouter } from "./trpc/root";
 
 export interface AppServerOptions {
   env: Env;
-  databaseUrl: string;
+  /** DATABASE_URL, and DIRECT_DATABASE_URL when DATABASE_URL goes through a pooler. */
+  database: DatabaseUrls;
   /** Next dev mode (hot reload) instead of the production build. */
   dev?: boolean;
   /** Serve the Next pages (off for API-only processes, e.g. runtime tests). */
@@ -74,8 +75,8 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     });
   const log = (line: string) => logger.info(line);
   const runtimeLog = logger.child({ component: "runtime" });
-  const db = createDb(opts.databaseUrl, opts.env.DATABASE_POOL_SIZE);
-  const hub = new ActivityHub(opts.databaseUrl);
+  const db = createDb(opts.database, opts.env.DATABASE_POOL_SIZE);
+  const hub = new ActivityHub(opts.database);
   await hub.start();
   const runtime = new Runtime({
     db,

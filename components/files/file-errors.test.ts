@@ -13,7 +13,7 @@ import { fileErrorText, staleOf } from "./file-errors";
 
 const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
   const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", WORKSPACE_MAX_FILE_BYTES: "2048", WORKSPACE_MAX_FILES: "3" });
-  const server = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+  const server = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
   onCleanup(() => server.close());
   return server;
 });

@@ -1,7 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/client";
-import { CoalescedSql, PgSql, sqlTx, type SqlTx, type SqlTxOptions } from "./sql";
+import { CoalescedSql, PgSql, sqlTx, type SqlTx, type SqlTxOptions, unnamedStatementsOnly } from "./sql";
 
 /**
  * The process's database: Prisma's client, plus `sql` (raw statements straight on the same pg
@@ -19,9 +19,38 @@ export type Db = PrismaClient & {
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 export type DbOrTx = Db | Tx;
 
-/** One client per process; Prisma's adapter and `sql` share one pg pool of `poolSize` connections. */
-export function createDb(databaseUrl: string, poolSize = 10): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+/**
+ * Where the database is. `url` carries the app's statements, perhaps through a transaction-mode
+ * pooler (PgBouncer: consecutive transactions of one client connection may run on different
+ * server connections); `directUrl` reaches the server itself, for what a pooler cannot carry
+ * (LISTEN, the migrations' session lock). Without `directUrl`, `url` is direct.
+ */
+export interface DatabaseUrls {
+  url: string;
+  directUrl?: string;
+}
+
+export const directUrlOf = (database: DatabaseUrls): string => database.directUrl ?? database.url;
+
+/** As the environment gives them (DATABASE_URL, DIRECT_DATABASE_URL), e.g. to a child process. */
+export function databaseEnv(database: DatabaseUrls): { DATABASE_URL: string; DIRECT_DATABASE_URL?: string } {
+  return { DATABASE_URL: database.url, ...(database.directUrl ? { DIRECT_DATABASE_URL: database.directUrl } : {}) };
+}
+
+/** The environment's database (DATABASE_URL required). */
+export function databaseFromEnv(env: { DATABASE_URL?: string; DIRECT_DATABASE_URL?: string }): DatabaseUrls {
+  if (!env.DATABASE_URL) throw new Error("DATABASE_URL is required");
+  return { url: env.DATABASE_URL, ...(env.DIRECT_DATABASE_URL ? { directUrl: env.DIRECT_DATABASE_URL } : {}) };
+}
+
+/**
+ * One client per process; Prisma's adapter and `sql` share one pg pool of `poolSize` connections.
+ * Through a pooler nothing outlives a transaction on a connection: no named prepared statements
+ * (Prisma's adapter names none; db/sql.ts then names none either).
+ */
+export function createDb(database: DatabaseUrls, poolSize = 10): Db {
+  const pool = new pg.Pool({ connectionString: database.url, max: poolSize });
+  if (directUrlOf(database) !== database.url) unnamedStatementsOnly(pool);
   // An idle connection that dies (a restarted or dropped database) leaves the pool; the next
   // statement opens a new one. Unhandled, pg would make it the process's uncaught error.
   pool.on("error", () => undefined);

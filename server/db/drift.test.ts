@@ -7,6 +7,7 @@ import { get_dmmf } from "@prisma/prisma-schema-wasm";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { directUrlOf } from "./client";
 import { applyMigrations } from "./migrate";
 
 // ---- Partial indexes: schema.prisma cannot express them, so they are declared here ----
@@ -454,8 +455,8 @@ describe("schema.prisma vs prisma/migrations", () => {
     // Migrated here rather than cloned from the run's template, so this test alone says what
     // prisma/migrations produces.
     db = await createTestDatabase({ migrated: false });
-    await applyMigrations(db.url);
-    client = new pg.Client({ connectionString: db.url });
+    await applyMigrations(directUrlOf(db));
+    client = new pg.Client({ connectionString: directUrlOf(db) });
     await client.connect();
   });
 

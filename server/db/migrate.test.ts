@@ -6,6 +6,7 @@ import type pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { withClient } from "./admin";
+import { directUrlOf } from "./client";
 import { applyMigrations, defaultMigrationsDir, readMigrations } from "./migrate";
 
 const databases: TestDatabase[] = [];
@@ -16,10 +17,11 @@ afterAll(async () => {
   await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+/** Migrations run on the server itself (never through a pooler): its direct URL as `url`. */
 async function emptyDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase({ migrated: false });
   databases.push(db);
-  return db;
+  return { ...db, url: directUrlOf(db) };
 }
 
 /** A migrations directory holding the project's migrations plus `extra` ones. */

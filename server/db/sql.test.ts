@@ -1,11 +1,15 @@
 import pg from "pg";
-import { describe, expect, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, vi } from "vitest";
 import { databaseTest } from "../testing/fixtures";
-import { createDb } from "./client";
+import { startPgBouncer, type PgBouncer } from "../testing/pgbouncer";
+import { createDb, type DatabaseUrls, type Db, directUrlOf } from "./client";
 import { Prisma } from "./generated/client";
 import { BatchedSql, sqlTx } from "./sql";
+import { testServerUrl } from "./temporary";
 
 const it = databaseTest();
+/** The database with its direct URL only (prepared statements are a direct connection's). */
+const direct = (tdb: DatabaseUrls): DatabaseUrls => ({ url: directUrlOf(tdb) });
 
 describe("db.sql (raw statements on the adapter's pool)", () => {
   it("reads and binds values as Prisma's $queryRaw does", async ({ db }) => {
@@ -78,7 +82,7 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
   });
 
   it("hands every connection back: more transactions than the pool has connections, some failing", async ({ tdb }) => {
-    const small = createDb(tdb.url, 2);
+    const small = createDb(tdb, 2);
     try {
       const outcomes = await Promise.allSettled(
         Array.from({ length: 20 }, (_, i) =>
@@ -189,7 +193,7 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
   });
 
   it("fails a statement or transaction whose backend dies, without an uncaught error, and opens a new connection after", async ({ tdb }) => {
-    const one = createDb(tdb.url, 1);
+    const one = createDb(tdb, 1);
     try {
       await expect(one.sql.$queryRaw`SELECT pg_terminate_backend(pg_backend_pid())`).rejects.toThrow();
       await expect(one.sqlTx((tx) => tx.$queryRaw`SELECT pg_terminate_backend(pg_backend_pid())`)).rejects.toThrow();
@@ -200,7 +204,7 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
   });
 
   it("prepares each statement once per connection, and forgets what a failed pipeline may not have prepared", async ({ tdb }) => {
-    const one = createDb(tdb.url, 1);
+    const one = createDb(direct(tdb), 1);
     try {
       await one.sql.$executeRaw`CREATE TABLE sql_test_prep (id int PRIMARY KEY)`;
       const insert = (id: number) => Prisma.sql`INSERT INTO sql_test_prep VALUES (${id})`;
@@ -224,7 +228,7 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
     }
   });
   it("describes a prepared statement's rows once: later executions, alone or in a group, read them as described", async ({ tdb }) => {
-    const one = createDb(tdb.url, 1);
+    const one = createDb(direct(tdb), 1);
     const describes = vi.spyOn(pg.Connection.prototype, "describe");
     try {
       await one.sql.$executeRaw`CREATE TABLE sql_test_describe (id int PRIMARY KEY)`;
@@ -248,6 +252,66 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
 });
 
 
+describe("through PgBouncer in transaction mode (one server connection for every client connection)", () => {
+  let bouncer: PgBouncer;
+  beforeAll(async () => {
+    bouncer = await startPgBouncer(testServerUrl(), { poolSize: 1 });
+  });
+  afterAll(() => bouncer.stop());
+  const through = (tdb: DatabaseUrls): DatabaseUrls => ({ url: bouncer.through(directUrlOf(tdb)), directUrl: directUrlOf(tdb) });
+
+  /**
+   * Every kind of statement db/sql.ts sends, from many client connections at once, in rounds.
+   * Gives each failure's round, index and message.
+   */
+  async function workload(db: Db, table: string): Promise<string[]> {
+    const t = Prisma.raw(table);
+    const failures: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const base = round * 100;
+      const reads = new BatchedSql(db.sql);
+      const outcomes = await Promise.allSettled([
+        ...Array.from({ length: 20 }, (_, i) => db.sqlCoalesced.$executeRaw`INSERT INTO ${t} VALUES (${base + i})`),
+        // A failure inside a coalesced group fails alone.
+        db.sqlCoalesced.$executeRaw`INSERT INTO ${t} VALUES (${base})`,
+        ...Array.from({ length: 5 }, () => db.sql.$queryRaw`SELECT count(*)::int AS n FROM ${t}`),
+        db.sqlTx(async (tx) => tx.$executeRaw`INSERT INTO ${t} VALUES (${base + 50})`, { lockTimeoutMs: 5_000, advisoryLock: { classId: 1, key: table } }),
+        reads.$queryRaw`SELECT ${round}::int AS a`,
+        reads.$queryRaw`SELECT ${round}::int AS b`,
+        db.$transaction(async (tx) => tx.$queryRaw`SELECT ${round}::int AS prisma`),
+      ]);
+      outcomes.forEach((o, i) => o.status === "rejected" && failures.push(`${round}/${i}: ${String(o.reason)}`));
+    }
+    return failures;
+  }
+
+  it("runs pipelines, coalesced groups, transactions with their lock, and Prisma, naming no statement", async ({ db, tdb }) => {
+    await db.sql.$executeRaw`CREATE TABLE sql_test_pooled (id int PRIMARY KEY)`;
+    const pooled = createDb(through(tdb), 8);
+    try {
+      const failures = await workload(pooled, "sql_test_pooled");
+      // Only each round's duplicate failed, and alone.
+      expect(failures).toEqual([0, 1, 2, 3, 4].map((r) => expect.stringMatching(new RegExp(`^${r}/20: .*duplicate key`))));
+      expect(await db.sql.$queryRaw`SELECT count(*)::int AS n FROM sql_test_pooled`).toEqual([{ n: 5 * 21 }]);
+    } finally {
+      await pooled.$disconnect();
+    }
+  });
+
+  it("the same statements named per connection break there (the pooler shares one server connection)", async ({ db, tdb }) => {
+    await db.sql.$executeRaw`CREATE TABLE sql_test_named (id int PRIMARY KEY)`;
+    // Told its URL is direct, a pool prepares by name; a second client connection's first name
+    // collides with the first's on the one server connection.
+    const named = createDb({ url: through(tdb).url }, 8);
+    try {
+      const failures = await workload(named, "sql_test_named");
+      expect(failures.filter((f) => /prepared statement "at_\d+" (already exists|does not exist)/.test(f)).length).toBeGreaterThan(0);
+    } finally {
+      await named.$disconnect();
+    }
+  });
+});
+
 describe("BatchedSql (one caller's reads, asked together)", () => {
   it("sends the statements asked for in one turn as one round trip and one transaction; a later one goes in a round of its own", async ({ db }) => {
     const reads = new BatchedSql(db.sql);
@@ -270,7 +334,7 @@ describe("BatchedSql (one caller's reads, asked together)", () => {
 
 describe("db.sqlCoalesced (single statements of many callers, one write)", () => {
   it("sends the statements asked for in one turn of the event loop as one group; each commits or fails alone, in order", async ({ tdb }) => {
-    const one = createDb(tdb.url, 1);
+    const one = createDb(tdb, 1);
     // pg deprecates queueing a query on a busy client (gone in pg 9): a group never does.
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.message);
@@ -312,7 +376,7 @@ describe("db.sqlCoalesced (single statements of many callers, one write)", () =>
   });
 
   it("fails the rest of a group whose connection dies, and does not hand that connection out again", async ({ tdb }) => {
-    const one = createDb(tdb.url, 1);
+    const one = createDb(tdb, 1);
     try {
       const outcomes = await Promise.allSettled([
         one.sqlCoalesced.$queryRaw`SELECT ${1}::int AS n`,

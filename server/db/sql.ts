@@ -161,13 +161,28 @@ interface PreparedStatements {
    * later executions skip Describe (the server's RowDescription and pg's reading of it).
    */
   fields: Map<string, unknown[]>;
+  /** How many it may prepare (0: none). */
+  max: number;
 }
 const MAX_PREPARED = 256;
 const preparedByConnection = new WeakMap<object, PreparedStatements>();
 function preparedOn(connection: object): PreparedStatements {
   let p = preparedByConnection.get(connection);
-  if (!p) preparedByConnection.set(connection, (p = { next: 0, byText: new Map(), fields: new Map() }));
+  if (!p) preparedByConnection.set(connection, (p = { next: 0, byText: new Map(), fields: new Map(), max: MAX_PREPARED }));
   return p;
+}
+
+/**
+ * The pool's connections prepare nothing by name: every statement is parsed unnamed. For a
+ * pool through a transaction-mode pooler (PgBouncer), where consecutive transactions of one
+ * client connection run on different server connections, which know nothing of each other's
+ * named statements.
+ */
+export function unnamedStatementsOnly(pool: pg.Pool): void {
+  pool.on("connect", (client) => {
+    const connection = (client as unknown as { connection: object }).connection;
+    preparedByConnection.set(connection, { next: 0, byText: new Map(), fields: new Map(), max: 0 });
+  });
 }
 
 /** A statement's parameters as they go on the wire (throws for a value pg cannot send). */
@@ -196,7 +211,7 @@ function write(
     for (const [i, q] of queries.entries()) {
       let name = prepared.byText.get(q.text);
       if (name === undefined) {
-        name = prepared.byText.size < MAX_PREPARED ? `at_${prepared.next++}` : "";
+        name = prepared.byText.size < prepared.max ? `at_${prepared.next++}` : "";
         if (name) {
           prepared.byText.set(q.text, name);
           preparing.push({ index: i, text: q.text });

@@ -3,6 +3,7 @@
 // what a killed process left behind.
 import { randomBytes } from "node:crypto";
 import { createDatabase, databaseUrl, dropDatabase, listDatabases, redactUrl, withClient } from "./admin";
+import type { DatabaseUrls } from "./client";
 import { applyMigrations } from "./migrate";
 
 /** The server throwaway databases go on: `TEST_DATABASE_URL`, else the local trust-auth default. */
@@ -10,9 +11,8 @@ export function testServerUrl(): string {
   return process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 }
 
-export interface TemporaryDatabase {
+export interface TemporaryDatabase extends DatabaseUrls {
   name: string;
-  url: string;
   /** Idempotent; works while connections are still open. */
   drop(): Promise<void>;
 }

@@ -11,7 +11,7 @@ import { unzip } from "../testing/zip";
 
 const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
   const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "5" });
-  const server = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+  const server = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
   onCleanup(() => server.close());
   return server;
 });

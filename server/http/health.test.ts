@@ -52,7 +52,7 @@ describe("health", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-    const dead = createDb("postgresql://postgres@127.0.0.1:1/nothing", 1);
+    const dead = createDb({ url: "postgresql://postgres@127.0.0.1:1/nothing" }, 1);
     try {
       const url = await serve(createHealth(dead));
       const answer = await get(`${url}/api/health/ready`);

@@ -13,7 +13,7 @@ const TOKEN = "metrics-token-0123456789";
 const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "1", METRICS_TOKEN: TOKEN });
 
 const it = databaseTest().extend("app", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const app = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+  const app = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
   onCleanup(() => app.close());
   return app;
 });

@@ -17,7 +17,7 @@ import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, webPolicy
 // checked by the Playwright suite.
 
 const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: tdb.url, pages: false, log: () => undefined });
+  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), database: tdb, pages: false, log: () => undefined });
   onCleanup(() => server.close());
   return server;
 });
@@ -186,7 +186,7 @@ describe("state-changing requests", () => {
   it("with APP_URL set, only its host and origin are served", async ({ tdb }) => {
     const public_ = await startAppServer({
       env: parseEnv({ PORT: "0", HOST: "127.0.0.1", APP_URL: "https://teams.example.test" }),
-      databaseUrl: tdb.url,
+      database: tdb,
       pages: false,
       log: () => undefined,
     });

@@ -55,7 +55,7 @@ const attr = (s: OtlpSpan, key: string) => {
 describe("traces", () => {
   it("a prompt's request span, and its turn's trace in the GenAI agent conventions, linked to it", async ({ tdb, db }) => {
     const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "1", OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
-    const app = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+    const app = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
     try {
       const owner = await createTestPerson(db, "Tracy");
       const lead = await newTestSession(db, "Traced", owner);

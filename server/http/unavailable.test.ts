@@ -1,5 +1,6 @@
 import superjson from "superjson";
 import { describe, expect } from "vitest";
+import { directUrlOf } from "../db/client";
 import { parseEnv } from "../env";
 import { startAppServer } from "../main";
 import { databaseTest } from "../testing/fixtures";
@@ -17,11 +18,11 @@ const it = databaseTest();
 
 describe("while the database is unreachable", () => {
   it("answers 503 with Retry-After everywhere, and recovers when it is back", { timeout: 60_000 }, async ({ tdb }) => {
-    const target = new URL(tdb.url);
+    const target = new URL(directUrlOf(tdb));
     const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const url = new URL(tdb.url);
+    const url = new URL(directUrlOf(tdb));
     url.port = String(proxy.port);
-    const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: url.toString(), pages: false, log: () => undefined });
+    const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), database: { url: url.toString() }, pages: false, log: () => undefined });
     try {
       const owner = await signUpOverHttp(server.url, { name: "Ana", email: "ana@example.test", password: "correct horse battery" });
       const { token } = await httpClient(server.url, { cookie: owner.cookie }).account.createToken.mutate({ name: "script" });

@@ -13,7 +13,7 @@ const it = databaseTest().extend("hub", async ({ tdb }, { onCleanup }) => {
   const hubs: ActivityHub[] = [];
   onCleanup(async () => void (await Promise.all(hubs.map((h) => h.close()))));
   return async () => {
-    const hub = new ActivityHub(tdb.url);
+    const hub = new ActivityHub(tdb);
     await hub.start();
     hubs.push(hub);
     return hub;

@@ -4,6 +4,7 @@ import pg from "pg";
 import { z } from "zod";
 import { abortableWait } from "../abortable";
 import { Prisma } from "../db/generated/client";
+import { type DatabaseUrls, directUrlOf } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import type { SessionEvent } from "../runtime/events";
 
@@ -119,7 +120,11 @@ export class ActivityHub {
   private sending: Promise<void> | null = null;
   private lastSentAt = -Infinity;
 
-  constructor(private readonly databaseUrl: string) {
+  private readonly databaseUrl: string;
+
+  /** LISTEN needs a session of its own: the direct URL, never a transaction-mode pooler. */
+  constructor(database: DatabaseUrls) {
+    this.databaseUrl = directUrlOf(database);
     this.emitter.setMaxListeners(0);
   }
 

@@ -43,12 +43,12 @@ const turnsEnded = (events: SessionEvent[]) => events.filter((e) => e.payload.ki
 /** Two app servers on the file's database, closed after the file. */
 const it = databaseTest()
   .extend("a", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-    const a = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+    const a = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
     onCleanup(() => a.close());
     return a;
   })
   .extend("b", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-    const b = await startAppServer({ env, databaseUrl: tdb.url, pages: false, log: () => undefined });
+    const b = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
     onCleanup(() => b.close());
     return b;
   });

@@ -16,7 +16,7 @@ import { signUpOverHttp } from "../testing/people";
 const PUSHED_WITHIN_MS = 5_000;
 
 const it = databaseTest().extend("servers", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const start = () => startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: tdb.url, pages: false, log: () => undefined });
+  const start = () => startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), database: tdb, pages: false, log: () => undefined });
   const servers = [await start(), await start()] as const;
   onCleanup(async () => {
     for (const s of servers) await s.close();

@@ -14,7 +14,7 @@ import { SessionFeeds } from "./session-feed";
 // take none, gaps and newer seqs are read by seq.
 
 const it = databaseTest().extend("hub", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const hub = new ActivityHub(tdb.url);
+  const hub = new ActivityHub(tdb);
   await hub.start();
   onCleanup(() => hub.close());
   return hub;

@@ -64,7 +64,7 @@ describe("list deltas", () => {
 });
 
 const it = databaseTest().extend("hub", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const hub = new ActivityHub(tdb.url);
+  const hub = new ActivityHub(tdb);
   await hub.start();
   onCleanup(() => hub.close());
   return hub;

@@ -34,7 +34,7 @@ describe("an MCP call across a crash", () => {
     const added = await addMcpServer(t.db, { person: owner, teamId: lead }, { name: "tools", url: tools.url }, KEY);
     expect((await checkMcpServer(t.db, lead, added.id, KEY)).status).toBe("connected");
 
-    const first = await spawnRuntime(t.url, CHILD_ENV);
+    const first = await spawnRuntime(t, CHILD_ENV);
     await promptSession(t.db, lead, { text: '/tool mcp__tools__slow {"id":"crash"}' });
     // The window: the intent is committed and the server holds the request.
     await tools.slowArrived();
@@ -45,7 +45,7 @@ describe("an MCP call across a crash", () => {
     // And the owner removes the server meanwhile: the call's own record still tells the truth.
     await removeMcpServer(t.db, { person: owner, teamId: lead }, added.id);
 
-    await spawnRuntime(t.url, CHILD_ENV);
+    await spawnRuntime(t, CHILD_ENV);
     const events = await waitFor(
       async () => {
         const evs = await eventsOf(t.db, lead);

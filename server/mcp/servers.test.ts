@@ -60,7 +60,7 @@ const it = databaseTest();
 
 describe("a team's MCP servers", () => {
   it("a secret is stored encrypted and never listed; the health check connects and lists the tools", async ({ db, tdb }) => {
-    const hub = new ActivityHub(tdb.url);
+    const hub = new ActivityHub(tdb);
     await hub.start();
     await inertRuntime(db, hub);
     try {

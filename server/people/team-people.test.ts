@@ -42,14 +42,14 @@ import {
 
 const it = databaseTest()
   .extend("hub", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-    const h = new ActivityHub(tdb.url);
+    const h = new ActivityHub(tdb);
     await h.start();
     onCleanup(() => h.close());
     return h;
   })
   // A second client: racing calls each get their own connection (and transaction).
   .extend("db2", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-    const d = createDb(tdb.url, 2);
+    const d = createDb(tdb, 2);
     onCleanup(() => d.$disconnect());
     return d;
   });

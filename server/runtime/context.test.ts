@@ -30,7 +30,7 @@ const it = databaseTest().extend("start", async ({ tdb }, { onCleanup }) => {
     weather = "sunny";
   });
   return async (config: { compactionBudgetTokens?: number } = {}) => {
-    rt = await startTestRuntime(tdb.url, {
+    rt = await startTestRuntime(tdb, {
       config,
       playbook: (req) => {
         requests.push(req);

@@ -79,7 +79,7 @@ describe.each(["interrupt", "stop"] as const)("input that arrives while a %s is 
   let rt: TestRuntime;
   const model = new GateModel();
   beforeAll(async () => {
-    rt = await startTestRuntime(t.url, { resolveModel: () => model });
+    rt = await startTestRuntime(t, { resolveModel: () => model });
   });
   afterAll(async () => {
     await rt?.stop();
@@ -125,7 +125,7 @@ describe("a stop or interrupt request whose notification was missed", () => {
     { timeout: 120_000 },
     async (kind) => {
       const id: SessionId = await newTestSession(t.db);
-      await spawnRuntime(t.url, { SCRIPTED_MODEL_DELAY_MS: "150", AGENT_LEASE_TTL_MS: "2000" });
+      await spawnRuntime(t, { SCRIPTED_MODEL_DELAY_MS: "150", AGENT_LEASE_TTL_MS: "2000" });
       // Step 0 streams a short reply and calls the tool; step 1 would describe its result.
       await promptSession(t.db, id, { text: "/tool current_time {}" });
       await waitFor(async () => (await eventsOf(t.db, id)).some((e) => e.payload.kind === "assistant_delta"), 60_000, "step 0");
@@ -148,7 +148,7 @@ describe("a stop or interrupt request whose notification was missed", () => {
 describe("interrupt_agent on a running teammate", () => {
   let rt: TestRuntime;
   beforeAll(async () => {
-    rt = await startTestRuntime(t.url, { team: true, playbook: teamPlaybook, delayMs: 100 });
+    rt = await startTestRuntime(t, { team: true, playbook: teamPlaybook, delayMs: 100 });
   });
   afterAll(async () => {
     await rt?.stop();
@@ -195,7 +195,7 @@ describe("a stop or interrupt asked of a turn that a crash left open", () => {
     );
     // As requestAbort left it before the driving process died.
     await t.db.session.update({ where: { id }, data: { activeTurnId: turnId, abortRequest: kind, parked: kind === "interrupt" } });
-    const rt = await startTestRuntime(t.url, {});
+    const rt = await startTestRuntime(t, {});
     try {
       const events = await waitForTurns(rt.db, id, 1);
       expect(turnEnds(events).map((e) => e.reason)).toEqual(["aborted"]);

@@ -88,7 +88,7 @@ describe("a model that is not configured on this server", () => {
   it("ends the turn with reason error instead of stranding the agent", async () => {
     // Its own database: the runtime above has Anthropic configured and would take the session.
     const own = await createTestDatabase();
-    const local = await startTestRuntime(own.url, { resolveModel: createModelResolver(parseEnv({})) });
+    const local = await startTestRuntime(own, { resolveModel: createModelResolver(parseEnv({})) });
     try {
       const s = await createSession(local.db, { title: "no key", model: { provider: "anthropic", model: "x" } });
       const id = asSessionId(s.id);

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterEach, describe, expect } from "vitest";
-import { createDb, inTx, type Db } from "../db/client";
+import { createDb, directUrlOf, inTx, type Db } from "../db/client";
 import { isAppError } from "../errors";
 import { newMessageId, newTurnId, type SessionId } from "../ids";
 import { ActivityHub } from "../live/activity";
@@ -55,7 +55,7 @@ afterEach(async () => {
 });
 
 async function startInProcess(opts: Parameters<typeof startTestRuntime>[1] = {}): Promise<TestRuntime> {
-  const rt = await startTestRuntime(tdb.url, opts);
+  const rt = await startTestRuntime(tdb, opts);
   inProcess.add(rt);
   return rt;
 }
@@ -132,7 +132,7 @@ async function hasDeltas(id: SessionId): Promise<boolean> {
 describe("a runtime process killed mid-turn (SIGKILL)", () => {
   it("leaves an open turn that the next runtime closes as interrupted, keeping the streamed text, then runs the queued prompt once", { timeout: TEST_TIMEOUT }, async () => {
     // ~75 chunks at 60 ms: the turn streams for seconds, so the kill lands mid-turn.
-    const child = await spawnRuntime(tdb.url, {
+    const child = await spawnRuntime(tdb, {
       SCRIPTED_MODEL_DELAY_MS: "60",
       AGENT_LEASE_TTL_MS: "1000",
       RUNTIME_RECOVERY_INTERVAL_MS: "200",
@@ -197,7 +197,7 @@ describe("two runtime processes on one database", () => {
       // cold-resume it.
       AGENT_IDLE_EVICT_MS: "400",
     };
-    const [c1, c2] = await Promise.all([spawnRuntime(tdb.url, env), spawnRuntime(tdb.url, env)]);
+    const [c1, c2] = await Promise.all([spawnRuntime(tdb, env), spawnRuntime(tdb, env)]);
     const owners = new Set([c1.ownerId, c2.ownerId]);
     const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => newTestSession(db, `contended ${i}`)));
 
@@ -377,7 +377,7 @@ describe("lease bookkeeping of a live process", () => {
     await promptSession(db, z, { text: "keep me resident" });
     await waitForTurns(db, z, 1, WAIT_MS);
 
-    const locker = new pg.Client({ connectionString: tdb.url });
+    const locker = new pg.Client({ connectionString: directUrlOf(tdb) });
     locker.on("error", () => undefined);
     await locker.connect();
     try {
@@ -419,9 +419,8 @@ describe("lease bookkeeping of a live process", () => {
   });
 
   it("a driver that crashed does not strand its agent behind a lease nobody uses", { timeout: TEST_TIMEOUT }, async () => {
-    const url = tdb.url;
-    const rdb = createDb(url, 5);
-    const hub = new ActivityHub(url);
+    const rdb = createDb(tdb, 5);
+    const hub = new ActivityHub(tdb);
     await hub.start();
     const model = new ScriptedModel({ delayMs: 0 });
     const logs: string[] = [];
@@ -552,7 +551,7 @@ describe("graceful stop mid-turn", () => {
   });
 
   it("SIGTERM stops a runtime process the same way", { timeout: TEST_TIMEOUT }, async () => {
-    const child = await spawnRuntime(tdb.url, { SCRIPTED_MODEL_DELAY_MS: "40", AGENT_LEASE_TTL_MS: "2000" });
+    const child = await spawnRuntime(tdb, { SCRIPTED_MODEL_DELAY_MS: "40", AGENT_LEASE_TTL_MS: "2000" });
     const { id, a, b } = await promptAndStream("Describe a harbour at dawn");
     const exit = await child.kill("SIGTERM");
     expect(exit).toEqual({ code: 0, signal: null });
@@ -560,7 +559,7 @@ describe("graceful stop mid-turn", () => {
     expect(child.logs().filter((l) => LOST_OR_CRASHED.test(l))).toEqual([]);
     await expectStoppedCleanly(id, a, b);
 
-    const next = await spawnRuntime(tdb.url, { SCRIPTED_MODEL_DELAY_MS: "0" });
+    const next = await spawnRuntime(tdb, { SCRIPTED_MODEL_DELAY_MS: "0" });
     await expectNextRuntimeRunsQueued(id, a, b);
     expect((await sessionRow(id)).leaseOwner).toBe(next.ownerId);
   });

@@ -15,7 +15,7 @@ const it = databaseTest();
 
 describe("stopping the runtime", () => {
   it("gives back a lease an adoption took while stop() ran, and stop() waits for it", async ({ db, tdb }) => {
-    const hub = new ActivityHub(tdb.url);
+    const hub = new ActivityHub(tdb);
     await hub.start();
     const id = await newTestSession(db);
     // Input for an agent nobody drives (written directly: no hint reaches any runtime).

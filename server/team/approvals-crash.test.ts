@@ -53,7 +53,7 @@ describe("an approved call takes effect exactly once across crashes", () => {
   it("killed while it waits, and decided while no process runs: the next process runs it once", { timeout: TEST_TIMEOUT }, async () => {
     const lead = await newTestSession(t.db, "crash-waiting");
     await askFirst(lead, "workspace_write");
-    const first = await spawnRuntime(t.url, CHILD_ENV);
+    const first = await spawnRuntime(t, CHILD_ENV);
     await promptSession(t.db, lead, { text: '/tool workspace_write {"path":"a.md","content":"once","expected_version":0}' });
     const id = await waitingId(lead);
     await first.kill("SIGKILL");
@@ -65,7 +65,7 @@ describe("an approved call takes effect exactly once across crashes", () => {
     // Decided with no runtime alive: the decision is durable, the call has not run.
     await approve(lead, id);
     expect((await listFiles(t.db, lead)).files).toEqual([]);
-    await spawnRuntime(t.url, CHILD_ENV);
+    await spawnRuntime(t, CHILD_ENV);
     const events = await turnOver(lead);
     expect(resultsOf(events, "workspace_write")).toEqual([expect.objectContaining({ isError: false, output: expect.objectContaining({ path: "a.md", version: 1 }) })]);
     expect((await listFiles(t.db, lead)).files.map((f) => [f.path, f.version])).toEqual([["a.md", 1]]);
@@ -77,14 +77,14 @@ describe("an approved call takes effect exactly once across crashes", () => {
     await t.db.session.create({ data: { id: alpha, teamId: lead, memberName: "alpha", title: "alpha", model: { provider: "scripted", model: "keyless" } } });
     await t.db.teamMember.create({ data: { teamId: lead, name: "alpha", sessionId: alpha, description: "alpha", context: "fresh", phase: "active" } });
     await askFirst(lead, "send_message");
-    const first = await spawnRuntime(t.url, { ...CHILD_ENV, RUNTIME_PAUSE_AFTER_EFFECT: "send_message" });
+    const first = await spawnRuntime(t, { ...CHILD_ENV, RUNTIME_PAUSE_AFTER_EFFECT: "send_message" });
     await promptSession(t.db, lead, { text: '/tool send_message {"target":"alpha","message":"approved once"}' });
     await approve(lead, await waitingId(lead));
     const paused = await waitForLine(first, /^PAUSED send_message /, WAIT_MS);
     const callKey = paused.split(" ")[2]!;
     await first.kill("SIGKILL");
 
-    await spawnRuntime(t.url, CHILD_ENV);
+    await spawnRuntime(t, CHILD_ENV);
     const events = await waitFor(async () => {
       const ev = await eventsOf(t.db, lead);
       return resultsOf(ev, "send_message").length > 0 ? ev : null;
@@ -102,7 +102,7 @@ describe("an approved call takes effect exactly once across crashes", () => {
     await t.db.session.create({ data: { id: alpha, teamId: lead, memberName: "alpha", title: "alpha", model: { provider: "scripted", model: "keyless" } } });
     await t.db.teamMember.create({ data: { teamId: lead, name: "alpha", sessionId: alpha, description: "alpha", context: "fresh", phase: "active" } });
     await askFirst(lead, "send_message");
-    const first = await spawnRuntime(t.url, { ...CHILD_ENV, RUNTIME_PAUSE_AFTER_EFFECT: "send_message", RUNTIME_DRIVE: "leads" });
+    const first = await spawnRuntime(t, { ...CHILD_ENV, RUNTIME_PAUSE_AFTER_EFFECT: "send_message", RUNTIME_DRIVE: "leads" });
     await promptSession(t.db, lead, { text: '/tool send_message {"target":"alpha","message":"approved, then shut down"}' });
     await approve(lead, await waitingId(lead));
     const paused = await waitForLine(first, /^PAUSED send_message /, WAIT_MS);
@@ -115,7 +115,7 @@ describe("an approved call takes effect exactly once across crashes", () => {
     expect(resultsOf(stopped, "send_message")).toEqual([expect.objectContaining({ isError: false, output: expect.objectContaining({ status: "accepted" }) })]);
 
     // The next process resumes the agent from the notice; the approved call is not sent again.
-    await spawnRuntime(t.url, { ...CHILD_ENV, RUNTIME_DRIVE: "leads" });
+    await spawnRuntime(t, { ...CHILD_ENV, RUNTIME_DRIVE: "leads" });
     const resumed = await waitFor(async () => {
       const ev = await eventsOf(t.db, lead);
       return ev.filter((e) => e.payload.kind === "turn_end").length >= 2 ? ev : null;

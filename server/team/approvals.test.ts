@@ -146,7 +146,7 @@ describe("tool calls that wait for people", () => {
     await setToolMode(rt.db, by, rt.runtime.toolNamesFor(lead), "workspace_write", "ask");
     await promptSession(rt.db, lead, { text: '/tool workspace_write {"path":"race.md","content":"x","expected_version":0}' });
     const waiting = await waitingIn(rt, lead);
-    const db2 = createDb(tdb.url, 2);
+    const db2 = createDb(tdb, 2);
     try {
       const outcomes = await Promise.allSettled([
         decideApproval(rt.db, by, waiting.id, { approve: true, note: null, alwaysAllow: false }),

@@ -15,8 +15,8 @@ const t = childProcessDatabase();
 describe("team budgets across processes", () => {
   it("members driven by two processes all stop, and all resume", { timeout: 240_000 }, async () => {
     const env = { RUNTIME_TEAM: "1", AGENT_LEASE_TTL_MS: "2000", RUNTIME_RECOVERY_INTERVAL_MS: "200", SCRIPTED_MODEL_DELAY_MS: "15" };
-    const leads = await spawnRuntime(t.url, { ...env, RUNTIME_DRIVE: "leads" });
-    const teammates = await spawnRuntime(t.url, { ...env, RUNTIME_DRIVE: "teammates" });
+    const leads = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "leads" });
+    const teammates = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "teammates" });
     const owner = await createTestPerson(t.db, "Pat");
     const lead = asSessionId((await createSession(t.db, { title: "Two processes", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     await setBudget(t.db, { person: owner, teamId: lead }, { tokens: 1_000_000, costNanos: null });

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { describe, expect } from "vitest";
-import type { Db } from "../db/client";
+import { type Db, directUrlOf } from "../db/client";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
 import { FREE, spendTokens } from "../models/catalog";
 import { ACTIVITY_CHANNEL } from "../live/activity";
@@ -83,7 +83,7 @@ describe("team budgets", () => {
     // Bob's step would cross the budget even without Ann's (its input alone costs 2,500,000): it
     // does not start, and the room is told the team stopped (a `team` notification committed
     // with the mark; a listener started now hears no earlier commit's).
-    const listener = new pg.Client({ connectionString: tdb.url });
+    const listener = new pg.Client({ connectionString: directUrlOf(tdb) });
     await listener.connect();
     try {
       const told = new Promise<void>((resolve) =>

@@ -45,14 +45,14 @@ interface Window {
  * lets a second process recover, and returns the Lead's tool result for that call.
  */
 async function crashInWindow(lead: SessionId, tool: string, input: unknown): Promise<Window> {
-  const first = await spawnRuntime(t.url, { ...CHILD_ENV, RUNTIME_PAUSE_AFTER_EFFECT: tool });
+  const first = await spawnRuntime(t, { ...CHILD_ENV, RUNTIME_PAUSE_AFTER_EFFECT: tool });
   await promptSession(t.db, lead, { text: `/tool ${tool} ${JSON.stringify(input)}` });
   const paused = await waitForLine(first, new RegExp(`^PAUSED ${tool} `), WAIT_MS);
   const callKey = paused.split(" ")[2]!;
   await first.kill("SIGKILL");
   const atKill = await eventsOf(t.db, lead);
 
-  await spawnRuntime(t.url, CHILD_ENV);
+  await spawnRuntime(t, CHILD_ENV);
   const after = await waitFor(
     async () => {
       const events = await eventsOf(t.db, lead);

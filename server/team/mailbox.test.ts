@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterEach, describe, expect } from "vitest";
-import { createDb, type Db } from "../db/client";
+import { createDb, databaseEnv, type Db, directUrlOf } from "../db/client";
 import { isAppError } from "../errors";
 import { ACTIVITY_CHANNEL } from "../live/activity";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
@@ -62,7 +62,7 @@ afterEach(async () => {
 });
 
 async function startRuntime(opts: Parameters<typeof startTestRuntime>[1] = {}): Promise<TestRuntime> {
-  const rt = await startTestRuntime(tdb.url, { onClaimed: consumedStatement, ...opts });
+  const rt = await startTestRuntime(tdb, { onClaimed: consumedStatement, ...opts });
   runtimes.add(rt);
   return rt;
 }
@@ -359,11 +359,11 @@ describe("temporary delivery failure", () => {
     const team = await newTeam("researcher", "implementer");
     const target = team.m.implementer!;
     const logs: string[] = [];
-    const locker = new pg.Client({ connectionString: tdb.url });
+    const locker = new pg.Client({ connectionString: directUrlOf(tdb) });
     locker.on("error", () => undefined);
     await locker.connect();
     // The room hears of the row left queued (the queued row's own commit notifies nothing).
-    const listener = new pg.Client({ connectionString: tdb.url });
+    const listener = new pg.Client({ connectionString: directUrlOf(tdb) });
     await listener.connect();
     const roomHeard = new Promise<void>((resolve) =>
       listener.on("notification", (n) => {
@@ -467,7 +467,7 @@ interface MailboxChild {
 async function spawnMailboxChild(env: Record<string, string>): Promise<MailboxChild> {
   const proc = spawn(process.execPath, ["--import", "tsx", "server/testing/mailbox-process.ts"], {
     cwd: REPO_ROOT,
-    env: { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATABASE_URL: tdb.url, ...env },
+    env: { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...databaseEnv(tdb), ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   const lines: string[] = [];
@@ -644,7 +644,7 @@ describe("many concurrent senders", () => {
     const team = await newTeam(...names, "target");
     const target = team.m.target!;
     await startRuntime({ config: { maxStepsPerTurn: 100_000 } });
-    const senderDb = createDb(tdb.url, SENDERS);
+    const senderDb = createDb(tdb, SENDERS);
     const results = new Map<string, SendResult[]>();
     const logs: string[] = [];
     try {
@@ -758,10 +758,10 @@ describe("batched delivery per target", () => {
 
     // The window: a transaction holds the target's session row, so the first deliverer waits
     // there (holding the target's lock) and the others wait for the target's lock.
-    const locker = new pg.Client({ connectionString: tdb.url });
+    const locker = new pg.Client({ connectionString: directUrlOf(tdb) });
     locker.on("error", () => undefined);
     await locker.connect();
-    const deliverers = Array.from({ length: 4 }, () => createDb(tdb.url, 1));
+    const deliverers = Array.from({ length: 4 }, () => createDb(tdb, 1));
     try {
       await locker.query("BEGIN");
       await locker.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [target.sessionId]);

@@ -17,13 +17,13 @@ describe("the keyless team scenario across a restart", () => {
   it("forms its team and finishes when the Lead's first step was cut off", { timeout: 180_000 }, async () => {
     const env = { RUNTIME_TEAM: "1", AGENT_LEASE_TTL_MS: "1000", RUNTIME_RECOVERY_INTERVAL_MS: "200" };
     const lead = await newTestSession(t.db, "Restarted team");
-    const first = await spawnRuntime(t.url, { ...env, SCRIPTED_MODEL_DELAY_MS: "100" });
+    const first = await spawnRuntime(t, { ...env, SCRIPTED_MODEL_DELAY_MS: "100" });
     await promptSession(t.db, lead, { text: "Build a tiny todo app" });
     await waitFor(async () => (await eventsOf(t.db, lead)).some((e) => e.payload.kind === "assistant_delta"), 60_000, "the Lead streaming");
     await first.kill("SIGKILL");
     expect(await t.db.teamMember.count({ where: { teamId: lead } })).toBe(0);
 
-    await spawnRuntime(t.url, { ...env, SCRIPTED_MODEL_DELAY_MS: "0" });
+    await spawnRuntime(t, { ...env, SCRIPTED_MODEL_DELAY_MS: "0" });
     const events = await waitFor(
       async () => {
         const ev = await eventsOf(t.db, lead);

@@ -19,8 +19,13 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
 
   // The template name already carries run time + pid + random; the suffix separates files.
   const name = `${ctx.template}_${randomBytes(4).toString("hex")}`;
-  return createTemporaryDatabase(ctx.adminUrl, name, {
+  const tdb = await createTemporaryDatabase(ctx.adminUrl, name, {
     migrate: false,
     ...(opts.migrated === false ? {} : { from: ctx.template }),
   });
+  if (ctx.poolerPort === null) return tdb;
+  const pooled = new URL(tdb.url);
+  pooled.hostname = "127.0.0.1";
+  pooled.port = String(ctx.poolerPort);
+  return { ...tdb, url: pooled.toString(), directUrl: tdb.url };
 }

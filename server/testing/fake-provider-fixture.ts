@@ -25,7 +25,7 @@ export function fakeProviderTest(env: Record<string, string> = {}) {
         ANTHROPIC_API_KEY: "sk-test-anthropic",
         ...env,
       });
-      const rt = await startTestRuntime(tdb.url, { resolveModel: createModelResolver(parsed), priceOf: (c) => priceOf(parsed, c) });
+      const rt = await startTestRuntime(tdb, { resolveModel: createModelResolver(parsed), priceOf: (c) => priceOf(parsed, c) });
       onCleanup(() => rt.stop());
       return rt;
     });

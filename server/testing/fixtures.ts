@@ -18,7 +18,7 @@ export function databaseTest(opts: { poolSize?: number } = {}) {
         return tdb;
       })
       .extend("db", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-        const db = createDb(tdb.url, opts.poolSize ?? 5);
+        const db = createDb(tdb, opts.poolSize ?? 5);
         onCleanup(() => db.$disconnect());
         return db;
       })
@@ -28,7 +28,7 @@ export function databaseTest(opts: { poolSize?: number } = {}) {
 /** databaseTest plus `rt`: a test runtime on the file's database, started with `opts`. */
 export function runtimeTest(opts: TestRuntimeOptions | (() => Promise<TestRuntimeOptions>) = {}) {
   return databaseTest().extend("rt", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-    const rt = await startTestRuntime(tdb.url, typeof opts === "function" ? await opts() : opts);
+    const rt = await startTestRuntime(tdb, typeof opts === "function" ? await opts() : opts);
     onCleanup(() => rt.stop());
     return rt;
   });

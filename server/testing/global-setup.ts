@@ -2,6 +2,7 @@
 // (server/testing/db.ts), so files never see each other's rows and nobody re-runs migrations.
 import type { TestProject } from "vitest/node";
 import { dropDatabase, listDatabases } from "../db/admin";
+import { startPgBouncer } from "./pgbouncer";
 import {
   CreateDatabaseError,
   createTemporaryDatabase,
@@ -12,7 +13,8 @@ import {
 } from "../db/temporary";
 
 export type TestDatabaseContext =
-  | { available: true; adminUrl: string; template: string }
+  /** `poolerPort`: the PgBouncer (transaction mode) test databases' `url`s go through. */
+  | { available: true; adminUrl: string; template: string; poolerPort: number | null }
   | { available: false; reason: string };
 
 declare module "vitest" {
@@ -47,8 +49,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     console.warn(`[global-setup] could not drop orphaned test databases: ${String(err)}`);
   });
 
-  project.provide("testDatabase", { available: true, adminUrl, template });
+  // The suite runs as operators deploy it: the app's statements through PgBouncer in
+  // transaction mode, LISTEN and migrations direct (TEST_DATABASE_POOLER=none: all direct).
+  const bouncer = process.env.TEST_DATABASE_POOLER === "none" ? null : await startPgBouncer(adminUrl, { poolSize: 40 });
+  project.provide("testDatabase", { available: true, adminUrl, template, poolerPort: bouncer?.port ?? null });
   return async () => {
+    await bouncer?.stop();
     // The template and every database cloned from it (their names extend the template's);
     // descending order puts clones before the template they were made from.
     for (const name of await listDatabases(adminUrl, template)) await dropDatabase(adminUrl, name);

@@ -23,7 +23,7 @@
 // The tests end it with SIGKILL. It also exits when its parent dies (it gets re-parented).
 import { createInterface } from "node:readline";
 import { z } from "zod";
-import { createDb, type Db } from "../db/client";
+import { createDb, databaseFromEnv, type Db } from "../db/client";
 import { isAppError } from "../errors";
 import { asSessionId } from "../ids";
 import {
@@ -46,14 +46,13 @@ function out(line: string): Promise<void> {
 process.stdout.on("error", () => undefined);
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error("DATABASE_URL is required");
+  const database = databaseFromEnv({ DATABASE_URL: process.env.DATABASE_URL, DIRECT_DATABASE_URL: process.env.DIRECT_DATABASE_URL });
   const log = (line: string) => void out(`LOG ${line.replace(/\n/g, "\\n")}`);
 
   let db: Db;
   let ownerId = "-";
   if (process.env.MAILBOX_RUNTIME === "1") {
-    const rt = await startTestRuntime(url, {
+    const rt = await startTestRuntime(database, {
       delayMs: Number(process.env.SCRIPTED_MODEL_DELAY_MS ?? 0),
       config: { leaseTtlMs: Number(process.env.AGENT_LEASE_TTL_MS ?? 1000), recoveryIntervalMs: 200 },
       onClaimed: consumedStatement,
@@ -70,7 +69,7 @@ async function main(): Promise<void> {
     if (interval > 0) await startMailboxRecovery(db, { intervalMs: interval, log }).firstRun;
     else await recoverMailbox(db, { log });
   } else {
-    db = createDb(url, 5);
+    db = createDb(database, 5);
   }
 
   const parent = process.ppid;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, vi } from "vitest";
-import type { Db } from "../db/client";
+import { databaseEnv, type DatabaseUrls, type Db } from "../db/client";
 import { databaseTest } from "./fixtures";
 
 // Runtime hosts as real OS processes (server/testing/runtime-process.ts), for crash and
@@ -16,10 +16,11 @@ const children = new Set<RuntimeChild>();
  * A test file's database for child-process tests (the databaseTest fixtures, bound before the
  * file's tests), every child killed after each test. Read `db` and `url` inside tests and hooks.
  */
-export function childProcessDatabase(): { db: Db; url: string } {
-  const out = { db: undefined as unknown as Db, url: "" };
+export function childProcessDatabase(): DatabaseUrls & { db: Db } {
+  const out: DatabaseUrls & { db: Db } = { db: undefined as unknown as Db, url: "" };
   databaseTest().beforeAll(({ tdb, db }) => {
     out.url = tdb.url;
+    out.directUrl = tdb.directUrl;
     out.db = db;
   });
   afterEach(killRuntimeChildren);
@@ -57,11 +58,11 @@ export interface RuntimeChild {
   kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function spawnRuntime(databaseUrl: string, env: Record<string, string>): Promise<RuntimeChild> {
+export async function spawnRuntime(database: DatabaseUrls, env: Record<string, string>): Promise<RuntimeChild> {
   const proc = spawn(process.execPath, ["--import", "tsx", "server/testing/runtime-process.ts"], {
     cwd: REPO_ROOT,
     // A clean environment: no provider keys or settings of the test runner leak in.
-    env: { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATABASE_URL: databaseUrl, ...env },
+    env: { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...databaseEnv(database), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];

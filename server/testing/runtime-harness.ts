@@ -1,4 +1,4 @@
-import { createDb, type Db } from "../db/client";
+import { createDb, type DatabaseUrls, type Db } from "../db/client";
 import type { Person } from "../people/person";
 import { asSessionId, type SessionId } from "../ids";
 import { ActivityHub } from "../live/activity";
@@ -49,9 +49,9 @@ export interface TestRuntimeOptions {
   team?: TeamLayerOptions | true;
 }
 
-export async function startTestRuntime(url: string, opts: TestRuntimeOptions = {}): Promise<TestRuntime> {
-  const db = createDb(url, 5);
-  const hub = new ActivityHub(url);
+export async function startTestRuntime(database: DatabaseUrls, opts: TestRuntimeOptions = {}): Promise<TestRuntime> {
+  const db = createDb(database, 5);
+  const hub = new ActivityHub(database);
   await hub.start();
   const logs: string[] = [];
   const model = new ScriptedModel({ delayMs: opts.delayMs ?? 0, playbook: opts.playbook });

@@ -27,7 +27,7 @@
 // The process also stops gracefully when its parent dies (it gets re-parented), so a test
 // runner that is killed does not leave runtimes behind driving a dropped database.
 import { z } from "zod";
-import { createDb } from "../db/client";
+import { createDb, databaseFromEnv } from "../db/client";
 import { parseEnv } from "../env";
 import { ActivityHub } from "../live/activity";
 import { availableModels, createModelResolver, priceOf } from "../models/registry";
@@ -59,11 +59,10 @@ async function main(): Promise<void> {
     RUNTIME_PAUSE_AFTER_EFFECT: process.env.RUNTIME_PAUSE_AFTER_EFFECT || undefined,
     RUNTIME_DRIVE: process.env.RUNTIME_DRIVE || undefined,
   });
-  const url = env.DATABASE_URL;
-  if (!url) throw new Error("DATABASE_URL is required");
+  const database = databaseFromEnv(env);
 
-  const db = createDb(url, extra.RUNTIME_DB_POOL_SIZE);
-  const hub = new ActivityHub(url);
+  const db = createDb(database, extra.RUNTIME_DB_POOL_SIZE);
+  const hub = new ActivityHub(database);
   await hub.start();
   const team = extra.RUNTIME_TEAM === "1";
   let paused = false;

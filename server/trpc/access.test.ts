@@ -213,7 +213,7 @@ const people = {} as Record<Exclude<Who, "anonymous">, Person>;
 let shared: Team;
 
 const it = databaseTest().extend("hub", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const h = new ActivityHub(tdb.url);
+  const h = new ActivityHub(tdb);
   await h.start();
   onCleanup(() => h.close());
   return h;

@@ -25,7 +25,7 @@ import { appRouter } from "./root";
 // access checks, are what refuses.
 
 const it = databaseTest({ poolSize: 3 }).extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), databaseUrl: tdb.url, pages: false, log: () => undefined });
+  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), database: tdb, pages: false, log: () => undefined });
   onCleanup(() => server.close());
   return server;
 });

@@ -705,7 +705,7 @@ describe("listTasks", () => {
 describe("live activity", () => {
   it("notifies the team id on every committed change, as a board change", async () => {
     const t = await newTeam();
-    const hub = new ActivityHub(tdb.url);
+    const hub = new ActivityHub(tdb);
     await hub.start();
     const seen: Activity[] = [];
     const off = hub.on(t.teamId, (a) => seen.push(a));
