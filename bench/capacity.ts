@@ -674,7 +674,7 @@ async function main(): Promise<void> {
   const runs: Awaited<ReturnType<typeof measureN>>[] = [];
   for (const n of knobs.BENCH_CAPACITY_NS) {
     await withBenchDatabase("at_bench_cap", async (database) => {
-      const { url } = database;
+      const url = directUrlOf(database);
       if (!rates) {
         server = await serverInfo(url);
         progress(`pg commit rate, 1 and 8 connections, ${knobs.BENCH_COMMIT_MS} ms each`);

@@ -394,7 +394,7 @@ async function taskCas(database: DatabaseUrls, updaters: number, ms: number) {
 async function main(): Promise<void> {
   const started = performance.now();
   await withBenchDatabase("at_bench_mbox", async (database) => {
-    const { url } = database;
+    const url = directUrlOf(database);
     // The product's configuration (server/env.ts defaults), not the test harness's.
     const config = runtimeConfigFromEnv(parseEnv({}));
 

@@ -31,7 +31,7 @@
 //   its step_start to its assistant_message (database clock); the overhead of a retry is the
 //   retried step's latency minus the wait the provider asked for minus the plain steps' p50.
 import os from "node:os";
-import { createDb, type DatabaseUrls, inTx, type Db } from "../server/db/client";
+import { createDb, type DatabaseUrls, directUrlOf, inTx, type Db } from "../server/db/client";
 import { commitRate, percentile, percentileOf, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
@@ -315,7 +315,7 @@ async function retryOverhead(database: DatabaseUrls, config: RuntimeConfig, samp
 async function main(): Promise<void> {
   const started = performance.now();
   await withBenchDatabase("at_bench", async (database) => {
-    const { url } = database;
+    const url = directUrlOf(database);
     // The product's configuration (server/env.ts defaults), not the test harness's.
     const config = runtimeConfigFromEnv(parseEnv({}));
 

@@ -115,10 +115,16 @@ export async function withBenchDatabase<T>(prefix: string, fn: (database: Databa
     progress(`creating database ${name}`);
     const db = await createTemporaryDatabase(adminUrl, name);
     // BENCH_POOLER=pgbouncer: the app's statements through a PgBouncer in transaction mode.
-    const bouncer = process.env.BENCH_POOLER === "pgbouncer" ? await startPgBouncer(adminUrl, { poolSize: 40 }) : null;
+    // BENCH_POOLER=unnamed: direct, but prepared as through a pooler (what naming saves).
+    const pooler = process.env.BENCH_POOLER;
+    const bouncer = pooler === "pgbouncer" ? await startPgBouncer(adminUrl, { poolSize: 40 }) : null;
     if (bouncer) progress(`through PgBouncer (transaction mode) on port ${bouncer.port}`);
+    // A URL that differs from the direct one only by a parameter counts as a pooler's.
+    const tagged = new URL(db.url);
+    tagged.searchParams.set("application_name", "bench");
+    const unnamed = pooler === "unnamed" ? { url: tagged.toString(), directUrl: db.url } : null;
     try {
-      return await fn(bouncer ? { url: bouncer.through(db.url), directUrl: db.url } : db);
+      return await fn(bouncer ? { url: bouncer.through(db.url), directUrl: db.url } : (unnamed ?? db));
     } finally {
       await bouncer?.stop();
       if (!interrupted) {

@@ -43,7 +43,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { chromium, type Browser, type Page } from "@playwright/test";
 import { chromiumLaunchOptions } from "../e2e/chromium";
-import { createDb, type Db } from "../server/db/client";
+import { createDb, type Db, directUrlOf } from "../server/db/client";
 import { dropDatabase } from "../server/db/admin";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { asSessionId, type SessionId } from "../server/ids";
@@ -338,7 +338,7 @@ async function main(): Promise<void> {
     ensureNextBuild(progress);
     progress(`creating database ${name}`);
     const database = await createTemporaryDatabase(adminUrl, name);
-    const { url } = database;
+    const url = directUrlOf(database);
     db = createDb(database, 4);
     // The machine's pace in the same run (the other benchmarks print their figures beside it).
     const commitsPerSecond = round(await commitRate(url, 1, 2_000));

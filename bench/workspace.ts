@@ -42,7 +42,7 @@ import { pipeline } from "node:stream/promises";
 import { chromium, type Browser, type BrowserContext, type Page } from "@playwright/test";
 import { OPEN_ALL_UP_TO } from "../components/files/tree-model";
 import { chromiumLaunchOptions } from "../e2e/chromium";
-import { createDb, type DatabaseUrls, type Db } from "../server/db/client";
+import { createDb, type DatabaseUrls, type Db, directUrlOf } from "../server/db/client";
 import { parseEnv } from "../server/env";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
 import { workspaceLimits } from "../server/limits";
@@ -262,7 +262,7 @@ async function main(): Promise<void> {
   // Before any figure, so a failing build costs none.
   ensureNextBuild(progress);
   await withBenchDatabase("bench_workspace", async (database) => {
-    const { url } = database;
+    const url = directUrlOf(database);
     const db = createDb(database, DB_POOL);
     try {
       progress("commit rate");

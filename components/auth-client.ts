@@ -22,7 +22,10 @@ export interface AuthFailure {
 export function authErrorText(error: AuthFailure): string {
   if (error.code === "SIGN_IN_DELAYED" && error.message) return error.message;
   if (error.status === 429) return "Too many attempts, try again in a minute";
-  if (error.code === "SIGN_UP_CLOSED") return "Sign-up is by invitation: open the invite link you were sent";
+  if (error.code === "SIGN_UP_CLOSED" || error.code === "signup_disabled") return "Sign-up is by invitation: open the invite link you were sent";
+  if (error.code === "account_not_linked") {
+    return "An account with this email exists here, but the provider did not say the email is verified: sign in with your password";
+  }
   if (error.code === "INVALID_EMAIL_OR_PASSWORD") return "Wrong email or password";
   if (error.code === "USER_ALREADY_EXISTS" || error.code === "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL") {
     return "An account with this email already exists: sign in instead";

@@ -2,6 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import { LIMITS } from "~/server/limits";
+import { SSO_INVITE_COOKIE, SSO_INVITE_COOKIE_MAX_AGE_S, SSO_PROVIDER_ID } from "~/server/people/sso";
 import { authClient, authErrorText, type AuthFailure } from "./auth-client";
 import { EmailField, PasswordField } from "./form-fields";
 
@@ -94,5 +95,45 @@ export function SignInForm({ onSignedIn }: { onSignedIn: () => Promise<void> }) 
         </p>
       )}
     </form>
+  );
+}
+
+/** Where a provider's refusal lands: the sign-in page, which says why (ssoErrorText). */
+const SSO_ERROR_PAGE = "/sign-in";
+
+/**
+ * Sign in (or make one's account) through the instance's OpenID Connect provider: the browser
+ * goes there and comes back to `next`. With an invite, the invite goes along in a short-lived
+ * cookie (server/people/sso.ts) so the account made on the way back joins its team.
+ */
+export function SsoButton({ name, next, inviteToken, label }: { name: string; next: string; inviteToken?: string; label?: string }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  async function go() {
+    setBusy(true);
+    setError(null);
+    if (inviteToken) document.cookie = `${SSO_INVITE_COOKIE}=${encodeURIComponent(inviteToken)}; Path=/api/auth; Max-Age=${SSO_INVITE_COOKIE_MAX_AGE_S}; SameSite=Lax`;
+    const { error: failed } = await authClient.signIn.social({
+      provider: SSO_PROVIDER_ID,
+      callbackURL: next,
+      errorCallbackURL: `${SSO_ERROR_PAGE}?next=${encodeURIComponent(next)}`,
+    });
+    // On success the browser is already leaving for the provider.
+    if (failed) {
+      setError(authErrorText(failed));
+      setBusy(false);
+    }
+  }
+  return (
+    <div className="sso">
+      <button type="button" onClick={() => void go()} disabled={busy}>
+        {label ?? `Sign in with ${name}`}
+      </button>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }

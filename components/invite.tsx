@@ -3,12 +3,12 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useState, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import type { InviteInfo } from "./api-types";
 import { appCodeOf } from "./app-error";
-import { SignUpForm } from "./auth-forms";
+import { SignUpForm, SsoButton } from "./auth-forms";
 import { useTRPC } from "./trpc";
-import { useRefreshAccount } from "./use-account";
+import { useAccountStatus, useRefreshAccount } from "./use-account";
 
 // An invite link (/invite/<token>, or /sign-up?invite=<token>): what it offers, and either
 // an account made with it (signed out) or a Join button (signed in). The token is a secret:
@@ -70,6 +70,7 @@ export function InviteSignUp({ token, onJoining }: { token: string; onJoining?: 
   const router = useRouter();
   const refresh = useRefreshAccount();
   const info = useInviteInfo(token);
+  const sso = useAccountStatus().data?.sso ?? null;
   const accept = useMutation(trpc.people.accept.mutationOptions());
   // After the account exists: joining (then the page shows nothing of the used link), or a failed join to retry.
   const [phase, setPhase] = useState<"form" | "joining" | "failed">("form");
@@ -107,6 +108,7 @@ export function InviteSignUp({ token, onJoining }: { token: string; onJoining?: 
               {phase === "form" ? (
                 <>
                   <h2>Create your account</h2>
+                  {sso && <SsoButton name={sso.name} next={`/invite/${token}`} inviteToken={token} label={`Join with ${sso.name}`} />}
                   <SignUpForm submitLabel="Create account and join" inviteToken={token} onSignedUp={join} />
                 </>
               ) : (
@@ -137,6 +139,11 @@ export function JoinTeam({ token }: { token: string }) {
   const router = useRouter();
   const info = useInviteInfo(token);
   const accept = useMutation(trpc.people.accept.mutationOptions({ onSuccess: ({ teamId }) => router.push(`/teams/${teamId}`) }));
+  // Already in (an account just made through the link, by single sign-on): on to the team.
+  const joined = info.data?.joinedTeamId;
+  useEffect(() => {
+    if (joined) router.replace(`/teams/${joined}`);
+  }, [joined, router]);
   const problem = inviteProblem(info);
   return (
     <main className="page narrow">

@@ -3,7 +3,8 @@
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useEffect } from "react";
-import { SignInForm, SignUpForm } from "./auth-forms";
+import { authErrorText } from "./auth-client";
+import { SignInForm, SignUpForm, SsoButton } from "./auth-forms";
 import { safeNext } from "./safe-next";
 import { useAccountStatus, useRefreshAccount } from "./use-account";
 
@@ -19,6 +20,9 @@ export function SignInPage() {
   const refresh = useRefreshAccount();
   const router = useRouter();
   const me = status.data?.me;
+  const sso = status.data?.sso ?? null;
+  // The provider's way back when it refused (Better Auth adds `error`).
+  const ssoError = params.get("error");
   // Signed in (now, or already when the page opened): on to where the person was going.
   useEffect(() => {
     if (me) router.replace(next);
@@ -55,6 +59,7 @@ export function SignInPage() {
           <p>This is a fresh instance: nobody has an account yet. Create the owner account to start.</p>
           <p className="muted">The owner runs this instance: they invite people, and can open sign-up to anyone.</p>
           <SignUpForm submitLabel="Create owner account" onSignedUp={refresh} />
+          {sso && <SsoButton name={sso.name} next={next} label={`Create the owner account with ${sso.name}`} />}
         </section>
       </main>
     );
@@ -63,6 +68,12 @@ export function SignInPage() {
     <main className="page narrow">
       <section aria-labelledby="sign-in">
         <h1 id="sign-in">Sign in</h1>
+        {ssoError && (
+          <p role="alert" className="error">
+            {authErrorText({ status: 403, code: ssoError, message: params.get("error_description") ?? undefined })}
+          </p>
+        )}
+        {sso && <SsoButton name={sso.name} next={next} />}
         <SignInForm onSignedIn={refresh} />
         {status.data.openSignUp ? (
           <p>

@@ -52,6 +52,16 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   /** Serves /metrics (Prometheus text) to `Authorization: Bearer <METRICS_TOKEN>`; unset, there is no /metrics. */
   METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters").optional(),
+  /**
+   * OpenID Connect single sign-on (people/sso.ts), beside email and password: the provider's
+   * issuer URL (its discovery document is `<issuer>/.well-known/openid-configuration`), and this
+   * app's client there. Its redirect URI is `<APP_URL>/api/auth/callback/oidc`.
+   */
+  OIDC_ISSUER: z.string().url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The sign-in button's provider name ("Sign in with …"). */
+  OIDC_NAME: z.string().min(1).max(40).default("single sign-on"),
   /** Sign-in (and sign-up, password change) attempts per client address per minute. */
   AUTH_SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /**
@@ -111,6 +121,9 @@ const EnvSchema = z.object({
   /** Concurrent requests per provider family in this process; more wait their turn, in order. */
   OPENAI_MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).max(1000).default(8),
   ANTHROPIC_MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).max(1000).default(8),
+}).refine((env) => [env.OIDC_ISSUER, env.OIDC_CLIENT_ID, env.OIDC_CLIENT_SECRET].every((v) => v === undefined) || (env.OIDC_ISSUER && env.OIDC_CLIENT_ID && env.OIDC_CLIENT_SECRET), {
+  message: "OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together: set all three, or none",
+  path: ["OIDC_ISSUER"],
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -15,6 +15,7 @@ import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
 import { authSecretOf } from "./people/instance";
 import { personFromHeaders, type Person } from "./people/person";
+import { ssoConfigOf } from "./people/sso";
 import { availableModels, createModelResolver, priceOf, type ModelResolver } from "./models/registry";
 import { runtimeConfigFromEnv, type RuntimeConfig } from "./runtime/config";
 import { Runtime } from "./runtime/runtime";
@@ -126,6 +127,7 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
     origins: [...policy.origins],
     secret: opts.env.AUTH_SECRET ?? (await authSecretOf(db)),
     signInPerMinute: opts.env.AUTH_SIGN_IN_PER_MINUTE,
+    sso: ssoConfigOf(opts.env),
   });
   const authHandler = toNodeHandler(auth);
   const trpc = createHTTPHandler({

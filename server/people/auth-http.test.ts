@@ -76,7 +76,7 @@ const me = async (cookie: string) => (await httpClient(server.url, { cookie }).a
 
 describe("a fresh instance", () => {
   it("has no owner; the first sign-up becomes the instance's owner", async () => {
-    expect(fresh.status).toEqual({ hasOwner: false, openSignUp: false, me: null });
+    expect(fresh.status).toEqual({ hasOwner: false, openSignUp: false, me: null, sso: null });
     expect(fresh.firstSignUp.status).toBe(200);
     expect(await me(ownerCookie)).toMatchObject({ name: "Otto Owner", email: fresh.address, instanceOwner: true });
     expect(await httpClient(server.url, null).account.status.query()).toMatchObject({ hasOwner: true });

@@ -1,6 +1,7 @@
 import { prismaAdapter } from "@better-auth/prisma-adapter";
 import { betterAuth } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
+import { genericOAuth } from "better-auth/plugins";
 import type { Db } from "../db/client";
 import { LIMITS } from "../limits";
 import { asUserId } from "../ids";
@@ -8,6 +9,7 @@ import { revokeAllApiTokens } from "./api-tokens";
 import { instanceStatus } from "./instance";
 import { recordAudit } from "./audit";
 import { claimSignInAttempt, signInSucceeded } from "./sign-in-throttle";
+import { cookieValue, SSO_INVITE_COOKIE, SSO_PROVIDER_ID, type SsoConfig } from "./sso";
 import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
 
 // Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md: People). It owns
@@ -25,6 +27,8 @@ export interface AuthOptions {
   secret: string;
   /** Sign-in attempts per client address per minute. */
   signInPerMinute: number;
+  /** OpenID Connect sign-in beside email and password (people/sso.ts). */
+  sso?: SsoConfig | null;
 }
 
 /** Display names: trimmed, 1–64 characters. One check for sign-up and rename. */
@@ -93,10 +97,40 @@ function withoutTokens(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (k === "token" ? [] : [[k, withoutTokens(v, depth + 1)]])));
 }
 
-function inviteTokenOf(body: unknown): string | null {
-  const token = InviteTokenSchema.safeParse(isRecord(body) ? body.inviteToken : undefined);
+/** The invite a sign-up follows: in the sign-up form's body, or through single sign-on, its cookie. */
+function inviteTokenOf(ctx: { body?: unknown; headers?: Headers } | null | undefined): string | null {
+  const given = isRecord(ctx?.body) ? ctx.body.inviteToken : cookieValue(ctx?.headers?.get("cookie"), SSO_INVITE_COOKIE);
+  const token = InviteTokenSchema.safeParse(given ?? undefined);
   return token.success ? token.data : null;
 }
+
+/** Sign-in answered by the provider: the account's name from what the provider says. */
+function ssoPlugins(sso: SsoConfig | null | undefined) {
+  if (!sso) return [];
+  return [
+    genericOAuth({
+      config: [
+        {
+          providerId: SSO_PROVIDER_ID,
+          name: sso.name,
+          discoveryUrl: `${sso.issuer}/.well-known/openid-configuration`,
+          requireIdTokenVerification: true,
+          clientId: sso.clientId,
+          clientSecret: sso.clientSecret,
+          scopes: ["openid", "email", "profile"],
+          pkce: true,
+          mapProfileToUser: (profile) => {
+            const name = [profile.name, profile.preferred_username, profile.email?.split("@")[0]].find((n) => typeof n === "string" && n.trim() !== "");
+            return { name: typeof name === "string" ? name.trim().slice(0, 64) : "Someone" };
+          },
+        },
+      ],
+    }),
+  ];
+}
+
+/** The routes that end in a new session: email sign-in and sign-up, and the provider's callback. */
+const signsIn = (path: string): boolean => path === "/sign-in/email" || path === "/sign-up/email" || path.startsWith("/callback/");
 
 export function createAuth(db: Db, opts: AuthOptions) {
   const origin = new URL(opts.appUrl).origin;
@@ -119,7 +153,14 @@ export function createAuth(db: Db, opts: AuthOptions) {
       additionalFields: { instanceOwner: { type: "boolean", required: false, input: false } },
     },
     session: { modelName: "authSession" },
-    account: { modelName: "authAccount" },
+    account: {
+      modelName: "authAccount",
+      // A person signing in through the provider for the first time with the email of an
+      // existing account gets that account, when the provider says the email is verified:
+      // the provider is the authority on its people's addresses (docs/DECISIONS.md).
+      accountLinking: { enabled: true, trustedProviders: [], requireLocalEmailVerified: false, allowDifferentEmails: false },
+    },
+    plugins: ssoPlugins(opts.sso),
     verification: { modelName: "authVerification" },
     emailAndPassword: { enabled: true, autoSignIn: true, minPasswordLength: LIMITS.passwordMinChars, maxPasswordLength: LIMITS.passwordMaxChars },
     rateLimit: {
@@ -131,6 +172,7 @@ export function createAuth(db: Db, opts: AuthOptions) {
       customRules: {
         "/sign-in/email": { window: 60, max: opts.signInPerMinute },
         "/sign-up/email": { window: 60, max: opts.signInPerMinute },
+        "/sign-in/social": { window: 60, max: opts.signInPerMinute },
         "/change-password": { window: 60, max: opts.signInPerMinute },
       },
     },
@@ -157,9 +199,10 @@ export function createAuth(db: Db, opts: AuthOptions) {
       after: createAuthMiddleware(async (ctx) => {
         const returned: unknown = ctx.context.returned;
         const signedIn = ctx.context.newSession;
-        if ((ctx.path === "/sign-in/email" || ctx.path === "/sign-up/email") && signedIn) {
+        if (signsIn(ctx.path) && signedIn) {
           await signInSucceeded(db, signedIn.user, clientOf(ctx.headers));
-          await recordAudit(db.sql, { kind: "signed_in", actor: { id: signedIn.user.id, name: signedIn.user.name }, ip: clientOf(ctx.headers), detail: { via: ctx.path.slice(1) } });
+          const via = ctx.path.startsWith("/callback/") ? "sso" : ctx.path.slice(1);
+          await recordAudit(db.sql, { kind: "signed_in", actor: { id: signedIn.user.id, name: signedIn.user.name }, ip: clientOf(ctx.headers), detail: { via } });
         } else if (ctx.path === "/sign-in/email" && returned instanceof APIError && isRecord(ctx.body) && typeof ctx.body.email === "string") {
           await recordAudit(db.sql, { kind: "sign_in_failed", actor: { id: null, name: ctx.body.email.toLowerCase() }, ip: clientOf(ctx.headers), detail: { reason: returned.body?.code ?? returned.status } });
         }
@@ -181,7 +224,7 @@ export function createAuth(db: Db, opts: AuthOptions) {
             const status = await instanceStatus(db);
             if (!status.hasOwner) return { data: { ...user, instanceOwner: true } };
             // An invite link is claimed here (one link, one account) and joined once the account exists.
-            const token = inviteTokenOf(ctx?.body);
+            const token = inviteTokenOf(ctx);
             const claimed = token !== null && (await claimInviteForSignUp(db, token, user.email));
             if (status.openSignUp || claimed) return { data: { ...user, instanceOwner: null } };
             throw new APIError("FORBIDDEN", { message: "Sign-up is by invitation: open the invite link you were sent", code: "SIGN_UP_CLOSED" });
@@ -189,7 +232,7 @@ export function createAuth(db: Db, opts: AuthOptions) {
           after: async (user, ctx) => {
             // Teams made before accounts existed belong to the instance's owner.
             if (user.instanceOwner === true) await adoptOrphanTeams(db, user.id);
-            const token = inviteTokenOf(ctx?.body);
+            const token = inviteTokenOf(ctx);
             if (token) await joinByClaimedInvite(db, { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: false }, token);
           },
         },

@@ -196,6 +196,8 @@ export const InviteInfoSchema = z.object({
   status: InviteStatusSchema,
   /** People the link still lets in. */
   usesLeft: z.number().int(),
+  /** The team's id when the person asking is in it already (an account made through the link). */
+  joinedTeamId: z.string().nullable(),
 });
 export type InviteInfo = z.infer<typeof InviteInfoSchema>;
 
@@ -264,12 +266,13 @@ async function inviteByToken(db: DbOrTx, token: string) {
 }
 
 /** What an invite link offers, for the page that opens it (anyone holding the link may see it). */
-export async function inviteInfo(db: DbOrTx, token: string): Promise<InviteInfo> {
+export async function inviteInfo(db: DbOrTx, token: string, viewerId?: string): Promise<InviteInfo> {
   const row = await inviteByToken(db, token);
   if (!row) throw new AppError("INVITE_NOT_FOUND", "This invite link is not valid");
-  const [team, inviter] = await Promise.all([
+  const [team, inviter, joined] = await Promise.all([
     db.session.findUnique({ where: { id: row.teamId }, select: { title: true } }),
     db.user.findUnique({ where: { id: row.createdBy }, select: { name: true } }),
+    viewerId ? db.teamPerson.findUnique({ where: { teamId_userId: { teamId: row.teamId, userId: viewerId } }, select: { teamId: true } }) : null,
   ]);
   return InviteInfoSchema.parse({
     teamTitle: team?.title ?? "a team",
@@ -278,6 +281,7 @@ export async function inviteInfo(db: DbOrTx, token: string): Promise<InviteInfo>
     expiresAt: row.expiresAt,
     status: statusOf(row),
     usesLeft: Math.max(0, row.maxUses - row.uses),
+    joinedTeamId: joined?.teamId ?? null,
   });
 }
 

@@ -3,6 +3,7 @@ import { AppError } from "../../errors";
 import { LIMITS } from "../../limits";
 import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeAllApiTokens, revokeApiToken } from "../../people/api-tokens";
 import { instanceStatus, InstanceStatusSchema, privateWebhooksAllowed, setOpenSignUp, setPrivateWebhooksAllowed } from "../../people/instance";
+import { ssoConfigOf } from "../../people/sso";
 import { instanceToolDefaults, setInstanceToolDefault, ToolModeSchema } from "../../team/tool-policy";
 import { personProcedure, publicProcedure, router } from "../init";
 
@@ -23,11 +24,12 @@ const MeSchema = z.object({ id: z.string(), name: z.string(), email: z.string(),
 export const accountRouter = router({
   /** Open to anyone: a fresh instance's page asks for the owner account. */
   status: publicProcedure
-    .output(InstanceStatusSchema.extend({ me: MeSchema.nullable() }))
+    .output(InstanceStatusSchema.extend({ me: MeSchema.nullable(), sso: z.object({ name: z.string() }).nullable() }))
     .query(async ({ ctx }) => {
       const status = await instanceStatus(ctx.db);
       const p = ctx.person;
-      return { ...status, me: p ? { id: p.id, name: p.name, email: p.email, instanceOwner: p.instanceOwner } : null };
+      const sso = ssoConfigOf(ctx.env);
+      return { ...status, me: p ? { id: p.id, name: p.name, email: p.email, instanceOwner: p.instanceOwner } : null, sso: sso && { name: sso.name } };
     }),
 
   /** The instance owner opens (or closes) sign-up to anyone. */

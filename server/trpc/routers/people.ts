@@ -74,7 +74,7 @@ export const peopleRouter = router({
   inviteInfo: publicProcedure
     .input(z.object({ token: InviteTokenSchema }))
     .output(InviteInfoSchema)
-    .query(({ ctx, input }) => inviteInfo(ctx.db, input.token)),
+    .query(({ ctx, input }) => inviteInfo(ctx.db, input.token, ctx.person?.id)),
 
   accept: personProcedure
     .input(z.object({ token: InviteTokenSchema }))
