@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnInstalled } from "./installed";
+import { spawnInstalled, stopChild } from "./installed";
 import { freePort } from "./net";
 
 export interface Haproxy {
@@ -56,11 +56,7 @@ export async function startHaproxy(backends: number[], opts: { port?: number } =
   return {
     url,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        await exited;
-      }
+      await stopChild(child, "SIGTERM");
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -16,3 +16,11 @@ export function spawnInstalled(name: string, args: string[]): Promise<ChildProce
   };
   return tryFrom([name, `/usr/sbin/${name}`, `/usr/local/sbin/${name}`, `/usr/local/bin/${name}`]);
 }
+
+/** Sends `signal` to a child still running and waits for it to exit. */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill(signal);
+  await exited;
+}

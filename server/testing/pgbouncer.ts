@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:net";
-import { spawnInstalled } from "./installed";
+import { spawnInstalled, stopChild } from "./installed";
 import { freePort } from "./net";
 
 export interface PgBouncer {
@@ -71,11 +71,7 @@ export async function startPgBouncer(serverUrl: string, opts: { poolSize?: numbe
       return u.toString();
     },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGINT");
-        await exited;
-      }
+      await stopChild(child, "SIGINT");
       rmSync(dir, { recursive: true, force: true });
     },
   };
