@@ -124,7 +124,8 @@ class AppProcess {
     const child = fork(path.join(import.meta.dirname, "capacity-server.ts"), [], {
       // BENCH_CAPACITY_CPU_PROF=<dir>: a V8 CPU profile of the app server per N, for finding where its time goes.
       execArgv: [...startNodeOptions(), "--import", "tsx", ...(process.env.BENCH_CAPACITY_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CAPACITY_CPU_PROF}`] : [])],
-      env: { ...process.env, ...databaseEnv(database), BENCH_CAPACITY_CHUNK_MS: String(chunkMs) },
+      // The shell's own DIRECT_DATABASE_URL must not reach it (an undefined value is not passed).
+      env: { ...process.env, DIRECT_DATABASE_URL: undefined, ...databaseEnv(database), BENCH_CAPACITY_CHUNK_MS: String(chunkMs) },
       // stdout stays ours (the JSON); the server's own output goes to stderr.
       stdio: ["ignore", "pipe", "inherit", "ipc"],
     });

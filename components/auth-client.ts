@@ -22,13 +22,28 @@ export interface AuthFailure {
 export function authErrorText(error: AuthFailure): string {
   if (error.code === "SIGN_IN_DELAYED" && error.message) return error.message;
   if (error.status === 429) return "Too many attempts, try again in a minute";
-  if (error.code === "SIGN_UP_CLOSED" || error.code === "signup_disabled") return "Sign-up is by invitation: open the invite link you were sent";
-  if (error.code === "account_not_linked") {
-    return "An account with this email exists here, but the provider did not say the email is verified: sign in with your password";
-  }
+  if (error.code === "SIGN_UP_CLOSED") return "Sign-up is by invitation: open the invite link you were sent";
   if (error.code === "INVALID_EMAIL_OR_PASSWORD") return "Wrong email or password";
   if (error.code === "USER_ALREADY_EXISTS" || error.code === "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL") {
     return "An account with this email already exists: sign in instead";
   }
   return error.message || `The request failed (${error.status})`;
+}
+
+/**
+ * Why the provider's sign-in came back refused (the `error` Better Auth puts on the sign-in
+ * page's URL). Only known codes are put in words: the URL is anyone's to write.
+ */
+export function ssoErrorText(code: string): string {
+  switch (code) {
+    case "SIGN_UP_CLOSED":
+    case "signup_disabled":
+      return "Sign-up is by invitation: open the invite link you were sent";
+    case "account_not_linked":
+      return "An account with this email exists here, but the provider did not say the email is verified: sign in with your password";
+    case "SSO_EMAIL_NOT_VERIFIED":
+      return "The provider did not say your email is verified, so no account was made: ask your administrator";
+    default:
+      return "Sign-in through the provider did not succeed: try again, or sign in with your password";
+  }
 }

@@ -2,7 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import { LIMITS } from "~/server/limits";
-import { SSO_INVITE_COOKIE, SSO_INVITE_COOKIE_MAX_AGE_S, SSO_PROVIDER_ID } from "~/server/people/sso";
+import { SSO_PROVIDER_ID } from "~/server/people/sso";
 import { authClient, authErrorText, type AuthFailure } from "./auth-client";
 import { EmailField, PasswordField } from "./form-fields";
 
@@ -103,8 +103,8 @@ const SSO_ERROR_PAGE = "/sign-in";
 
 /**
  * Sign in (or make one's account) through the instance's OpenID Connect provider: the browser
- * goes there and comes back to `next`. With an invite, the invite goes along in a short-lived
- * cookie (server/people/sso.ts) so the account made on the way back joins its team.
+ * goes there and comes back to `next`. With an invite, the invite goes along in the sign-in's
+ * state (server/people/auth.ts) so the account made on the way back joins its team.
  */
 export function SsoButton({ name, next, inviteToken, label }: { name: string; next: string; inviteToken?: string; label?: string }) {
   const [busy, setBusy] = useState(false);
@@ -112,11 +112,12 @@ export function SsoButton({ name, next, inviteToken, label }: { name: string; ne
   async function go() {
     setBusy(true);
     setError(null);
-    if (inviteToken) document.cookie = `${SSO_INVITE_COOKIE}=${encodeURIComponent(inviteToken)}; Path=/api/auth; Max-Age=${SSO_INVITE_COOKIE_MAX_AGE_S}; SameSite=Lax`;
     const { error: failed } = await authClient.signIn.social({
       provider: SSO_PROVIDER_ID,
       callbackURL: next,
       errorCallbackURL: `${SSO_ERROR_PAGE}?next=${encodeURIComponent(next)}`,
+      // Kept by the server with this sign-in's state; the account made on the way back joins with it.
+      ...(inviteToken ? { additionalData: { inviteToken } } : {}),
     });
     // On success the browser is already leaving for the provider.
     if (failed) {

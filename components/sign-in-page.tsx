@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useEffect } from "react";
-import { authErrorText } from "./auth-client";
+import { ssoErrorText } from "./auth-client";
 import { SignInForm, SignUpForm, SsoButton } from "./auth-forms";
 import { safeNext } from "./safe-next";
 import { useAccountStatus, useRefreshAccount } from "./use-account";
@@ -70,7 +70,7 @@ export function SignInPage() {
         <h1 id="sign-in">Sign in</h1>
         {ssoError && (
           <p role="alert" className="error">
-            {authErrorText({ status: 403, code: ssoError, message: params.get("error_description") ?? undefined })}
+            {ssoErrorText(ssoError)}
           </p>
         )}
         {sso && <SsoButton name={sso.name} next={next} />}

@@ -21,6 +21,7 @@ const ACCOUNTS: Record<string, IdpAccount> = {
   ben: { email: "ben@sso.test", emailVerified: true, name: "Ben at the provider" },
   eve: { email: "eve@sso.test", emailVerified: false, name: "Eve at the provider" },
   carl: { email: "carl@sso.test", emailVerified: true, name: "Carl Stranger" },
+  uma: { email: "uma@sso.test", emailVerified: false, name: "Uma Unverified" },
   dana: { email: "dana@sso.test", emailVerified: true, name: "Dana Invited" },
 };
 const BEN: TestPerson = { name: "Ben Local", email: "ben@sso.test", password: "ben-password-1" };
@@ -83,6 +84,10 @@ test("single sign-on: the first person is the owner, a verified email gets its a
     await signInAtProvider(ben, "ben");
     await expect(accountLink(ben, BEN.name)).toBeVisible();
     expect((await trpcQuery<{ me: { id: string } }>(ben.request, base, "account.status", undefined)).me.id).toBe(benId);
+    // From now on the provider is how Ben's account signs in: the password set up before (by
+    // whoever set it up: the address was never verified here) no longer works.
+    const byPassword = await ben.request.post(`${base}api/auth/sign-in/email`, { headers: { Origin: base.replace(/\/$/, "") }, data: { email: BEN.email, password: BEN.password } });
+    expect(byPassword.status()).toBe(401);
 
     // Eve's provider does not vouch for her email: no account is taken over, she is told why.
     const eve = await person();
@@ -93,6 +98,13 @@ test("single sign-on: the first person is the owner, a verified email gets its a
     await signInAtProvider(eve, "eve");
     await expect(eve.getByRole("alert").filter({ hasText: /\S/ })).toContainText("did not say the email is verified");
     await expect(eve.getByRole("heading", { name: "Sign in" })).toBeVisible();
+
+    // Sign-up is open, but not to an address the provider does not vouch for.
+    const uma = await person();
+    await uma.goto("/sign-in");
+    await uma.getByRole("button", { name: `Sign in with ${IDP_NAME}` }).click();
+    await signInAtProvider(uma, "uma");
+    await expect(uma.getByRole("alert").filter({ hasText: /\S/ })).toContainText("did not say your email is verified");
 
     // Sign-up closed: a stranger coming from the provider is refused.
     expect((await trpcMutation(owner.request, base, "account.setOpenSignUp", { open: false })).status()).toBe(200);
@@ -114,6 +126,12 @@ test("single sign-on: the first person is the owner, a verified email gets its a
     await expect(dana).toHaveURL(new RegExp(`/teams/${teamId}$`));
     await expect(dana.getByRole("heading", { name: "SSO room", level: 1 })).toBeVisible();
     await expect(dana.getByLabel("your role: member")).toBeVisible();
+
+    // The owner's audit log has the sign-ins through the provider and Ben's account taken over by it.
+    const { entries } = await trpcQuery<{ entries: { kind: string; actorName: string; detail: Record<string, unknown> }[] }>(owner.request, base, "audit.list", {});
+    expect(entries).toContainEqual(expect.objectContaining({ kind: "signed_in", actorName: "Olga Owner", detail: { via: "sso" } }));
+    expect(entries).toContainEqual(expect.objectContaining({ kind: "sso_linked", actorName: BEN.name }));
+    expect(entries.filter((e) => e.kind === "signed_in" && e.actorName === "Carl Stranger")).toEqual([]);
   } finally {
     for (const c of contexts) await c.close();
     await stopServer(server);

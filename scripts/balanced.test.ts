@@ -86,7 +86,7 @@ afterAll(async () => {
 
 /** One viewer's feed of a session through the balancer: every event it was sent, and its reconnects. */
 function watch(client: ReturnType<typeof httpClient>, sessionId: string) {
-  const feed = { events: [] as SessionEvent[], connects: 0, errors: [] as string[] };
+  const feed = { events: [] as SessionEvent[], connects: 0, state: "idle", errors: [] as string[] };
   const sub = client.session.live.subscribe(
     { sessionId, lastEventId: null },
     {
@@ -94,7 +94,9 @@ function watch(client: ReturnType<typeof httpClient>, sessionId: string) {
         if (data.type === "events") feed.events.push(...data.events);
       },
       onConnectionStateChange: (state) => {
+        // "connecting" at the start and after each cut; "pending" once the stream answers.
         if (state.state === "connecting") feed.connects += 1;
+        feed.state = state.state;
       },
       onError: (e) => feed.errors.push(String(e)),
     },
@@ -112,7 +114,7 @@ describe("three app processes behind HAProxy, through PgBouncer", () => {
     for (let i = 0; i < TEAMS; i++) leads.push((await client.session.create.mutate({ title: `Balanced ${i + 1}` })).id);
     const feeds = leads.flatMap((lead) => Array.from({ length: VIEWERS }, () => ({ lead, ...watch(client, lead) })));
     // Every feed has its first answer (the transcript so far) before anything runs.
-    await waitFor(() => feeds.every((f) => f.feed.connects >= 1) || null, 30_000, "feeds connected");
+    await waitFor(() => feeds.every((f) => f.feed.state === "pending") || null, 30_000, "feeds connected");
     for (const lead of leads) await client.session.prompt.mutate({ sessionId: lead, text: "Build a tiny todo app" });
 
     // The process driving some agent mid-turn (a lease held, a turn open), killed.

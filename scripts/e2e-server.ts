@@ -35,13 +35,15 @@ const E2E_MODELS = {
 const PREFIX = "at_e2e_";
 
 async function main() {
-  // E2E_DATABASE_URL: serve an existing database and keep it (restart tests reuse one).
+  // E2E_DATABASE_URL: serve an existing database and keep it (restart tests reuse one);
+  // E2E_DIRECT_DATABASE_URL: that database's server itself, when the first goes through a pooler.
   const given = process.env.E2E_DATABASE_URL;
+  const direct = process.env.E2E_DIRECT_DATABASE_URL;
   let own: TemporaryDatabase | null = null;
   let url: string;
   if (given) {
     url = given;
-    await applyMigrations(url);
+    await applyMigrations(direct ?? url);
   } else {
     const adminUrl = testServerUrl();
     // Databases of earlier e2e servers that were killed before they could drop them.
@@ -58,7 +60,7 @@ async function main() {
   // A key of this run's own, so MCP servers can be given tokens.
   const mcpKey = randomBytes(32).toString("base64");
   const env = parseEnv({ SCRIPTED_MODEL_DELAY_MS: "60", HOST: "127.0.0.1", MCP_SECRETS_KEY: mcpKey, LOG_LEVEL: "warn", ...E2E_MODELS, ...process.env, DATABASE_URL: url });
-  const server = await startAppServer({ env, database: { url } });
+  const server = await startAppServer({ env, database: { url, ...(given && direct ? { directUrl: direct } : {}) } });
   console.log(`e2e server ready on ${server.url}`);
 
   const stop = async () => {

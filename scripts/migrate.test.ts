@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { withClient } from "../server/db/admin";
 import { defaultMigrationsDir, readMigrations } from "../server/db/migrate";
+import { directUrlOf } from "../server/db/client";
 import { createTestDatabase } from "../server/testing/db";
 
 // `npm run migrate` as a process: a clear refusal without DATABASE_URL, and the project's
@@ -30,7 +31,8 @@ function migrate(env: Record<string, string>): Promise<{ code: number | null; ou
 const it = test.extend("empty", { scope: "file" }, async ({}, { onCleanup }) => {
   const empty = await createTestDatabase({ migrated: false });
   onCleanup(() => empty.drop());
-  return empty;
+  // Migrations go to the server itself, never through the suite's pooler.
+  return { ...empty, url: directUrlOf(empty) };
 });
 
 describe("npm run migrate", () => {
@@ -54,5 +56,12 @@ describe("npm run migrate", () => {
     const again = await migrate({ DATABASE_URL: empty.url });
     expect(again.code, again.out).toBe(0);
     expect(again.out).toContain("No pending migrations.");
+  });
+
+  it("migrates DIRECT_DATABASE_URL when DATABASE_URL goes through a pooler", async ({ empty }) => {
+    // DATABASE_URL names a server that does not answer: only the direct URL may be used.
+    const first = await migrate({ DATABASE_URL: "postgresql://postgres@127.0.0.1:1/nowhere", DIRECT_DATABASE_URL: empty.url });
+    expect(first.code, first.out).toBe(0);
+    expect(first.out).toMatch(/Applied migrations:|No pending migrations\./);
   });
 });

@@ -65,7 +65,7 @@ describe("the log", () => {
       expect(typeof p.time).toBe("string");
     }
     expect(parsed.find((p) => p.requestId === "req-planted-1")).toMatchObject({ msg: "request", method: "GET", path: "/metrics", status: 200 });
-    expect(parsed.find((p) => p.component === "runtime" && p.sessionId === failing && typeof p.turnId === "string")).toMatchObject({ level: 40 });
+    expect(parsed.find((p) => p.component === "runtime" && p.sessionId === failing && typeof p.turnId === "string")).toMatchObject({ level: 40, teamId: failing });
     const all = lines.join("\n");
     for (const planted of [KEY, AUTH, METRICS, PROMPT]) expect(all).not.toContain(planted);
   });

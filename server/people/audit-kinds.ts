@@ -21,5 +21,5 @@ export const AUDITED_TEAM_ACTION_KINDS = [
   "mcp_server_removed",
 ] as const;
 
-export const AUDIT_KINDS = ["signed_in", "sign_in_failed", "api_token_created", "api_token_revoked", ...AUDITED_TEAM_ACTION_KINDS] as const;
+export const AUDIT_KINDS = ["signed_in", "sign_in_failed", "sso_linked", "api_token_created", "api_token_revoked", ...AUDITED_TEAM_ACTION_KINDS] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];

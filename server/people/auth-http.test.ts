@@ -454,7 +454,6 @@ describe("the sign-in limit per account", () => {
       // that, so they run in a later step of the backoff (a minute).
       const throttle = createDb(tdb, 1);
       const [step] = await throttle.$queryRaw<{ s: number }[]>`SELECT extract(epoch FROM next_attempt_at - now())::float8 AS s FROM sign_in_throttle`;
-      expect(step!.s).toBeGreaterThan(0);
       expect(step!.s).toBeLessThanOrEqual(1);
       await throttle.$executeRaw`UPDATE sign_in_throttle SET next_attempt_at = now() + interval '1 minute'`;
       await throttle.$disconnect();

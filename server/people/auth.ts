@@ -1,6 +1,6 @@
 import { prismaAdapter } from "@better-auth/prisma-adapter";
 import { betterAuth } from "better-auth";
-import { APIError, createAuthMiddleware } from "better-auth/api";
+import { APIError, createAuthMiddleware, getOAuthState } from "better-auth/api";
 import { genericOAuth } from "better-auth/plugins";
 import type { Db } from "../db/client";
 import { LIMITS } from "../limits";
@@ -9,7 +9,7 @@ import { revokeAllApiTokens } from "./api-tokens";
 import { instanceStatus } from "./instance";
 import { recordAudit } from "./audit";
 import { claimSignInAttempt, signInSucceeded } from "./sign-in-throttle";
-import { cookieValue, SSO_INVITE_COOKIE, SSO_PROVIDER_ID, type SsoConfig } from "./sso";
+import { SSO_PROVIDER_ID, type SsoConfig } from "./sso";
 import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
 
 // Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md: People). It owns
@@ -97,12 +97,19 @@ function withoutTokens(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (k === "token" ? [] : [[k, withoutTokens(v, depth + 1)]])));
 }
 
-/** The invite a sign-up follows: in the sign-up form's body, or through single sign-on, its cookie. */
-function inviteTokenOf(ctx: { body?: unknown; headers?: Headers } | null | undefined): string | null {
-  const given = isRecord(ctx?.body) ? ctx.body.inviteToken : cookieValue(ctx?.headers?.get("cookie"), SSO_INVITE_COOKIE);
+/**
+ * The invite a sign-up follows: in the sign-up form's body, or, through single sign-on, in the
+ * OAuth flow's state (the sign-in request's `additionalData`, kept by the server across the
+ * provider's redirect and bound to that one flow).
+ */
+async function inviteTokenOf(ctx: { body?: unknown } | null | undefined): Promise<string | null> {
+  const given = isRecord(ctx?.body) ? ctx.body.inviteToken : (await getOAuthState())?.inviteToken;
   const token = InviteTokenSchema.safeParse(given ?? undefined);
   return token.success ? token.data : null;
 }
+
+/** A sign-up answered by the provider (the OAuth callback) rather than by the form. */
+const throughProvider = (ctx: { path?: string } | null | undefined): boolean => ctx?.path?.startsWith("/callback/") === true;
 
 /** Sign-in answered by the provider: the account's name from what the provider says. */
 function ssoPlugins(sso: SsoConfig | null | undefined) {
@@ -221,10 +228,14 @@ export function createAuth(db: Db, opts: AuthOptions) {
           // A fresh instance: the first account is the owner. Later: open sign-up, or an invite.
           before: async (input, ctx) => {
             const user = userFields(input);
+            // An address the provider does not vouch for could be anyone's: no account is made for it.
+            if (throughProvider(ctx) && !input.emailVerified) {
+              throw new APIError("FORBIDDEN", { message: "The provider did not say this email is verified", code: "SSO_EMAIL_NOT_VERIFIED" });
+            }
             const status = await instanceStatus(db);
             if (!status.hasOwner) return { data: { ...user, instanceOwner: true } };
             // An invite link is claimed here (one link, one account) and joined once the account exists.
-            const token = inviteTokenOf(ctx);
+            const token = await inviteTokenOf(ctx);
             const claimed = token !== null && (await claimInviteForSignUp(db, token, user.email));
             if (status.openSignUp || claimed) return { data: { ...user, instanceOwner: null } };
             throw new APIError("FORBIDDEN", { message: "Sign-up is by invitation: open the invite link you were sent", code: "SIGN_UP_CLOSED" });
@@ -232,12 +243,28 @@ export function createAuth(db: Db, opts: AuthOptions) {
           after: async (user, ctx) => {
             // Teams made before accounts existed belong to the instance's owner.
             if (user.instanceOwner === true) await adoptOrphanTeams(db, user.id);
-            const token = inviteTokenOf(ctx);
+            const token = await inviteTokenOf(ctx);
             if (token) await joinByClaimedInvite(db, { id: asUserId(user.id), name: user.name, email: user.email, instanceOwner: false }, token);
           },
         },
         update: {
           before: async (user) => ({ data: userFields(user) }),
+        },
+      },
+      account: {
+        create: {
+          // The provider linked to an account that had a password: from now on the provider is
+          // how it signs in. The password, every session and every API token end, so whoever set
+          // the account up with that address (it was never verified here) keeps nothing.
+          after: async (account) => {
+            if (account.providerId !== SSO_PROVIDER_ID) return;
+            const { count } = await db.authAccount.deleteMany({ where: { userId: account.userId, providerId: "credential" } });
+            if (count === 0) return;
+            await db.authSession.deleteMany({ where: { userId: account.userId } });
+            await revokeAllApiTokens(db, asUserId(account.userId));
+            const user = await db.user.findUnique({ where: { id: account.userId }, select: { name: true } });
+            await recordAudit(db.sql, { kind: "sso_linked", actor: { id: account.userId, name: user?.name ?? "someone" }, detail: { provider: SSO_PROVIDER_ID } });
+          },
         },
       },
       session: {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseEnv } from "../env";
-import { cookieValue, ssoConfigOf } from "./sso";
+import { ssoConfigOf } from "./sso";
 
 // Single sign-on's configuration: all three settings or none; the flow itself is tested end to
 // end against a real OpenID provider (e2e/sso.spec.ts).
@@ -17,11 +17,5 @@ describe("ssoConfigOf", () => {
     expect(ssoConfigOf(parseEnv({ OIDC_ISSUER: "https://id.example.test", OIDC_CLIENT_ID: "teams", OIDC_CLIENT_SECRET: "s3cret" }))?.name).toBe("single sign-on");
     expect(() => parseEnv({ OIDC_ISSUER: "https://id.example.test", OIDC_CLIENT_ID: "teams" })).toThrow(/OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together/);
     expect(() => parseEnv({ OIDC_CLIENT_SECRET: "s3cret" })).toThrow(/go together/);
-  });
-
-  it("reads the invite cookie from a Cookie header", () => {
-    expect(cookieValue("a=1; agent-teams-sso-invite=inv_x%2By; b=2", "agent-teams-sso-invite")).toBe("inv_x+y");
-    expect(cookieValue("agent-teams-sso-invite-other=1", "agent-teams-sso-invite")).toBeNull();
-    expect(cookieValue(undefined, "x")).toBeNull();
   });
 });

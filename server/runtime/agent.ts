@@ -90,6 +90,7 @@ export interface AgentServices {
 
 export interface RuntimeLogFields {
   sessionId?: string;
+  teamId?: string;
   turnId?: string;
   level?: "info" | "warn" | "error";
 }
@@ -101,6 +102,7 @@ const SessionSettings = z.object({
   optional_context: z.boolean(),
   parked: z.boolean(),
   active_turn_id: z.string().nullable(),
+  team_id: z.string().nullable(),
   /** Whether the inbox holds anything (what the loop needs of it). */
   pending: z.boolean(),
 });
@@ -118,6 +120,8 @@ export class AgentDriver {
   private wakeUp: () => void = () => undefined;
   /** The session as the last turn's end read it (with that end, one round trip less per turn). */
   private prefetched: Settings | null = null;
+  /** The agent's team (never changes), as its settings say, for log lines. */
+  private teamId: string | null = null;
   private turnAbort: AbortController | null = null;
   private abortKind: AbortKind | null = null;
   private closing: AbortKind | null = null;
@@ -215,10 +219,10 @@ export class AgentDriver {
       } else if (this.closing === "lease_lost") this.svc.log(`agent ${this.sessionId}: lease lost, stopping`);
     } catch (e) {
       if (isAppError(e, "LEASE_LOST") || this.closing === "lease_lost") {
-        this.svc.log(`agent ${this.sessionId}: lease lost, stopping`, { sessionId: this.sessionId, level: "warn" });
+        this.svc.log(`agent ${this.sessionId}: lease lost, stopping`, { ...this.where(), level: "warn" });
         return;
       }
-      this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { sessionId: this.sessionId, level: "error" });
+      this.svc.log(`agent ${this.sessionId} crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { ...this.where(), level: "error" });
       // Let the recovery sweep adopt it: the next driver closes the open turn as interrupted.
       await releaseLease(this.svc.db.sql, this.sessionId, this.lease).catch(() => undefined);
     }
@@ -283,15 +287,21 @@ export class AgentDriver {
 
   private settingsStatement(): Statement<Settings> {
     return {
-      sql: Prisma.sql`SELECT s.model, s.optional_context, s.parked, s.active_turn_id,
+      sql: Prisma.sql`SELECT s.model, s.optional_context, s.parked, s.active_turn_id, s.team_id,
           EXISTS (SELECT 1 FROM inbox_items i WHERE i.session_id = s.id) AS pending
         FROM sessions s WHERE s.id = ${this.sessionId}`,
       read: (rows) => {
         const row = SettingsRows.parse(rows)[0];
         if (!row) throw new AppError("SESSION_NOT_FOUND", `Session ${this.sessionId} not found`);
+        this.teamId = row.team_id;
         return row;
       },
     };
+  }
+
+  /** Where a log line comes from. */
+  private where(): RuntimeLogFields {
+    return { sessionId: this.sessionId, ...(this.teamId ? { teamId: this.teamId } : {}) };
   }
 
   private async settings(): Promise<Settings> {
@@ -522,7 +532,7 @@ export class AgentDriver {
         // Provider errors arrive readable and redacted (models/resilience.ts, ai-sdk.ts); key
         // shapes are masked again here because this text reaches the transcript, roster and log.
         const message = redactSecrets(e instanceof Error ? e.message : String(e));
-        this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`, { sessionId: this.sessionId, turnId, level: "warn" });
+        this.svc.log(`agent ${this.sessionId}: turn ${turnId} failed: ${message}`, { ...this.where(), turnId, level: "warn" });
         await this.endTurn(turnId, { reason: "error", error: message });
       }
     } finally {
@@ -649,7 +659,7 @@ export class AgentDriver {
     const usage = marker.usage ?? { inputTokens: 0, outputTokens: 0 };
     const cost = costNanos(price, usage);
     await this.append([{ ...marker, costNanos: cost }, summary], undefined, spendOf(usage, cost));
-    this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`, { sessionId: this.sessionId });
+    this.svc.log(`agent ${this.sessionId}: compacted history through seq ${plan.throughSeq} (${model.id})`, this.where());
     return true;
   }
 

@@ -11,8 +11,11 @@ export interface Haproxy {
   stop(): Promise<void>;
 }
 
-/** Round robin over `backends` (ports on 127.0.0.1), listening on `port` (default: a free one). */
-export async function startHaproxy(backends: number[], opts: { port?: number } = {}): Promise<Haproxy> {
+/**
+ * `backends` (ports on 127.0.0.1) behind one port (`port`, default a free one): round robin, or
+ * `first` (everything to the first backend that is up, as when one process serves a browser).
+ */
+export async function startHaproxy(backends: number[], opts: { port?: number; balance?: "roundrobin" | "first" } = {}): Promise<Haproxy> {
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "haproxy-"));
   const cfg = join(dir, "haproxy.cfg");
@@ -31,7 +34,7 @@ export async function startHaproxy(backends: number[], opts: { port?: number } =
       `  bind 127.0.0.1:${port}`,
       "  default_backend apps",
       "backend apps",
-      "  balance roundrobin",
+      `  balance ${opts.balance ?? "roundrobin"}`,
       "  option httpchk GET /api/health/ready",
       "  default-server inter 200ms fall 2 rise 1",
       ...backends.map((p, i) => `  server app${i + 1} 127.0.0.1:${p} check`),
