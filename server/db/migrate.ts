@@ -1,5 +1,6 @@
 // Applies prisma/migrations/<name>/migration.sql the way `prisma migrate deploy` does, because
-// the Prisma CLI cannot download its schema engine here (docs: /work/shared/notes/stack.md).
+// the Prisma CLI needs a schema-engine binary fetched at install time, which an install without
+// scripts or network does not get.
 // Same `_prisma_migrations` table, rows, checksums and advisory lock, so either tool can take
 // over a database the other one migrated.
 import { createHash, randomUUID } from "node:crypto";
