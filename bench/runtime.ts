@@ -35,7 +35,8 @@ import { createDb, type DatabaseUrls, directUrlOf, inTx, type Db } from "../serv
 import { commitRate, percentile, percentileOf, progress, round, runBench, serverInfo, sleep, waitUntil, withBenchDatabase } from "./support";
 import { parseEnv } from "../server/env";
 import { asSessionId, type SessionId } from "../server/ids";
-import { ActivityHub, notifyActivity } from "../server/live/activity";
+import { notifyActivity } from "../server/db/notify";
+import { ActivityHub } from "../server/live/activity";
 import { ModelChoiceSchema } from "../server/models/choice";
 import { createModelResolver } from "../server/models/registry";
 import { startFakeProviderServer } from "../server/models/testing/fake-provider-server";

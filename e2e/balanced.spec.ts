@@ -12,8 +12,9 @@ import { startServer, stopServer } from "./server";
 
 // A browser watching a team through HAProxy in front of three app servers, on one database
 // through PgBouncer in transaction mode. The balancer sends everything to the first server
-// while it is up, so the browser's page, requests and live feeds are all on the process that
-// takes the prompt; once it drives one of the team's turns it is killed (SIGKILL). The others
+// while it is up, and the team starts work while it is the only one, so the browser's page,
+// requests and live feeds and the team's agents are all on it; once the other two have joined,
+// it is killed (SIGKILL) while it drives one of the team's turns. The others
 // take the agents over, the browser's feeds reconnect through the balancer, and the room ends
 // with the team's work whole: every reply and message once, as the log has them.
 
@@ -31,7 +32,7 @@ test("a browser's team room through the balancer stays whole when the process se
   const env = {
     E2E_DIRECT_DATABASE_URL: database.url,
     APP_URL: base.replace(/\/$/, ""),
-    SCRIPTED_MODEL_DELAY_MS: "100",
+    SCRIPTED_MODEL_DELAY_MS: "150",
     AGENT_LEASE_TTL_MS: "2000",
     RUNTIME_RECOVERY_INTERVAL_MS: "300",
   };
@@ -39,28 +40,30 @@ test("a browser's team room through the balancer stays whole when the process se
   let lb: Haproxy | null = null;
   const context = await anonymousContext(browser, base);
   try {
-    for (const port of appPorts) servers.push(await startServer(bouncer.through(database.url), port, env));
+    // One server at first: the browser's page, requests and feeds are on it, and so are the
+    // team's agents. The other two join once the team is at work.
+    const start = async (port: number) => servers.push(await startServer(bouncer.through(database.url), port, env));
+    await start(appPorts[0]!);
     lb = await startHaproxy(appPorts, { port: lbPort, balance: "first" });
     const page = await context.newPage();
     await createInstanceOwner(page, OWNER);
     const teamId = await createTeam(page, "Balanced room");
     await send(page, "Build a tiny todo app");
-
-    // The first server took the prompt: once it drives a turn of the team, it is killed.
     const first = servers[0]!;
-    await expect
-      .poll(
-        async () => {
-          const { rows } = await db.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM sessions WHERE team_id = $1 AND active_turn_id IS NOT NULL AND lease_expires_at > now() AND lease_owner LIKE $2`,
-            [teamId, `proc-${first.pid}-%`],
-          );
-          return rows[0]!.n;
-        },
-        { timeout: 60_000 },
-      )
-      .toBeGreaterThan(0);
+    /** Whether the first server drives one of the team's turns right now. */
+    const firstMidTurn = async () => {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM sessions WHERE team_id = $1 AND active_turn_id IS NOT NULL AND lease_expires_at > now() AND lease_owner LIKE $2`,
+        [teamId, `proc-${first.pid}-%`],
+      );
+      return rows[0]!.n > 0;
+    };
+    await expect.poll(firstMidTurn, { timeout: 60_000 }).toBe(true);
     await expect(transcript(page).getByRole("article", { name: "Reply" }).first()).toBeVisible();
+    await start(appPorts[1]!);
+    await start(appPorts[2]!);
+    // Killed while it drives a turn (the team is still at work: its turns last seconds).
+    await expect.poll(firstMidTurn, { timeout: 60_000 }).toBe(true);
     first.kill("SIGKILL");
 
     // The team finishes on the other servers, and the room shows it without a reload.

@@ -2,7 +2,8 @@ import { describe, expect } from "vitest";
 import type { Db } from "../db/client";
 import { databaseTest } from "../testing/fixtures";
 import { waitFor } from "../testing/runtime-harness";
-import { ActivityHub, notifyActivity, type Activity } from "./activity";
+import { notifyActivity } from "../db/notify";
+import { ActivityHub, type Activity } from "./activity";
 
 // The activity hub against a real database: what one process announces reaches its own
 // listeners at once and other processes' hubs by NOTIFY, coalesced per session and kind, never

@@ -1,100 +1,24 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import pg from "pg";
-import { z } from "zod";
 import { abortableWait } from "../abortable";
-import { Prisma } from "../db/generated/client";
 import { type DatabaseUrls, directUrlOf } from "../db/client";
-import type { SqlRunner } from "../db/sql";
+import { ACTIVITY_CHANNEL, type Activity as AnyActivity, type ActivityBus, type ActivityKind, activityPayload, ActivityPayload, credentialsKey } from "../db/notify";
 import type { SessionEvent } from "../runtime/events";
 
-// Postgres LISTEN/NOTIFY fan-out. A notification is only a hint that a session changed:
-// readers always re-read rows by seq, so a lost or coalesced notification loses nothing.
-//
-// Two ways to notify. In the writer's transaction (notifyActivity, notifySql): sent exactly
-// when it commits. Announced after the commit (ActivityHub.announce; the runtime's appends):
-// this process hears it at once, other processes in a NOTIFY transaction of the hub's own
-// shortly after. Postgres holds a server-wide lock from a notifying transaction's commit until
-// its commit record is flushed, so notifying commits never share a flush: the appends, several
-// per step, must not notify in their own transactions.
+/** What the hub carries: an `event` activity may hold the appended events themselves. */
+export type Activity = AnyActivity<SessionEvent>;
 
-export const ACTIVITY_CHANNEL = "agent_activity";
+// The process's LISTEN connection and its fan-out to in-process subscribers (db/notify.ts says
+// what is sent). Announced after the commit (ActivityHub.announce; the runtime's appends): this
+// process hears it at once, other processes in a NOTIFY transaction of the hub's own shortly
+// after.
 
 /**
  * Announcements reach other processes in at most one NOTIFY transaction per this many ms (the
  * first at once): a bounded number of commits per process however much it announces.
  */
 export const ANNOUNCE_INTERVAL_MS = 25;
-
-/**
- * inbox: input arrived or changed; abort: stop/interrupt requested; event: log appended;
- * state: the session's status changed; team: a team's roster or budget changed; board: its task
- * board; mail: its mailbox (these three are sent on the team id, which is also its Lead's
- * session id: the Lead's own state is unchanged; split, so a live feed re-reads only what moved);
- * people: a team's people, roles, invites or presence changed (sent on the team id); actions: a
- * person did something in the team (people/actions.ts: the record's row; on the team id);
- * workspace: a team's files changed (sent on the team id); spend: a step's usage was added to
- * the session's spend (the room's figures move; nothing a waiting agent acts on); credentials:
- * a sign-in session or API token of a person ended (sent on `credentialsKey`, by a trigger of
- * the auth_sessions and api_tokens tables: their feeds re-check at once); outbox: a team event
- * was recorded (runtime/team-events.ts; on TEAM_EVENTS_KEY: the dispatcher fans it out);
- * notifications: a person's notifications changed (on `credentialsKey`).
- */
-const ActivityKindSchema = z.enum([
-  "inbox",
-  "abort",
-  "event",
-  "state",
-  "team",
-  "board",
-  "mail",
-  "people",
-  "actions",
-  "workspace",
-  "spend",
-  "credentials",
-  "outbox",
-  "notifications",
-]);
-export type ActivityKind = z.infer<typeof ActivityKindSchema>;
-
-/** The key a person's credential changes are sent on (the migration's trigger writes the same). */
-export const credentialsKey = (userId: string): string => `user:${userId}`;
-
-/** o: the announcing hub (ActivityHub.announce), which does not hear its own notification again. */
-const ActivityPayload = z.object({ s: z.string(), k: ActivityKindSchema, q: z.number().int().optional(), o: z.string().optional() });
-export type Activity = {
-  sessionId: string;
-  kind: ActivityKind;
-  /** `event`: the newest seq the append committed (a reader that has it skips the read). */
-  lastSeq?: number;
-  /** `event`, in-process only: the committed events themselves (the writer's own copy). */
-  events?: SessionEvent[];
-};
-
-/** A notification's payload, as the hub reads it back. */
-export function activityPayload(sessionId: string, kind: ActivityKind, lastSeq?: number, origin?: string): string {
-  return JSON.stringify({ s: sessionId, k: kind, ...(lastSeq === undefined ? {} : { q: lastSeq }), ...(origin === undefined ? {} : { o: origin }) });
-}
-
-/** The notification as an SQL expression, so it can ride in a statement that has other work. */
-export function notifySql(sessionId: string, kind: ActivityKind): Prisma.Sql {
-  return Prisma.sql`pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind)})`;
-}
-
-/**
- * The notification for a session id the statement itself reads (`sessionId` an SQL expression,
- * e.g. a column), with the payload activityPayload writes.
- */
-export function notifyColumnSql(sessionId: Prisma.Sql, kind: ActivityKind): Prisma.Sql {
-  return Prisma.sql`pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}, 'k', ${kind}::text)::text)`;
-}
-
-/** Sent on commit of the surrounding transaction (Postgres semantics), never before. */
-export async function notifyActivity(db: SqlRunner, sessionId: string, kind: ActivityKind, lastSeq?: number): Promise<void> {
-  await db.$executeRaw`SELECT pg_notify(${ACTIVITY_CHANNEL}, ${activityPayload(sessionId, kind, lastSeq)})`;
-}
-
 /** The event a reconnect's poke reaches session listeners by (not "*": every activity goes there). */
 const POKE = Symbol("poke");
 
@@ -106,7 +30,7 @@ const NOTIFY_ALL = `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`;
  * and sends this process's announcements. Reconnects with backoff; after a reconnect every
  * subscriber is poked, since notifications sent while disconnected are gone.
  */
-export class ActivityHub {
+export class ActivityHub implements ActivityBus<SessionEvent> {
   private readonly emitter = new EventEmitter();
   private client: pg.Client | null = null;
   private closed = false;

@@ -15,7 +15,8 @@ import { listMembers, MemberViewSchema, teamSpend, type MemberView } from "../te
 import { listTasks, TaskViewSchema, type TaskView } from "../team/task-board";
 import { pendingRequests, WaitingViewSchema, type WaitingView } from "../team/approvals";
 import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../workspace";
-import type { Activity, ActivityHub, ActivityKind } from "./activity";
+import type { ActivityKind } from "../db/notify";
+import type { Activity, ActivityHub } from "./activity";
 import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./shared-readers";
 import type { ListDelta, TeamFeedMessage, TeamPatch } from "./team-delta";
 

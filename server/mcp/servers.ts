@@ -6,7 +6,7 @@ import { inTx, type Db, type DbOrTx } from "../db/client";
 import { AppError } from "../errors";
 import { newMcpServerId, type SessionId } from "../ids";
 import { LIMITS } from "../limits";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { privateWebhooksAllowed } from "../people/instance";
 import { lockTeam } from "../team/membership";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { asJson, type DbOrTx, type Tx } from "../db/client";
 import type { SessionId } from "../ids";
 import { AppError } from "../errors";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { isAudited, recordAudit } from "./audit";
 import type { Person } from "./person";
 import { refusalFor, TeamRoleSchema, type Need } from "./roles";

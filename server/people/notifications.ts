@@ -4,7 +4,7 @@ import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import { newNotificationStem, type UserId } from "../ids";
 import { LIMITS } from "../limits";
-import { credentialsKey, notifyActivity, notifyColumnSql } from "../live/activity";
+import { credentialsKey, notifyActivity, notifyColumnSql } from "../db/notify";
 import { TeamEventKindSchema, type TeamEventKind } from "../runtime/team-events";
 
 // Each person's notifications across all their teams (SPEC.md §17): one row per person and team

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { DbOrTx } from "../db/client";
 import type { SessionId, UserId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { TaskIdSchema } from "../team/task-board";
 import { WorkspaceInput } from "../workspace/schema";
 import { PRESENCE_TTL_MS } from "./presence-timing";

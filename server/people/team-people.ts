@@ -4,7 +4,7 @@ import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, newInviteId, type SessionId, type UserId } from "../ids";
 import { LIMITS } from "../limits";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { lockTeam } from "../team/membership";
 import { recordAction } from "./actions";
 import { refusalFor, TeamRoleSchema, type Need, type TeamRole } from "./roles";

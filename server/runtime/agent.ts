@@ -5,7 +5,7 @@ import { Prisma } from "../db/generated/client";
 import { BatchedSql, type SqlRunner } from "../db/sql";
 import { AppError, isAppError } from "../errors";
 import { asTurnId, newMessageId, newTurnId, type SessionId, type TurnId } from "../ids";
-import type { Activity } from "../live/activity";
+import type { Activity } from "../db/notify";
 import { costNanos, FREE, type Price } from "../models/catalog";
 import { estimateUsage } from "../models/estimate";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
@@ -67,7 +67,7 @@ export interface AgentServices {
    * After each commit that changes what the session shows (ActivityHub.announce): this
    * process's live feeds take an append's events without a read, other processes hear of it.
    */
-  announce(activity: Activity): void;
+  announce(activity: Activity<SessionEvent>): void;
   /**
    * The team's tool policy (runtime/approvals.ts): `off` tools leave the agent's list, `ask`
    * tools wait for a person's approval. Read as each turn starts; unset, every tool is allowed.

@@ -4,7 +4,7 @@ import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { newApprovalId, type SessionId, type TurnId } from "../ids";
 import { Prisma } from "../db/generated/client";
-import { notifyActivity, notifyColumnSql } from "../live/activity";
+import { notifyActivity, notifyColumnSql } from "../db/notify";
 import { PersonRefSchema } from "../people/person";
 import { agentEventStatement, excerpt } from "./team-events";
 

@@ -6,7 +6,7 @@ import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema, ref } from "../people/person";
 import { AppError } from "../errors";
 import { newMessageId, type MessageId, type SessionId } from "../ids";
-import { notifyActivity, notifySql } from "../live/activity";
+import { notifyActivity, notifySql } from "../db/notify";
 import { MessageSourceSchema, type MessageSource } from "./events";
 import type { Lease } from "./session-log";
 

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db/client";
 import { asSessionId, type SessionId } from "../ids";
-import type { ActivityHub } from "../live/activity";
+import type { ActivityBus } from "../db/notify";
+import type { SessionEvent } from "./events";
 import type { Price } from "../models/catalog";
 import type { ModelChoice } from "../models/choice";
 import type { ModelResolver } from "../models/registry";
@@ -19,7 +20,8 @@ import type { ToolDefinition, ToolsetOptions } from "./tools";
 
 export interface RuntimeOptions {
   db: Db;
-  hub: ActivityHub;
+  /** The process's activity bus (live/activity.ts's hub): announcements out, wake-ups in. */
+  hub: ActivityBus<SessionEvent>;
   config: RuntimeConfig;
   resolveModel: ModelResolver;
   /** The price table (models/catalog.ts): what a step of each model costs; unset, steps cost nothing. */

@@ -4,7 +4,7 @@ import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
 import { Prisma } from "../db/generated/client";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { EventPayloadSchema, type EventPayload, type SessionEvent } from "./events";
 
 /** A held lease. Every append under a lease is fenced by its token. */

@@ -4,7 +4,7 @@ import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { cancelPending, startingToolPolicy } from "./approvals";
 import type { Spend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";

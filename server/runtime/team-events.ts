@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
-import { notifySql } from "../live/activity";
+import { notifySql } from "../db/notify";
 import type { SessionId, TurnId } from "../ids";
 
 // The team-event outbox (SPEC.md §17): what happened in a team that its people (notifications)

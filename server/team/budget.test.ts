@@ -3,7 +3,7 @@ import { describe, expect } from "vitest";
 import { type Db, directUrlOf } from "../db/client";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
 import { FREE, spendTokens } from "../models/catalog";
-import { ACTIVITY_CHANNEL } from "../live/activity";
+import { ACTIVITY_CHANNEL } from "../db/notify";
 import { expectFinished, expectStopped, stopWhileTeammatesRun, teamSessions } from "../testing/budget-checks";
 import { createTestPerson } from "../testing/people";
 import { runtimeTest } from "../testing/fixtures";

@@ -3,7 +3,7 @@ import { inTx, type Db, type DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { Prisma } from "../db/generated/client";
 import type { SessionId } from "../ids";
-import { notifyActivity, notifySql } from "../live/activity";
+import { notifyActivity, notifySql } from "../db/notify";
 import { NO_SPEND, SpendSchema, spendTokens, type Spend } from "../models/catalog";
 import { tokensOfChars } from "../models/estimate";
 import { recordAction, type HumanActor } from "../people/actions";

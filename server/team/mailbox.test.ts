@@ -5,7 +5,7 @@ import pg from "pg";
 import { afterEach, describe, expect } from "vitest";
 import { createDb, databaseEnv, type Db, directUrlOf } from "../db/client";
 import { isAppError } from "../errors";
-import { ACTIVITY_CHANNEL } from "../live/activity";
+import { ACTIVITY_CHANNEL } from "../db/notify";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
 import type { PayloadOf, SessionEvent } from "../runtime/events";
 import { listInbox } from "../runtime/inbox";

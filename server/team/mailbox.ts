@@ -7,7 +7,7 @@ import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
 import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
-import { notifyColumnSql, notifySql } from "../live/activity";
+import { notifyColumnSql, notifySql } from "../db/notify";
 import { steerAdmission } from "../runtime/inbox";
 import type { MemberRef } from "./membership";
 

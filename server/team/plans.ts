@@ -2,7 +2,7 @@ import { z } from "zod";
 import { inTx, type Db, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { newPlanId, type SessionId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema } from "../people/person";
 import { enqueue } from "../runtime/inbox";

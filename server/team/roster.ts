@@ -6,7 +6,7 @@ import { AppError, isAppError } from "../errors";
 import { asMessageId, asSessionId, newSessionId, type MessageId, type SessionId, type UserId } from "../ids";
 import { boundedText } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { modelKey, SpendSchema, sumSpend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
 import { enqueue } from "../runtime/inbox";

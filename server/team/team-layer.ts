@@ -1,5 +1,6 @@
 import type { Db } from "../db/client";
-import type { ActivityHub } from "../live/activity";
+import type { ActivityBus } from "../db/notify";
+import type { SessionEvent } from "../runtime/events";
 import type { ModelOption } from "../models/catalog";
 import { ContextRegistry, dateContextProvider } from "../runtime/context-registry";
 import type { RuntimeOptions } from "../runtime/runtime";
@@ -46,7 +47,7 @@ export type TeamLayer = Required<
 >;
 
 /** One list for every member: the nine Team tools, the six Workspace tools, then ask_humans. */
-export function teamToolList(hub: ActivityHub, opts: TeamLayerOptions = {}): ToolDefinition[] {
+export function teamToolList(hub: ActivityBus<SessionEvent>, opts: TeamLayerOptions = {}): ToolDefinition[] {
   return [
     ...createTeamTools({ hub, limits: teamLimits(opts.limits), models: opts.models ?? [] }),
     ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits)),
@@ -54,7 +55,7 @@ export function teamToolList(hub: ActivityHub, opts: TeamLayerOptions = {}): Too
   ];
 }
 
-export function createTeamLayer(db: Db, hub: ActivityHub, opts: TeamLayerOptions = {}): TeamLayer {
+export function createTeamLayer(db: Db, hub: ActivityBus<SessionEvent>, opts: TeamLayerOptions = {}): TeamLayer {
   const tools = teamToolList(hub, opts);
   const identity = teamIdentityProvider(db.sql);
   // Team events are fanned out as soon as one commits (its notification), and on every sweep.

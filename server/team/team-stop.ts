@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { inTx, type Db } from "../db/client";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { asSessionId } from "../ids";
 import { cancelPending } from "../runtime/approvals";

@@ -3,7 +3,7 @@ import { inTx, type Db } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { TOOL_MODES, type ToolMode } from "../runtime/approvals";
 

@@ -1,7 +1,8 @@
 import { describe, expect } from "vitest";
 import { asSessionId, asTurnId, newMessageId, type SessionId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
-import { activityWaiter, notifyActivity } from "../live/activity";
+import { activityWaiter } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { listInbox } from "../runtime/inbox";
 import { findOrphanedSessions } from "../runtime/lease";
 import { createSession, forkSession, getSession, promptSession } from "../runtime/sessions";

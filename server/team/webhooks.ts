@@ -6,7 +6,7 @@ import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { newWebhookId, newWebhookMessageId, type SessionId } from "../ids";
 import { LIMITS } from "../limits";
-import { notifySql } from "../live/activity";
+import { notifySql } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { privateWebhooksAllowed } from "../people/instance";
 import { TeamEventKindSchema, type TeamEventData } from "../runtime/team-events";

@@ -5,7 +5,7 @@ import { AppError } from "../errors";
 import type { SessionId } from "../ids";
 import { utf8Bytes } from "../input-guard";
 import type { WorkspaceLimits } from "../limits";
-import { notifyActivity } from "../live/activity";
+import { notifyActivity } from "../db/notify";
 import { authorOf, checkScopes, recordPersonChange, type Writer } from "./authors";
 import { normaliseFilePath } from "./path-input";
 import { underPrefix } from "./prefix";

@@ -1,7 +1,7 @@
 import { asJson, inTx, type DbOrTx } from "../../db/client";
 import { AppError } from "../../errors";
 import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../limits";
-import { notifyActivity } from "../../live/activity";
+import { notifyActivity } from "../../db/notify";
 import { recordMentions } from "../mentions";
 import { needsNewPlan, planForLeadTask } from "../plans";
 import { recordAction, type HumanActor } from "../../people/actions";

@@ -1,10 +1,11 @@
 import type { TeamLimits } from "../../limits";
-import type { ActivityHub } from "../../live/activity";
+import type { ActivityBus } from "../../db/notify";
+import type { SessionEvent } from "../../runtime/events";
 import type { ModelOption } from "../../models/catalog";
 
 /** What the Team tools need from their host. */
 export interface TeamToolDeps {
-  hub: ActivityHub;
+  hub: ActivityBus<SessionEvent>;
   limits: TeamLimits;
   /** The models this server offers (spawn_teammate lists them and may name one). */
   models: readonly ModelOption[];

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { FEED_REREAD_MS } from "../../live/session-feed";
-import { activityWaiter, credentialsKey } from "../../live/activity";
+import { activityWaiter } from "../../live/activity";
+import { credentialsKey } from "../../db/notify";
 import {
   listNotifications,
   markRead,
