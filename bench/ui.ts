@@ -49,7 +49,7 @@ import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from ".
 import { asSessionId, type SessionId } from "../server/ids";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
-import { appendNotified } from "../server/runtime/session-log";
+import { appendNotified } from "../server/testing/append";
 import { createSession } from "../server/runtime/sessions";
 import { freePort } from "../server/testing/net";
 import { signUpOverHttp, type HttpPerson } from "../server/testing/people";

@@ -4,7 +4,7 @@ import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from ".
 import { asSessionId } from "../server/ids";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";
-import { appendNotified } from "../server/runtime/session-log";
+import { appendNotified } from "../server/testing/append";
 import { createSession } from "../server/runtime/sessions";
 import { anonymousContext, signUpOverApi } from "./accounts";
 import { transcript } from "./helpers";

@@ -1,10 +1,8 @@
 import { z } from "zod";
-import type { Db } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
 import { Prisma } from "../db/generated/client";
-import { notifyActivity } from "../db/notify";
 import { EventPayloadSchema, type EventPayload, type SessionEvent } from "./events";
 
 /** A held lease. Every append under a lease is fenced by its token. */
@@ -168,19 +166,6 @@ export async function appendEvents(
   if (payloads.length === 0) return [];
   const statement = appendStatement(sessionId, payloads, lease, spend, change);
   return appended(statement.read(await db.$queryRaw(statement.sql)), payloads.length, sessionId, lease);
-}
-
-/**
- * An append by a writer that announces nothing (seeding a log, benchmarks, end-to-end tests):
- * the events and the `event` notification naming the newest seq, in one transaction, so every
- * process's live feeds see them.
- */
-export async function appendNotified(db: Db, sessionId: SessionId, payloads: EventPayload[]): Promise<SessionEvent[]> {
-  return db.sqlTx(async (tx) => {
-    const events = await appendEvents(tx, sessionId, payloads, null);
-    await notifyActivity(tx, sessionId, "event", events.at(-1)?.seq);
-    return events;
-  });
 }
 
 /**

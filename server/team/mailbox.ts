@@ -334,38 +334,6 @@ export async function recoverMailbox(db: Db, opts: MailboxOptions = {}): Promise
   return delivered;
 }
 
-/**
- * Runs `recoverMailbox` now and then every `intervalMs` (never two runs at once). For the
- * process that hosts the runtime; `stop` waits for a run in progress.
- */
-export function startMailboxRecovery(
-  db: Db,
-  opts: MailboxOptions & { intervalMs: number },
-): { firstRun: Promise<number>; stop(): Promise<void> } {
-  const log = opts.log ?? defaultLog;
-  let stopped = false;
-  let running: Promise<number> | null = null;
-  const run = (): Promise<number> =>
-    (running ??= recoverMailbox(db, opts)
-      .catch((e: unknown) => {
-        log(`mailbox recovery failed: ${errorText(e)}`);
-        return 0;
-      })
-      .finally(() => (running = null)));
-  const firstRun = run();
-  const timer = setInterval(() => {
-    if (!stopped) void run();
-  }, Math.max(50, opts.intervalMs));
-  return {
-    firstRun,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
-
 // ------------------------------------------------------------------ consumption
 
 /**

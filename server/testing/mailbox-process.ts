@@ -31,7 +31,6 @@ import {
   queueMessage,
   recoverMailbox,
   sendMessage,
-  startMailboxRecovery,
   type SendMessageInput,
 } from "../team/mailbox";
 import { startTestRuntime } from "./runtime-harness";
@@ -44,6 +43,23 @@ function out(line: string): Promise<void> {
   return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
 }
 process.stdout.on("error", () => undefined);
+
+/**
+ * Mailbox recovery now and then every `intervalMs`, one run at a time, as a host process would
+ * run it; resolves with the first run's count.
+ */
+function recoverEvery(db: Db, intervalMs: number, log: (line: string) => void): Promise<number> {
+  let running: Promise<number> | null = null;
+  const run = (): Promise<number> =>
+    (running ??= recoverMailbox(db, { log })
+      .catch((e: unknown) => {
+        log(`mailbox recovery failed: ${e instanceof Error ? e.message : String(e)}`);
+        return 0;
+      })
+      .finally(() => (running = null)));
+  setInterval(() => void run(), Math.max(50, intervalMs));
+  return run();
+}
 
 async function main(): Promise<void> {
   const database = databaseFromEnv({ DATABASE_URL: process.env.DATABASE_URL, DIRECT_DATABASE_URL: process.env.DIRECT_DATABASE_URL });
@@ -66,7 +82,7 @@ async function main(): Promise<void> {
     db = rt.db;
     ownerId = rt.runtime.ownerId;
     const interval = Number(process.env.MAILBOX_RECOVERY_INTERVAL_MS ?? 0);
-    if (interval > 0) await startMailboxRecovery(db, { intervalMs: interval, log }).firstRun;
+    if (interval > 0) await recoverEvery(db, interval, log);
     else await recoverMailbox(db, { log });
   } else {
     db = createDb(database, 5);
