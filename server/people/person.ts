@@ -9,10 +9,6 @@ import { bearerToken } from "./tokens";
 // Who is asking: a person signed in with a session cookie, or a script with one of the
 // person's API tokens (`Authorization: Bearer`). Either acts with the person's rights.
 
-/** A person as recorded on an action: the id, and the display name at that time. */
-export const PersonRefSchema = z.object({ id: z.string(), name: z.string() });
-export type PersonRef = z.infer<typeof PersonRefSchema>;
-
 export interface Person {
   id: UserId;
   name: string;
@@ -21,8 +17,6 @@ export interface Person {
   /** What signed the request in: long-lived feeds re-check it (sign-out everywhere ends them). */
   credential?: { kind: "session"; id: string } | { kind: "token"; id: string };
 }
-
-export const ref = (p: Person): PersonRef => ({ id: p.id, name: p.name });
 
 /** The user columns a Person is made of. */
 export interface UserRow {

@@ -5,7 +5,7 @@ import { AppError } from "../errors";
 import { newApprovalId, type SessionId, type TurnId } from "../ids";
 import { Prisma } from "../db/generated/client";
 import { notifyActivity, notifyColumnSql } from "../db/notify";
-import { PersonRefSchema } from "../people/person";
+import { PersonRefSchema } from "../person-ref";
 import { agentEventStatement, excerpt } from "./team-events";
 
 // Calls that wait for people (SPEC.md §17): a tool call under the team's `ask` policy waits for

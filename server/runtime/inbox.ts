@@ -3,7 +3,7 @@ import { asJson, inTx, type DbOrTx, type Tx } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import { recordAction, type HumanActor } from "../people/actions";
-import { PersonRefSchema, ref } from "../people/person";
+import { PersonRefSchema, ref } from "../person-ref";
 import { AppError } from "../errors";
 import { newMessageId, type MessageId, type SessionId } from "../ids";
 import { notifyActivity, notifySql } from "../db/notify";

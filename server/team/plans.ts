@@ -4,7 +4,7 @@ import { AppError } from "../errors";
 import { newPlanId, type SessionId } from "../ids";
 import { notifyActivity } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
-import { PersonRefSchema } from "../people/person";
+import { PersonRefSchema } from "../person-ref";
 import { enqueue } from "../runtime/inbox";
 import { recordTeamEvent } from "../runtime/team-events";
 import { lockTeam } from "./membership";

@@ -15,7 +15,7 @@ import { appendEvents } from "../runtime/session-log";
 import { AgentStatusSchema, completedTurnsSeed, deriveStatus, spendOf, SpendRowSchema, STATUS_COLUMNS, teamSpendSums } from "../runtime/sessions";
 import { Prisma } from "../db/generated/client";
 import { recordAction, type HumanActor } from "../people/actions";
-import { PersonRefSchema, ref } from "../people/person";
+import { PersonRefSchema, ref } from "../person-ref";
 import { TeamRoleSchema } from "../people/roles";
 import { lockTeam, type Membership } from "./membership";
 import { LEAD_NAME, MemberNameSchema } from "./names";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Tx } from "../db/client";
 import type { SessionId } from "../ids";
 import { recordAction, type HumanActor } from "../people/actions";
-import { ref } from "../people/person";
+import { ref } from "../person-ref";
 import type { Membership } from "../team/membership";
 import { LEAD_NAME } from "../team/names";
 import { formatTaskId } from "../team/task-board";
