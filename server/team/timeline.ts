@@ -7,9 +7,13 @@ import { LIMITS } from "../limits";
 import { MessageSourceSchema, TurnEndReasonSchema } from "../runtime/events";
 import { assistantMessageIdOfCallKey } from "../runtime/tools";
 import { AuthorSchema, listWorkspaceChanges, type FileChangeView } from "../workspace";
+import { FILE_CHANGE_TOOLS } from "../workspace/tools";
 import { messageState, TeamMessageStateSchema } from "./mailbox";
 import { teamMemberRefs, type MemberRef } from "./membership";
 import { ChangedBySchema, formatTaskId, parseTaskId, TaskActionSchema, TaskStatusSchema } from "./task-board";
+import { SEND_MESSAGE_TOOL } from "./tools/send-message";
+import { TASK_CREATE_TOOL } from "./tools/team-task-create";
+import { TASK_UPDATE_TOOL } from "./tools/team-task-update";
 
 // The team timeline: every member's turns, tool calls, people's prompts, team messages, task
 // changes and file changes, interleaved in one order (docs/DECISIONS.md, *Timeline order*).
@@ -221,9 +225,9 @@ const EVENT_KIND = Prisma.sql`CASE
   WHEN x.kind = 'user_message' THEN CASE WHEN x.payload->'source'->>'kind' = 'human' THEN 'prompt' END
   WHEN x.kind <> 'tool_result' THEN NULL
   WHEN x.payload->>'isError' = 'true' THEN 'tool'
-  WHEN x.payload->>'toolName' IN ('team_task_create', 'team_task_update') THEN 'task'
-  WHEN x.payload->>'toolName' = 'send_message' THEN NULL
-  WHEN x.payload->>'toolName' IN ('workspace_write', 'workspace_edit', 'workspace_delete')
+  WHEN x.payload->>'toolName' IN (${Prisma.join([TASK_CREATE_TOOL, TASK_UPDATE_TOOL])}) THEN 'task'
+  WHEN x.payload->>'toolName' = ${SEND_MESSAGE_TOOL} THEN NULL
+  WHEN x.payload->>'toolName' IN (${Prisma.join(Object.values(FILE_CHANGE_TOOLS))})
     AND x.payload->'output'->>'unchanged' IS NULL THEN NULL
   ELSE 'tool' END`;
 
@@ -322,7 +326,7 @@ function eventEntry(r: EventRow, member: string): Sourced | null {
           ...common,
           kind: "task",
           taskId: EventTaskId.parse(r.task_id),
-          action: r.tool_name === "team_task_create" ? "create" : EventTaskAction.parse(r.task_action),
+          action: r.tool_name === TASK_CREATE_TOOL ? "create" : EventTaskAction.parse(r.task_action),
           subject: r.task_subject,
           status: EventTaskStatus.parse(r.task_status),
           revision: r.task_revision,

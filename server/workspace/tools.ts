@@ -43,6 +43,9 @@ async function writerOf(ctx: ToolCallScope): Promise<Extract<Writer, { kind: "me
   return { kind: "member", member: await membershipOf(ctx.db.sql, ctx.sessionId) };
 }
 
+/** The Workspace tools that change files (a change that made a version is the file's timeline entry). */
+export const FILE_CHANGE_TOOLS = { write: "workspace_write", edit: "workspace_edit", delete: "workspace_delete" } as const;
+
 export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] {
   return [
     defineTool({
@@ -93,7 +96,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
       },
     }),
     defineTool({
-      name: "workspace_write",
+      name: FILE_CHANGE_TOOLS.write,
       description:
         "Creates or replaces a shared file with the whole content. Pass expected_version (the version you read; 0 for a new file) to write only if nobody changed it meanwhile. Prefer workspace_edit for small changes.",
       input: z.object({ path: W.path, content: W.content, expected_version: W.expectedVersion.optional() }).strict(),
@@ -105,7 +108,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
       },
     }),
     defineTool({
-      name: "workspace_edit",
+      name: FILE_CHANGE_TOOLS.edit,
       description:
         "Replaces old_text with new_text in a shared file. old_text must occur exactly once (include surrounding lines to make it unique), or set replace_all to replace every occurrence.",
       input: z.object({ path: W.path, old_text: W.oldText, new_text: W.newText, replace_all: z.boolean().optional() }).strict(),
@@ -117,7 +120,7 @@ export function createWorkspaceTools(limits: WorkspaceLimits): ToolDefinition[] 
       },
     }),
     defineTool({
-      name: "workspace_delete",
+      name: FILE_CHANGE_TOOLS.delete,
       description: "Deletes a shared file at the version you saw (its history is kept; writing the path again creates it anew).",
       input: z.object({ path: W.path, expected_version: W.expectedVersion }).strict(),
       output: Change,

@@ -8,9 +8,11 @@ import type { TeamToolDeps } from "./deps";
 // Multi-transaction: the queued row (with this call's key) commits, then delivery. `recover`
 // reads the row back, so a crash in between reports the real message id and status.
 
+export const SEND_MESSAGE_TOOL = "send_message";
+
 export const sendMessageTool = (deps: TeamToolDeps) =>
   defineTool({
-    name: "send_message",
+    name: SEND_MESSAGE_TOOL,
     description:
       "Sends a message to a teammate by name, or to `lead`. It reaches a running agent at its next step, starts an idle one and resumes an inactive one. accepted: it is in their inbox; queued: it will be delivered. Either way it is durable: never resend.",
     input: z.object({ target: z.string().min(1).max(LIMITS.memberNameChars), message: z.string().min(1) }).strict(),

@@ -7,9 +7,11 @@ import { CompactTask, compactTask } from "./views";
 
 const C = CreateTaskRequestSchema.shape;
 
+export const TASK_CREATE_TOOL = "team_task_create";
+
 export const teamTaskCreateTool = (deps: TeamToolDeps) =>
   defineTool({
-    name: "team_task_create",
+    name: TASK_CREATE_TOOL,
     description: "Creates a task on the team board. Use disjoint write_scopes (path prefixes) for parallel work.",
     input: z
       .object({ subject: C.subject, description: C.description, blocked_by: C.blockedBy, write_scopes: C.writeScopes })

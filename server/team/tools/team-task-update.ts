@@ -8,9 +8,11 @@ import { CompactTask, compactTask } from "./views";
 
 const U = UpdateTaskRequestSchema.shape;
 
+export const TASK_UPDATE_TOOL = "team_task_update";
+
 export const teamTaskUpdateTool = () =>
   defineTool({
-    name: "team_task_update",
+    name: TASK_UPDATE_TOOL,
     description:
       "Changes a task. Send the revision you last saw as expected_revision; on TEAM_TASK_STALE_REVISION re-read the task and decide again. Actions: claim, release, edit (subject/description/write_scopes), set_dependencies (blocked_by), complete, reopen, reassign (Lead; owner), delete.",
     input: z
