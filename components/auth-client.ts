@@ -38,7 +38,7 @@ export function ssoErrorText(code: string): string {
   switch (code) {
     case "SIGN_UP_CLOSED":
     case "signup_disabled":
-      return "Sign-up is by invitation: open the invite link you were sent";
+      return authErrorText({ status: 403, code: "SIGN_UP_CLOSED" });
     case "account_not_linked":
       return "An account with this email exists here, but the provider did not say the email is verified: sign in with your password";
     case "SSO_EMAIL_NOT_VERIFIED":

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { createTemporaryDatabase, type TemporaryDatabase } from "../db/temporary";
+import { throughPooler } from "./pgbouncer";
 
 /** `drop()` is idempotent; the run's teardown drops leftovers anyway. */
 export type TestDatabase = TemporaryDatabase;
@@ -24,8 +25,5 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
     ...(opts.migrated === false ? {} : { from: ctx.template }),
   });
   if (ctx.poolerPort === null) return tdb;
-  const pooled = new URL(tdb.url);
-  pooled.hostname = "127.0.0.1";
-  pooled.port = String(ctx.poolerPort);
-  return { ...tdb, url: pooled.toString(), directUrl: tdb.url };
+  return { ...tdb, url: throughPooler(tdb.url, ctx.poolerPort), directUrl: tdb.url };
 }

@@ -17,6 +17,14 @@ export interface PgBouncer {
   stop(): Promise<void>;
 }
 
+/** `url` with its host and port replaced by a pooler's on 127.0.0.1 (same database, user, password). */
+export function throughPooler(url: string, port: number): string {
+  const u = new URL(url);
+  u.hostname = "127.0.0.1";
+  u.port = String(port);
+  return u.toString();
+}
+
 /** The system user PgBouncer switches to when started as root (it refuses to run as root). */
 const RUN_AS = "postgres";
 
@@ -74,12 +82,7 @@ export async function startPgBouncer(serverUrl: string, opts: { poolSize?: numbe
   }
   return {
     port,
-    through(url) {
-      const u = new URL(url);
-      u.hostname = "127.0.0.1";
-      u.port = String(port);
-      return u.toString();
-    },
+    through: (url) => throughPooler(url, port),
     async stop() {
       await stopChild(child, "SIGINT");
       rmSync(dir, { recursive: true, force: true });
