@@ -106,8 +106,10 @@ describe("API tokens over HTTP", () => {
     expect(listed).not.toMatch(/tokenHash|token_hash/);
 
     await owner.account.revokeToken.mutate({ id: created.id });
-    // Let the first turn settle, so the tables below stand still.
+    // Let the first turn settle, and its team events fan out (notifications are written after
+    // the turn, by the dispatcher), so the tables below stand still.
     await waitFor(async () => (await owner.session.get.query({ sessionId: team })).session.status === "idle", 20_000, "the script's turn to end");
+    await waitFor(async () => (await db.teamEvent.count({ where: { teamId: team, dispatchedAt: null } })) === 0 || null, 20_000, "the team's events dispatched");
     const before = await tableDigests(db, { except: ["sessions", "session_events", "api_tokens"] });
     expect(await refusal(script.team.roster.query({ teamId: team }))).toMatchObject({ code: "UNAUTHORIZED", appCode: "UNAUTHORIZED" });
     expect(await refusal(script.session.prompt.mutate({ sessionId: team, text: "after revoking" }))).toMatchObject({ code: "UNAUTHORIZED" });
