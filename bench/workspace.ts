@@ -49,6 +49,7 @@ import { workspaceLimits } from "../server/limits";
 import { ActivityHub } from "../server/live/activity";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import { createSession } from "../server/runtime/sessions";
+import { createTeam } from "../server/team/person-actions";
 import type { Membership } from "../server/team/membership";
 import { leadOf } from "../server/team/membership";
 import { createTask, updateTask } from "../server/team/task-board";
@@ -182,7 +183,7 @@ async function fileChangeToFeed(database: DatabaseUrls, db: Db) {
   await hub.start();
   const runtime = await inertRuntime(db, hub);
   const person = await createTestPerson(db, "Bench Watcher");
-  const lead = await createSession(db, { title: "bench feed", model: SCRIPTED_CHOICE, by: person });
+  const lead = await createTeam(db, { title: "bench feed", model: SCRIPTED_CHOICE, by: person });
   const teamId = asSessionId(lead.id);
   const abort = new AbortController();
   const caller = createCaller({ db, env: parseEnv({}), hub, runtime, person }, { signal: abort.signal });

@@ -5,13 +5,14 @@ import { LIMITS } from "../limits";
 import type { Person } from "../people/person";
 import { setPrivateWebhooksAllowed } from "../people/instance";
 import type { SessionEvent } from "../runtime/events";
-import { promptSession, requestAbort } from "../runtime/sessions";
+import { promptSession } from "../runtime/sessions";
 import { decideApproval, pendingRequests } from "../team/approvals";
 import { runtimeTest } from "../testing/fixtures";
 import { startTestMcpServer, type TestMcpServer } from "../testing/mcp-test-server";
 import { createTestPerson } from "../testing/people";
 import { eventsOf, newTestSession, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import { addMcpServer, checkMcpServer, listMcpServers } from "./servers";
+import { stopAs } from "../team/person-actions";
 
 // A team's MCP tools through the real runtime and the keyless model (`/tool` lines), against an
 // MCP server written with the SDK that can be made slow, failing, huge or cut off: discovery and
@@ -155,7 +156,7 @@ describe("MCP tools in a team", () => {
     const { lead, by } = await teamWithServer(rt, "Stop");
     await promptSession(rt.db, lead, { text: '/tool mcp__tools__slow {"id":"stop"}' });
     await tools.slowArrived();
-    await requestAbort(rt.db, lead, "stop", by);
+    await stopAs(rt.db, lead, by);
     const events = await waitForTurns(rt.db, lead, 1, 20_000);
     tools.release();
     expect(resultsOf(events, "mcp__tools__slow")).toEqual([expect.objectContaining({ isError: true, errorCode: "MCP_OUTCOME_UNKNOWN" })]);

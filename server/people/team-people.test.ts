@@ -21,7 +21,6 @@ import type { Person } from "./person";
 import { LIMITS } from "../limits";
 import { createApiToken } from "./api-tokens";
 import { listPresence, PRESENCE_TTL_MS, updatePresence } from "./presence";
-import { requestAbort, promptSession } from "../runtime/sessions";
 import type { TeamMessage } from "../trpc/routers/team";
 import {
   acceptInvite,
@@ -35,6 +34,7 @@ import {
   roleIn,
   setRole,
 } from "./team-people";
+import { promptAs, stopAs } from "../team/person-actions";
 
 // People in teams against the real Postgres: who owns a team, invite links (single use,
 // expiring, revocable, raced), roles and the last-owner rule (raced too), presence, and the
@@ -676,14 +676,14 @@ describe("an action racing a removal", () => {
 
     await setRole(db, owner, team, bob.id, "viewer");
     const demoted = await tableDigests(db);
-    expect(await codeOf(promptSession(db, team, { text: "sneaking in", by: stale }))).toBe("FORBIDDEN");
+    expect(await codeOf(inTx(db, (tx) => promptAs(tx, team, { text: "sneaking in", by: stale })))).toBe("FORBIDDEN");
     expect(await codeOf(updateTask(db, leadOf(team), { taskId: task.id, expectedRevision: 1, action: "claim" }, stale))).toBe("FORBIDDEN");
     expect(await tableDigests(db)).toEqual(demoted);
 
     await removePerson(db, owner, team, bob.id);
     const removed = await tableDigests(db);
-    expect(await codeOf(promptSession(db, team, { text: "still here?", by: stale }))).toBe("SESSION_NOT_FOUND");
-    expect(await codeOf(requestAbort(db, team, "stop", stale))).toBe("SESSION_NOT_FOUND");
+    expect(await codeOf(inTx(db, (tx) => promptAs(tx, team, { text: "still here?", by: stale })))).toBe("SESSION_NOT_FOUND");
+    expect(await codeOf(stopAs(db, team, stale))).toBe("SESSION_NOT_FOUND");
     expect(await codeOf(updateTask(db, leadOf(team), { taskId: task.id, expectedRevision: 1, action: "claim" }, stale))).toBe("TEAM_NOT_FOUND");
     expect(await tableDigests(db)).toEqual(removed);
     expect(await db.inboxItem.count({ where: { sessionId: team } })).toBe(0);
@@ -700,7 +700,7 @@ describe("an action racing a removal", () => {
     let recorded!: () => void;
     const inside = new Promise<void>((r) => (recorded = r));
     const prompt = inTx(db, async (tx) => {
-      const item = await promptSession(tx, team, { text: "mine", by: access });
+      const item = await promptAs(tx, team, { text: "mine", by: access });
       recorded();
       await held;
       return item;

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { asJson, inTx, type DbOrTx, type Tx } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
-import { recordAction, type HumanActor } from "../people/actions";
-import { PersonRefSchema, ref } from "../person-ref";
+import { PersonRefSchema, type PersonRef } from "../person-ref";
 import { AppError } from "../errors";
 import { newMessageId, type MessageId, type SessionId } from "../ids";
 import { notifyActivity, notifySql } from "../db/notify";
@@ -96,24 +95,24 @@ function notFound(itemId: string): AppError {
 }
 
 /** Edits the text of a queued prompt; it keeps its id and position. */
-export async function editQueued(db: DbOrTx, sessionId: SessionId, itemId: string, text: string, by?: HumanActor): Promise<InboxItemView> {
+export async function editQueued(db: DbOrTx, sessionId: SessionId, itemId: string, text: string, by?: PersonRef): Promise<InboxItemView> {
   return inTx(db, async (tx) => {
-    const editedBy = by ? asJson(ref(by.person)) : undefined;
+    const editedBy = by ? asJson(by) : undefined;
     const { count } = await tx.inboxItem.updateMany({ where: { sessionId, id: itemId, mode: "queue" }, data: { text, editedBy } });
     if (count === 0) throw notFound(itemId);
-    if (by) await recordAction(tx, by, "queue_edited", { sessionId, detail: { itemId } });
     await notifyActivity(tx, sessionId, "inbox");
     return InboxItemSchema.parse(await tx.inboxItem.findUniqueOrThrow({ where: { sessionId_id: { sessionId, id: itemId } }, select }));
   });
 }
 
-export async function removeQueued(db: DbOrTx, sessionId: SessionId, itemId: string, by?: HumanActor): Promise<void> {
-  await inTx(db, async (tx) => {
+/** Removes a queued prompt; its text, for whoever records the removal. */
+export async function removeQueued(db: DbOrTx, sessionId: SessionId, itemId: string): Promise<{ text: string }> {
+  return inTx(db, async (tx) => {
     const removed = await tx.inboxItem.findFirst({ where: { sessionId, id: itemId, mode: "queue" }, select: { text: true } });
     const { count } = await tx.inboxItem.deleteMany({ where: { sessionId, id: itemId, mode: "queue" } });
     if (count === 0 || !removed) throw notFound(itemId);
-    if (by) await recordAction(tx, by, "queue_removed", { sessionId, detail: { itemId, text: removed.text.slice(0, 200) } });
     await notifyActivity(tx, sessionId, "inbox");
+    return removed;
   });
 }
 
@@ -122,12 +121,11 @@ export async function removeQueued(db: DbOrTx, sessionId: SessionId, itemId: str
  * lock on the session row orders this against the driver's end-of-turn check, so the item is
  * either seen by the running turn or refused — never stranded as a steer item between turns.
  */
-export async function steerNow(tx: Tx, sessionId: SessionId, itemId: string, by?: HumanActor): Promise<void> {
+export async function steerNow(tx: Tx, sessionId: SessionId, itemId: string): Promise<void> {
   const n = await tx.$executeRaw`UPDATE inbox_items SET mode = 'steer'
     WHERE session_id = ${sessionId} AND id = ${itemId} AND mode = 'queue'
       AND EXISTS (SELECT 1 FROM sessions WHERE id = ${sessionId} AND active_turn_id IS NOT NULL FOR SHARE)`;
   if (n === 1) {
-    if (by) await recordAction(tx, by, "steer_now", { sessionId, detail: { itemId } });
     await notifyActivity(tx, sessionId, "inbox");
     return;
   }

@@ -1,6 +1,7 @@
 import { fakeProviderTest } from "../testing/fake-provider-fixture";
 import { describe, expect } from "vitest";
 import { asSessionId, type SessionId } from "../ids";
+import type { Db } from "../db/client";
 import { type FakeScript } from "../models/testing/fake-provider-server";
 import { listMembers } from "../team/roster";
 import { eventsOf, turnEnds, waitFor, waitForTurns } from "../testing/runtime-harness";
@@ -34,11 +35,11 @@ describe.each([
   { provider: "openai-compatible" as const, model: "fake-gpt", key: KEYS.openai },
   { provider: "anthropic" as const, model: "fake-claude", key: KEYS.anthropic },
 ])("$provider", ({ provider, model, key }) => {
-  const session = async (db: Parameters<typeof createSession>[0], title: string, provider_: Provider = provider): Promise<SessionId> =>
+  const session = async (db: Db, title: string, provider_: Provider = provider): Promise<SessionId> =>
     asSessionId((await createSession(db, { title, model: { provider: provider_, model } })).id);
 
   /** One prompt, one turn, against these scripts; the turn's events. */
-  async function turn(rt: { db: Parameters<typeof createSession>[0] }, fake: { reset(): void; enqueue(...s: FakeScript[]): void }, title: string, ...scripts: FakeScript[]) {
+  async function turn(rt: { db: Db }, fake: { reset(): void; enqueue(...s: FakeScript[]): void }, title: string, ...scripts: FakeScript[]) {
     fake.reset();
     fake.enqueue(...scripts);
     const id = await session(rt.db, title);

@@ -3,18 +3,14 @@ import { Prisma } from "../db/generated/client";
 import { asJson, inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
-import { asSessionId, newSessionId, type SessionId, type UserId } from "../ids";
+import { asSessionId, newSessionId, type SessionId } from "../ids";
 import { notifyActivity } from "../db/notify";
-import { cancelPending, startingToolPolicy } from "./approvals";
+import { cancelPending } from "./approvals";
 import type { Spend } from "../models/catalog";
 import { ModelChoiceSchema, type ModelChoice } from "../models/choice";
-import { recordAction, type HumanActor } from "../people/actions";
-import type { Person } from "../people/person";
-import { PersonRefSchema, ref } from "../person-ref";
-import { addOwner, teamsOf } from "../people/team-people";
+import { PersonRefSchema, type PersonRef } from "../person-ref";
 import type { EventPayload } from "./events";
 import { enqueue, INBOX_ITEM_COLUMNS, InboxItemSchema, type InboxItemView } from "./inbox";
-import { copyWorkspaceAsOf } from "../workspace/fork";
 import { AbortRequestRows, appendEvents, readEventsAfter } from "./session-log";
 
 // Sessions as the product sees them: create, list, read, prompt, stop, fork. Plain domain
@@ -118,25 +114,20 @@ function toView(row: SessionRow & Record<string, unknown>): SessionView {
   return SessionViewSchema.parse({ ...row, status: deriveStatus(row), running: row.activeTurnId !== null });
 }
 
-/** A new session is a Lead: the root of its own (empty) team, whose id is the session id. */
-export async function createSession(db: Db, input: { title: string; model: ModelChoice; by?: Person }): Promise<SessionView> {
+/**
+ * A new session is a Lead: the root of its own (empty) team, whose id is the session id.
+ * Who owns it is the caller's business (team/person-actions.ts), in the same transaction.
+ */
+export async function createSession(db: DbOrTx, input: { title: string; model: ModelChoice; createdBy?: PersonRef }): Promise<SessionView> {
   return inTx(db, async (tx) => {
     const id = newSessionId();
     await tx.team.create({ data: { id } });
     const row = await tx.session.create({
-      data: { id, teamId: id, title: input.title, model: asJson(input.model), createdBy: input.by ? asJson(ref(input.by)) : undefined },
+      data: { id, teamId: id, title: input.title, model: asJson(input.model), createdBy: input.createdBy ? asJson(input.createdBy) : undefined },
       select: sessionSelect,
     });
-    if (input.by) await ownNewTeam(tx, id, input.by, "team_created", {});
     return toView(row);
   });
-}
-
-/** The creator (or forker) owns the new team; the action is recorded with it. */
-async function ownNewTeam(tx: Tx, teamId: SessionId, person: Person, action: "team_created" | "fork", detail: Record<string, unknown>) {
-  await addOwner(tx, teamId, person);
-  await startingToolPolicy(tx, teamId);
-  await recordAction(tx, { person, teamId }, action, { sessionId: teamId, detail });
 }
 
 export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<SessionView> {
@@ -167,10 +158,10 @@ export async function getSessionWithInbox(db: SqlRunner, sessionId: SessionId): 
   return { session: toView(SessionStatusRow.passthrough().parse(session)), inbox: QueuedInput.parse(inbox) };
 }
 
-/** Sessions, newest activity first; given a person, only those of the teams they belong to. */
-export async function listSessions(db: DbOrTx, opts: { limit?: number; userId?: UserId } = {}): Promise<SessionView[]> {
+/** Sessions, newest activity first; given teams, only theirs. */
+export async function listSessions(db: DbOrTx, opts: { limit?: number; teamIds?: readonly string[] } = {}): Promise<SessionView[]> {
   const rows = await db.session.findMany({
-    where: opts.userId ? { teamId: { in: [...(await teamsOf(db, opts.userId)).keys()] } } : undefined,
+    where: opts.teamIds ? { teamId: { in: [...opts.teamIds] } } : undefined,
     orderBy: { updatedAt: "desc" },
     take: opts.limit ?? 100,
     select: sessionSelect,
@@ -180,21 +171,17 @@ export async function listSessions(db: DbOrTx, opts: { limit?: number; userId?: 
 
 /** Queue adapter: a human prompt becomes its own turn, after the prompts queued before it. */
 export async function promptSession(
-  db: DbOrTx,
+  db: SqlRunner,
   sessionId: SessionId,
   /** `traceparent`: the request's trace, which the turn's trace links to (server/http/tracing.ts). */
-  input: { text: string; by?: HumanActor; traceparent?: string },
+  input: { text: string; from?: PersonRef; traceparent?: string },
 ): Promise<InboxItemView> {
-  const { by } = input;
+  const { from } = input;
   const trace = input.traceparent ? { traceparent: input.traceparent } : {};
-  return inTx(db, async (tx) => {
-    const item = await enqueue(tx, sessionId, {
-      mode: "queue",
-      text: input.text,
-      source: by ? { kind: "human", userId: by.person.id, name: by.person.name, ...trace } : { kind: "human", ...trace },
-    });
-    if (by) await recordAction(tx, by, "prompt", { sessionId, detail: { itemId: item.id } });
-    return item;
+  return enqueue(db, sessionId, {
+    mode: "queue",
+    text: input.text,
+    source: from ? { kind: "human", userId: from.id, name: from.name, ...trace } : { kind: "human", ...trace },
   });
 }
 
@@ -207,7 +194,7 @@ export async function requestAbort(
   db: DbOrTx,
   sessionId: SessionId,
   kind: "stop" | "interrupt",
-  by?: HumanActor,
+  by?: PersonRef,
 ): Promise<{ aborting: boolean }> {
   return inTx(db, async (tx) => {
     const n = await tx.$executeRaw`UPDATE sessions
@@ -219,10 +206,9 @@ export async function requestAbort(
     const aborting = row.activeTurnId !== null;
     // A turn parked for people has no driver to hear the request: what it waits for ends
     // cancelled, and a driver comes to close the turn (runtime/waiting-calls.ts).
-    if (aborting && (await cancelPending(tx, sessionId, by ? { id: by.person.id, name: by.person.name } : null)) > 0) {
+    if (aborting && (await cancelPending(tx, sessionId, by ?? null)) > 0) {
       await notifyActivity(tx, sessionId, "inbox");
     }
-    if (by) await recordAction(tx, by, "stop", { sessionId, detail: { aborting } });
     await notifyActivity(tx, sessionId, "abort");
     return { aborting };
   });
@@ -235,23 +221,33 @@ export async function storedAbortRequest(db: SqlRunner, sessionId: SessionId): P
   return row.abort_request;
 }
 
+/** What a fork was cut from, for whoever adds to it in its transaction (the workspace, the owner). */
+export interface ForkPoint {
+  id: SessionId;
+  /** The last source seq copied (0: nothing). */
+  cut: number;
+  /** When that event was written: the fork point's moment. */
+  cutAt: Date | null;
+  sourceTeamId: SessionId | null;
+}
+
 /**
  * A new independent session seeded with the source's completed turns: through the end of the
  * turn containing `throughSeq` (or all completed turns). Streamed deltas are not copied; the
- * final assistant messages carry the text.
+ * final assistant messages carry the text. `within` runs in the fork's transaction.
  */
 export async function forkSession(
   db: Db,
   sourceId: SessionId,
-  input: { throughSeq?: number; title?: string; by?: HumanActor },
+  input: { throughSeq?: number; title?: string; createdBy?: PersonRef },
+  within?: (tx: Tx, fork: ForkPoint) => Promise<void>,
 ): Promise<SessionView> {
   const source = await getSession(db, sourceId);
   if (input.throughSeq !== undefined && (input.throughSeq < 1 || input.throughSeq > source.lastSeq)) {
     throw new AppError("FORK_POINT_INVALID", `Seq ${input.throughSeq} is not in session ${sourceId}`, { lastSeq: source.lastSeq });
   }
   const { seed, cut } = await completedTurnsSeed(db, sourceId, input.throughSeq);
-  // The fork point's moment: the source team's workspace is copied as it was then (SPEC.md §14).
-  const { teamId: sourceTeam } = await db.session.findUniqueOrThrow({ where: { id: sourceId }, select: { teamId: true } });
+  const { teamId: sourceTeamId } = await db.session.findUniqueOrThrow({ where: { id: sourceId }, select: { teamId: true } });
   const cutAt = cut > 0 ? (await db.sessionEvent.findUniqueOrThrow({ where: { sessionId_seq: { sessionId: sourceId, seq: cut } } })).createdAt : null;
   return inTx(db, async (tx) => {
     // An ordinary fork is an independent Lead with an empty team, whatever its source was.
@@ -266,16 +262,11 @@ export async function forkSession(
         optionalContext: source.optionalContext,
         forkedFromId: sourceId,
         forkedFromSeq: cut,
-        createdBy: input.by ? asJson(ref(input.by.person)) : undefined,
+        createdBy: input.createdBy ? asJson(input.createdBy) : undefined,
       },
     });
-    if (input.by) {
-      // Recorded in the source team (who forked what) and in the new one (who owns it).
-      await recordAction(tx, input.by, "fork", { sessionId: sourceId, detail: { forkId: id, throughSeq: cut } });
-      await ownNewTeam(tx, id, input.by.person, "fork", { sourceId, throughSeq: cut });
-    }
+    await within?.(tx, { id, cut, cutAt, sourceTeamId: sourceTeamId ? asSessionId(sourceTeamId) : null });
     await appendEvents(tx, id, seed, null);
-    if (cutAt && sourceTeam) await copyWorkspaceAsOf(tx, asSessionId(sourceTeam), id, cutAt);
     await notifyActivity(tx, id, "state");
     const row = await tx.session.findUniqueOrThrow({ where: { id }, select: sessionSelect });
     return toView(row);

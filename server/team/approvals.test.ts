@@ -4,7 +4,7 @@ import { isAppError } from "../errors";
 import type { SessionId } from "../ids";
 import type { Person } from "../people/person";
 import type { SessionEvent } from "../runtime/events";
-import { promptSession, requestAbort } from "../runtime/sessions";
+import { promptSession } from "../runtime/sessions";
 import { runtimeTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { eventsOf, newTestSession, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
@@ -13,6 +13,7 @@ import { answerQuestion, decideApproval, pendingRequests, type WaitingView } fro
 import { listMembers } from "./roster";
 import { setApprovalExpiry, setToolMode } from "./tool-policy";
 import { expireRequests } from "../runtime/approvals";
+import { stopAs } from "./person-actions";
 
 // Tool calls that wait for people (SPEC.md §17), end to end through the real runtime and the
 // keyless model (`/tool` lines): an `ask` call parks its turn with nothing held, is decided
@@ -110,7 +111,7 @@ describe("tool calls that wait for people", () => {
     const { lead, by } = await teamWithOwner(rt, "Stop");
     await promptSession(rt.db, lead, { text: '/tool ask_humans {"question":"Go on?"}' });
     const waiting = await waitingIn(rt, lead);
-    await requestAbort(rt.db, lead, "stop", by);
+    await stopAs(rt.db, lead, by);
     const events = await waitForTurns(rt.db, lead, 1, 20_000);
     expect(events.at(-1)!.payload).toMatchObject({ kind: "turn_end", reason: "aborted" });
     expect(results(events, "ask_humans")).toEqual([

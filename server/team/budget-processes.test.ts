@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { asSessionId } from "../ids";
-import { createSession, promptSession } from "../runtime/sessions";
+import { promptSession } from "../runtime/sessions";
+import { createTeam } from "./person-actions";
 import { expectFinished, expectStopped, stopWhileTeammatesRun } from "../testing/budget-checks";
 import { createTestPerson } from "../testing/people";
 import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
@@ -18,7 +19,7 @@ describe("team budgets across processes", () => {
     const leads = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "leads" });
     const teammates = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "teammates" });
     const owner = await createTestPerson(t.db, "Pat");
-    const lead = asSessionId((await createSession(t.db, { title: "Two processes", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const lead = asSessionId((await createTeam(t.db, { title: "Two processes", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     await setBudget(t.db, { person: owner, teamId: lead }, { tokens: 1_000_000, costNanos: null });
     await promptSession(t.db, lead, { text: "Build a tiny todo app" });
     const lowered = await stopWhileTeammatesRun(t.db, lead, { person: owner, teamId: lead });

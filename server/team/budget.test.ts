@@ -8,7 +8,8 @@ import { expectFinished, expectStopped, stopWhileTeammatesRun, teamSessions } fr
 import { createTestPerson } from "../testing/people";
 import { runtimeTest } from "../testing/fixtures";
 import { waitFor } from "../testing/runtime-harness";
-import { createSession, promptSession } from "../runtime/sessions";
+import { promptSession } from "../runtime/sessions";
+import { createTeam } from "./person-actions";
 import { StepWaitAborted } from "../runtime/step-reserve";
 import { reserveStep, setBudget, teamBudget } from "./budget";
 import { teamPlaybook } from "./playbook";
@@ -41,7 +42,7 @@ async function reserved(db: Db, teamId: SessionId) {
 describe("team budgets", () => {
   it("no budget: nothing is reserved; a budget too small for a first step starts no turn; removing it resumes", async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Olive");
-    const lead = asSessionId((await createSession(rt.db, { title: "Budgeted", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const lead = asSessionId((await createTeam(rt.db, { title: "Budgeted", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     expect(await teamBudget(rt.db, lead)).toEqual({ limit: { tokens: null, costNanos: null }, spent: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costNanos: 0 }, reached: false, stoppedAt: null });
     const free = await heldMember(rt.db, lead, "free");
     expect(await reserveStep(rt.db, free, lease, rt.db.sql, need(1_000_000))).toEqual({ maxOutputTokens: null });
@@ -70,7 +71,7 @@ describe("team budgets", () => {
 
   it("a cost budget binds on the price table's cost: what fits is reserved, what does not stops the team", async ({ rt, tdb }) => {
     const owner = await createTestPerson(rt.db, "Cass");
-    const lead = asSessionId((await createSession(rt.db, { title: "Costed", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const lead = asSessionId((await createTeam(rt.db, { title: "Costed", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     const [ann, bob] = [await heldMember(rt.db, lead, "ann"), await heldMember(rt.db, lead, "bob")];
     // Spent so far: 1,000 tokens costing 1,000,000 nano-USD. Budget: 3,000,000.
     await rt.db.session.update({ where: { id: lead }, data: { spentInputTokens: 800, spentOutputTokens: 200, spentCostNanos: 1_000_000 } });
@@ -111,7 +112,7 @@ describe("team budgets", () => {
 
   it("steps reserved at the same moment: as many as fit get room, the others wait for the steps in flight", async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Dot");
-    const lead = asSessionId((await createSession(rt.db, { title: "Racing", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const lead = asSessionId((await createTeam(rt.db, { title: "Racing", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     const members = await Promise.all(["m1", "m2", "m3", "m4", "m5", "m6"].map((n) => heldMember(rt.db, lead, n)));
     // 2,000 tokens a step (1,000 in, 1,000 out at most); the budget holds exactly three.
     await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 6_000, costNanos: null });
@@ -142,7 +143,7 @@ describe("team budgets", () => {
 
   it("a keyless team binds to its budget: it stops before crossing it, and finishes after a raise", { timeout: 180_000 }, async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Eve");
-    const lead = asSessionId((await createSession(rt.db, { title: "Bound", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const lead = asSessionId((await createTeam(rt.db, { title: "Bound", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 8_000, costNanos: null });
     await promptSession(rt.db, lead, { text: "Build a tiny todo app" });
     await waitFor(async () => (await teamBudget(rt.db, lead)).stoppedAt !== null, 60_000, "the team to stop at its budget");
@@ -159,7 +160,7 @@ describe("team budgets", () => {
 
   it("stops every running member at its next step boundary, then resumes each where it stopped", { timeout: 180_000 }, async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Bea");
-    const lead = asSessionId((await createSession(rt.db, { title: "Team under budget", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const lead = asSessionId((await createTeam(rt.db, { title: "Team under budget", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
     // A budget from the start: every step reserves its most, so the lowering below binds.
     await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: 1_000_000, costNanos: null });
     await promptSession(rt.db, lead, { text: "Build a tiny todo app" });

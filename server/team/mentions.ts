@@ -3,8 +3,8 @@ import { inTx, type Db, type DbOrTx } from "../db/client";
 import type { SessionId } from "../ids";
 import type { HumanActor } from "../people/actions";
 import type { InboxItemView } from "../runtime/inbox";
-import { promptSession } from "../runtime/sessions";
 import { excerpt, recordTeamEvent } from "../runtime/team-events";
+import { promptAs } from "./person-actions";
 
 // Mentions (SPEC.md §17): `@name` in a prompt or a task names a person of the team, who is
 // notified. A name matches a person whose name, without spaces, or whose first name is it
@@ -46,7 +46,7 @@ export async function recordMentions(
 /** A person's prompt (Queue), with the people it mentions told, in one transaction. */
 export async function promptMentioning(db: Db, sessionId: SessionId, input: { text: string; by: HumanActor; traceparent?: string }): Promise<InboxItemView> {
   return inTx(db, async (tx) => {
-    const item = await promptSession(tx, sessionId, input);
+    const item = await promptAs(tx, sessionId, input);
     await recordMentions(tx, input.by.teamId, input.text, {
       by: { name: input.by.person.name, userId: input.by.person.id },
       where: "A prompt",

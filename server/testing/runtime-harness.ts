@@ -12,6 +12,7 @@ import { createTeamLayer, type TeamLayerOptions } from "../team/team-layer";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime";
 import { readEventsAfter } from "../runtime/session-log";
 import { createSession } from "../runtime/sessions";
+import { createTeam } from "../team/person-actions";
 
 // A runtime wired to a test database the way server/main.ts wires the real one, with a
 // fast scripted model and short timings.
@@ -93,7 +94,8 @@ export async function inertRuntime(db: Db, hub: ActivityHub): Promise<Runtime> {
 
 /** A keyless Lead session; with `owner`, that person owns its team (as if they created it in the app). */
 export async function newTestSession(db: Db, title = "test", owner?: Person): Promise<SessionId> {
-  const s = await createSession(db, { title, model: ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" }), by: owner });
+  const model = ModelChoiceSchema.parse({ provider: "scripted", model: "keyless" });
+  const s = owner ? await createTeam(db, { title, model, by: owner }) : await createSession(db, { title, model });
   return asSessionId(s.id);
 }
 

@@ -21,6 +21,7 @@ import { workspaceLimits } from "../limits";
 import { writeFile } from "../workspace";
 import type { TrpcContext } from "./init";
 import { appRouter, createCaller } from "./root";
+import { ref } from "../person-ref";
 
 // The authorisation matrix (docs/SPEC.md §13): every procedure of appRouter, live feeds
 // included, called in-process by every kind of caller. A procedure added without a row here
@@ -249,9 +250,8 @@ async function newTeam(): Promise<Team> {
   await db.session.create({ data: { id: mate, teamId: lead, memberName: "mate", title: "mate", model: { provider: "scripted", model: "keyless" } } });
   await db.teamMember.create({ data: { teamId: lead, name: "mate", sessionId: mate, description: "d", context: "fresh", phase: "active" } });
   const task = await createTask(db, leadOf(lead), { subject: "Matrix task", description: "" });
-  const by = { person: owner, teamId: lead };
-  const item = await promptSession(db, lead, { text: "queued", by });
-  const mateItem = await promptSession(db, mate, { text: "queued for the mate", by });
+  const item = await promptSession(db, lead, { text: "queued", from: ref(owner) });
+  const mateItem = await promptSession(db, mate, { text: "queued for the mate", from: ref(owner) });
   // Open turns (no driver: the runtime is stopped), so "steer now" applies.
   await db.session.updateMany({ where: { id: { in: [lead, mate] } }, data: { activeTurnId: "turn_matrix" } });
   const invite = await createInvite(db, owner, lead, { role: "member", expiresInHours: 1 });

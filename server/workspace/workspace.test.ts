@@ -5,7 +5,7 @@ import { asSessionId, newSessionId, type SessionId } from "../ids";
 import { workspaceLimits, type WorkspaceLimits } from "../limits";
 import { SCRIPTED_CHOICE } from "../models/choice";
 import { appendEvents } from "../runtime/session-log";
-import { forkSession } from "../runtime/sessions";
+import { forkTeam } from "../team/person-actions";
 import { leadOf, type Membership } from "../team/membership";
 import { createTask, updateTask } from "../team/task-board";
 import { tableDigests } from "../testing/db-snapshot";
@@ -380,7 +380,7 @@ describe("forks", () => {
     await writeFile(db, t.teamId, t.as(t.alice), { path: "later.md", content: "later" }, LIMITS);
     await turn(2);
 
-    const fork = await forkSession(db, t.teamId, { throughSeq: end1!.seq });
+    const fork = await forkTeam(db, t.teamId, { throughSeq: end1!.seq });
     const forkId = asSessionId(fork.id);
     expect((await listFiles(db, forkId)).files.map((f) => [f.path, f.version])).toEqual([["kept.md", 1]]);
     expect((await readFile(db, forkId, { path: "kept.md" })).content).toBe("v1");
@@ -391,7 +391,7 @@ describe("forks", () => {
     expect((await readFile(db, forkId, { path: "kept.md" })).version).toBe(2);
     expect((await readFile(db, t.teamId, { path: "kept.md" })).content).toBe("v2 after the fork point");
     // A fork of everything copies everything.
-    const all = await forkSession(db, t.teamId, {});
+    const all = await forkTeam(db, t.teamId, {});
     expect((await listFiles(db, asSessionId(all.id))).files.map((f) => f.path)).toEqual(["kept.md", "later.md"]);
   });
 });

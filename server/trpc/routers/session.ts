@@ -7,17 +7,11 @@ import { ModelOptionSchema } from "../../models/catalog";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
 import { assertModelAvailable, availableModels } from "../../models/registry";
 import { SessionEventSchema } from "../../runtime/events";
-import { editQueued, InboxItemSchema, removeQueued, steerNow } from "../../runtime/inbox";
+import { InboxItemSchema } from "../../runtime/inbox";
 import { readEventsAfter, readEventsBefore } from "../../runtime/session-log";
-import {
-  createSession,
-  forkSession,
-  getSessionWithInbox,
-  listSessions,
-  requestAbort,
-  SessionViewSchema,
-} from "../../runtime/sessions";
-import { inTx } from "../../db/client";
+import { getSessionWithInbox, listSessions, SessionViewSchema } from "../../runtime/sessions";
+import { teamsOf } from "../../people/team-people";
+import { createTeam, editQueuedAs, forkTeam, removeQueuedAs, steerNowAs, stopAs } from "../../team/person-actions";
 import { boundedText, int4, int4String } from "../../input-guard";
 import { LIMITS } from "../../limits";
 import { personProcedure, router, type PersonContext, type TrpcContext } from "../init";
@@ -56,7 +50,7 @@ export const sessionRouter = router({
   list: personProcedure
     .input(ListInput)
     .output(z.array(SessionViewSchema))
-    .query(({ ctx, input }) => listSessions(ctx.db, { limit: input?.limit, userId: ctx.person.id })),
+    .query(async ({ ctx, input }) => listSessions(ctx.db, { limit: input?.limit, teamIds: [...(await teamsOf(ctx.db, ctx.person.id)).keys()] })),
 
   get: personProcedure
     .input(SessionRef)
@@ -72,7 +66,7 @@ export const sessionRouter = router({
     .output(SessionViewSchema)
     .mutation(({ ctx, input }) => {
       assertModelAvailable(ctx.env, input.model);
-      return createSession(ctx.db, { ...input, by: ctx.person });
+      return createTeam(ctx.db, { ...input, by: ctx.person });
     }),
 
   /** A transcript page: the newest `limit` events before `beforeSeq`, ascending. */
@@ -101,7 +95,7 @@ export const sessionRouter = router({
     .output(InboxItemSchema)
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      return editQueued(ctx.db, input.sessionId, input.itemId, input.text, by);
+      return editQueuedAs(ctx.db, input.sessionId, input.itemId, input.text, by);
     }),
 
   removeQueued: personProcedure
@@ -109,7 +103,7 @@ export const sessionRouter = router({
     .output(z.object({ removed: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      await removeQueued(ctx.db, input.sessionId, input.itemId, by);
+      await removeQueuedAs(ctx.db, input.sessionId, input.itemId, by);
       return { removed: true as const };
     }),
 
@@ -118,7 +112,7 @@ export const sessionRouter = router({
     .output(z.object({ steered: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      await inTx(ctx.db, (tx) => steerNow(tx, input.sessionId, input.itemId, by));
+      await steerNowAs(ctx.db, input.sessionId, input.itemId, by);
       wakeLocal(ctx, input.sessionId);
       return { steered: true as const };
     }),
@@ -128,7 +122,7 @@ export const sessionRouter = router({
     .output(z.object({ aborting: z.boolean() }))
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      const result = await requestAbort(ctx.db, input.sessionId, "stop", by);
+      const result = await stopAs(ctx.db, input.sessionId, by);
       void ctx.runtime.checkAbort(input.sessionId);
       return result;
     }),
@@ -139,7 +133,7 @@ export const sessionRouter = router({
     .output(SessionViewSchema)
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      return forkSession(ctx.db, input.sessionId, { ...input, by });
+      return forkTeam(ctx.db, input.sessionId, { throughSeq: input.throughSeq, title: input.title, by });
     }),
 
   /**
