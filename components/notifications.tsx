@@ -32,7 +32,7 @@ export const NOTIFICATION_KINDS: Record<NotificationKind, string> = {
 function useNotificationsLive(): { data: NotificationPage | undefined; error: string | null } {
   const trpc = useTRPC();
   const sub = useSubscription(trpc.notifications.live.subscriptionOptions(undefined));
-  return { data: sub.data, error: sub.error?.message ?? null };
+  return { data: sub.data?.data, error: sub.error?.message ?? null };
 }
 
 /** The top bar's link to the inbox with the live unread count; it also raises browser notifications. */

@@ -1,7 +1,5 @@
-import { tracked } from "@trpc/server";
 import { z } from "zod";
 import type { SessionId } from "../../ids";
-import { accessWaiter } from "../../live/activity";
 import { FEED_BATCH, FEED_REREAD_MS, sessionFeedsOf } from "../../live/session-feed";
 import { ModelOptionSchema } from "../../models/catalog";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
@@ -17,6 +15,7 @@ import { LIMITS } from "../../limits";
 import { personProcedure, router, type PersonContext, type TrpcContext } from "../init";
 import { promptMentioning } from "../../team/mentions";
 import { feedAccess, sessionAccess } from "../access";
+import { liveFeed, type FeedReader } from "../live-feed";
 import { ListInput, SessionIdInput, TitleInput } from "../schemas";
 
 // Thin procedures: validate, check access (trpc/access.ts), call the domain function, return.
@@ -149,50 +148,34 @@ export const sessionRouter = router({
     .subscription(async ({ ctx, input, signal }) => {
       // Checked before the feed starts, so a refusal is the typed NOT_FOUND, not a broken stream.
       const { teamId } = await sessionAccess(ctx, input.sessionId, "view");
-      return liveFeed(ctx, input.sessionId, teamId, input.lastEventId ? Number(input.lastEventId) : 0, signal);
+      return sessionFeed(ctx, input.sessionId, teamId, input.lastEventId ?? null, signal);
     }),
 });
 
-async function* liveFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, lastEventSeq: number, signal: AbortSignal | undefined) {
-  const feeds = sessionFeedsOf(ctx.db, ctx.hub);
-  const tail = feeds.acquire(id);
-  try {
-    let after = lastEventSeq;
-    let lastState = "";
-    let checkedAt = 0;
-    let recheck = false;
-    await tail.ready;
-    while (!signal?.aborted) {
-      // Taken before reading, so a change while this feed sends is not missed.
-      const changed = tail.changed();
-      // A person removed from the team, or signed out, loses the feed at once: people and credential changes wake it.
-      const people = accessWaiter(ctx.hub, ctx.person.id, teamId);
-      try {
-        if (recheck || Date.now() - checkedAt >= FEED_REREAD_MS) {
-          await feedAccess(ctx, (db) => sessionAccess(ctx, id, "view", db));
-          checkedAt = Date.now();
-          recheck = false;
-        }
+/** One session's feed over its process-wide tail (live/session-feed.ts): the cursor is the last event's seq. */
+function sessionFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, lastEventId: string | null, signal: AbortSignal | undefined) {
+  const open = (): FeedReader<{ after: number; state: string }, unknown, LiveMessage> => {
+    const feeds = sessionFeedsOf(ctx.db, ctx.hub);
+    const tail = feeds.acquire(id);
+    return {
+      start: async () => ({ after: lastEventId ? Number(lastEventId) : 0, state: "" }),
+      wake: async () => {
+        await tail.ready;
+        return { fired: tail.changed(), dispose: () => undefined };
+      },
+      async read({ after, state }) {
+        const messages: { id: string; data: LiveMessage }[] = [];
         const events = tail.eventsAfter(after, FEED_BATCH) ?? (await readEventsAfter(ctx.db.sql, id, after, FEED_BATCH));
         const last = events.at(-1);
-        if (last) {
-          after = last.seq;
-          yield tracked(String(last.seq), { type: "events", events } satisfies LiveMessage);
-        }
+        if (last) messages.push({ id: String(last.seq), data: { type: "events", events } });
+        const seq = last?.seq ?? after;
         const current = tail.state;
-        if (current && current.key !== lastState) {
-          lastState = current.key;
-          yield tracked(String(after), { type: "state", state: current.state } satisfies LiveMessage);
-        }
-        if (events.length < FEED_BATCH) {
-          const woke = await Promise.race([changed.then(() => "changed" as const), people.wait(FEED_REREAD_MS, signal).then(() => "people" as const)]);
-          recheck = woke === "people";
-        }
-      } finally {
-        people.dispose();
-      }
-    }
-  } finally {
-    feeds.release(tail);
-  }
+        if (current && current.key !== state) messages.push({ id: String(seq), data: { type: "state", state: current.state } });
+        return { messages, cursor: { after: seq, state: current?.key ?? state }, more: events.length === FEED_BATCH };
+      },
+      close: () => feeds.release(tail),
+    };
+  };
+  const access = () => feedAccess(ctx, (db) => sessionAccess(ctx, id, "view", db));
+  return liveFeed(ctx, { teamId, access, open, signal, recheckMs: FEED_REREAD_MS });
 }

@@ -1,11 +1,8 @@
-import { tracked } from "@trpc/server";
 import { z } from "zod";
 import { asSessionId, type SessionId } from "../../ids";
 import { int4 } from "../../input-guard";
-import { abortableWait } from "../../abortable";
-import { accessWaiter } from "../../live/activity";
 import { stopTeam } from "../../team/team-stop";
-import { TEAM_FEED_REREAD_MS, TeamFeedEventId, teamFeedsOf } from "../../live/team-feed";
+import { TEAM_FEED_REREAD_MS, TeamFeedEventId, teamFeedsOf, type FeedCursor, type TeamMessage } from "../../live/team-feed";
 import { listMessages, TeamMessageViewSchema } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
@@ -28,6 +25,7 @@ import { leavePresence, PresenceClientId } from "../../people/presence";
 import type { TeamRole } from "../../people/roles";
 import { feedAccess, teamAccess } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
+import { liveFeed, type FeedReader } from "../live-feed";
 import { ListInput, TeamRef } from "../schemas";
 
 // The team room's API. Every procedure checks the person's role in the team first
@@ -128,42 +126,37 @@ export const teamRouter = router({
     }),
 });
 
-async function* teamFeed(ctx: PersonContext, id: SessionId, lastId: string | null, clientId: string | null, signal: AbortSignal | undefined) {
-  const feeds = teamFeedsOf(ctx.db, ctx.hub);
-  const tail = feeds.acquire(id);
-  try {
-    await tail.ready;
-    let cursor = tail.cursorOf(lastId);
-    let role: TeamRole | null = null;
-    let checkedAt = 0;
+/**
+ * One team's feed over its process-wide tail (live/team-feed.ts): the cursor is what the tail
+ * sent this feed, for its role; access is checked again whenever the team's people changed.
+ */
+function teamFeed(ctx: PersonContext, id: SessionId, lastEventId: string | null, clientId: string | null, signal: AbortSignal | undefined) {
+  const open = (): FeedReader<FeedCursor, TeamRole, TeamMessage> => {
+    const feeds = teamFeedsOf(ctx.db, ctx.hub);
+    const tail = feeds.acquire(id);
     let peopleAt = -1;
-    let recheck = false;
-    while (!signal?.aborted) {
-      const changed = tail.changed();
-      const ended = accessWaiter(ctx.hub, ctx.person.id, null);
-      try {
-        // Re-checked when the people change (a removed person loses the feed at once), when one
-        // of the person's credentials ended (a sign-out, a revoked token), and every
-        // TEAM_FEED_REREAD_MS (a sign-in that expired).
-        if (role === null || recheck || tail.peopleAt !== peopleAt || Date.now() - checkedAt >= TEAM_FEED_REREAD_MS) {
-          peopleAt = tail.peopleAt;
-          role = (await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db))).role;
-          checkedAt = Date.now();
-        }
+    return {
+      start: async () => {
+        await tail.ready;
+        return tail.cursorOf(lastEventId);
+      },
+      wake: () => ({ fired: tail.changed(), dispose: () => undefined }),
+      recheck: () => {
+        const moved = tail.peopleAt !== peopleAt;
+        peopleAt = tail.peopleAt;
+        return moved;
+      },
+      async read(cursor, role) {
         const next = tail.next(cursor, role);
-        if (next) {
-          cursor = next.cursor;
-          yield tracked(next.id, next.message);
-        }
-        await abortableWait({ ms: TEAM_FEED_REREAD_MS, until: Promise.race([changed, ended.fired]), signal });
-        recheck = ended.heard;
-      } finally {
-        ended.dispose();
-      }
-    }
-  } finally {
-    feeds.release(tail);
-    // The tab closed (or lost access): it leaves the room now rather than at its TTL.
-    if (clientId) await leavePresence(ctx.db, id, ctx.person.id, clientId).catch(() => undefined);
-  }
+        return next ? { messages: [{ id: next.id, data: next.message }], cursor: next.cursor } : { messages: [], cursor };
+      },
+      async close() {
+        feeds.release(tail);
+        // The tab closed (or lost access): it leaves the room now rather than at its TTL.
+        if (clientId) await leavePresence(ctx.db, id, ctx.person.id, clientId).catch(() => undefined);
+      },
+    };
+  };
+  const access = async () => (await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db))).role;
+  return liveFeed(ctx, { teamId: null, access, open, signal, recheckMs: TEAM_FEED_REREAD_MS });
 }

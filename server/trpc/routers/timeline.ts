@@ -1,10 +1,8 @@
-import { tracked } from "@trpc/server";
 import { z } from "zod";
-import { abortableWait } from "../../abortable";
 import type { SessionId } from "../../ids";
 import { LIMITS } from "../../limits";
-import { accessWaiter, activityWaiter } from "../../live/activity";
-import { teamMemberRefs } from "../../team/membership";
+import { activityWaiter } from "../../live/activity";
+import { teamMemberRefs, type MemberRef } from "../../team/membership";
 import {
   encodeCursor,
   followTimeline,
@@ -14,11 +12,13 @@ import {
   TimelineFilterSchema,
   timelinePage,
   TimelinePageSchema,
+  type TimelineFollower,
   type TimelineCursor,
   type TimelineFilter,
 } from "../../team/timeline";
 import { feedAccess, teamAccess } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
+import { liveFeed, type FeedReader } from "../live-feed";
 import { TeamRef } from "../schemas";
 
 // The team timeline (team/timeline.ts): a page of earlier entries, and the live feed, which
@@ -34,6 +34,8 @@ export type TimelineLiveMessage = z.infer<typeof TimelineLiveMessageSchema>;
 
 /** The least time between two reads of one feed: a busy team streams many events a second. */
 const MIN_READ_INTERVAL_MS = 250;
+/** The longest a feed waits without a read (a hint lost, a teammate added since its last read). */
+const IDLE_READ_MS = 5_000;
 
 export const timelineRouter = router({
   page: personProcedure
@@ -61,32 +63,35 @@ export const timelineRouter = router({
     }),
 });
 
-async function* timelineFeed(ctx: PersonContext, id: SessionId, filter: TimelineFilter, from: TimelineCursor | null, signal: AbortSignal | undefined) {
-  const follower = newFollower(from);
-  while (!signal?.aborted) {
-    // The Lead's events and the team's board, mailbox, workspace and people changes come on the team id.
-    const refs = await teamMemberRefs(ctx.db, id);
-    const waiters = [
-      activityWaiter(ctx.hub, id, ["event", "state", "team", "board", "mail", "people", "actions", "workspace"]),
-      accessWaiter(ctx.hub, ctx.person.id, null),
-      ...refs.filter((r) => r.sessionId !== id).map((r) => activityWaiter(ctx.hub, r.sessionId, ["event"])),
-    ];
-    try {
-      // Re-checked on every read: a person removed from the team loses the feed at once.
-      await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db));
-      const started = Date.now();
-      const read = await followTimeline(ctx.db, id, filter, follower, refs);
-      const cursor = encodeCursor(follower.cursor!);
-      if (read.type === "page") {
-        yield tracked(cursor, { type: "page", entries: read.entries, earlier: read.earlier } satisfies TimelineLiveMessage);
-        continue;
-      }
-      if (read.entries.length > 0) yield tracked(cursor, { type: "entries", entries: read.entries } satisfies TimelineLiveMessage);
-      if (read.more) continue;
-      await Promise.race(waiters.map((w) => w.wait(5_000, signal)));
-      await abortableWait({ ms: started + MIN_READ_INTERVAL_MS - Date.now(), signal });
-    } finally {
-      for (const w of waiters) w.dispose();
-    }
-  }
+/**
+ * The timeline's feed: each viewer follows with their own filter, reading only what committed
+ * after their cursor (team/timeline.ts followTimeline), at most every MIN_READ_INTERVAL_MS.
+ */
+function timelineFeed(ctx: PersonContext, id: SessionId, filter: TimelineFilter, from: TimelineCursor | null, signal: AbortSignal | undefined) {
+  const open = (): FeedReader<TimelineFollower, unknown, TimelineLiveMessage> => {
+    let refs: MemberRef[] = [];
+    return {
+      start: async () => newFollower(from),
+      async wake() {
+        // The Lead's events and the team's board, mailbox, workspace and people changes come on the team id.
+        refs = await teamMemberRefs(ctx.db, id);
+        const waiters = [
+          activityWaiter(ctx.hub, id, ["event", "state", "team", "board", "mail", "people", "actions", "workspace"]),
+          ...refs.filter((r) => r.sessionId !== id).map((r) => activityWaiter(ctx.hub, r.sessionId, ["event"])),
+        ];
+        return { fired: Promise.race(waiters.map((w) => w.fired)), dispose: () => waiters.forEach((w) => w.dispose()) };
+      },
+      // Checked before every read: a person removed from the team loses the feed at once.
+      recheck: () => true,
+      async read(follower) {
+        const read = await followTimeline(ctx.db, id, filter, follower, refs);
+        const cursor = encodeCursor(follower.cursor!);
+        if (read.type === "page") return { messages: [{ id: cursor, data: { type: "page", entries: read.entries, earlier: read.earlier } }], cursor: follower, more: true };
+        const messages = read.entries.length > 0 ? [{ id: cursor, data: { type: "entries" as const, entries: read.entries } }] : [];
+        return { messages, cursor: follower, more: read.more };
+      },
+    };
+  };
+  const access = () => feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db));
+  return liveFeed(ctx, { teamId: null, access, open, signal, recheckMs: IDLE_READ_MS, minIntervalMs: MIN_READ_INTERVAL_MS });
 }
