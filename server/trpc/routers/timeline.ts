@@ -21,7 +21,7 @@ import { personProcedure, router, type PersonContext } from "../init";
 import { liveFeed, type FeedReader } from "../live-feed";
 import { TeamRef } from "../schemas";
 
-// The team timeline (team/timeline.ts): a page of earlier entries, and the live feed, which
+// The team timeline (team/timeline/): a page of earlier entries, and the live feed, which
 // opens with the newest page and then sends what commits, resuming from its last id.
 
 export const TimelineLiveMessageSchema = z.discriminatedUnion("type", [

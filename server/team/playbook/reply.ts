@@ -1,0 +1,35 @@
+import type { ScriptedReply } from "../../models/scripted";
+import { parseTeamMessage } from "../mailbox";
+import { isTeamMessage, type Result, type Seen } from "./seen";
+
+// What every member's script uses: a reply, the results it looks up, and an acknowledgement
+// of the mail it got.
+
+type Call = { toolName: string; input: unknown };
+
+export const say = (text: string, ...toolCalls: Call[]): ScriptedReply => ({ text, toolCalls });
+export const lastOf = (seen: Seen, tool: string) => [...seen.results].reverse().find((r) => r.toolName === tool && !r.isError);
+export const justGot = (seen: Seen, tool: string) => seen.last.find((r) => r.toolName === tool);
+export const short = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+interface TaskOut {
+  id: string;
+  revision: number;
+  subject: string;
+  status: string;
+  ready?: boolean;
+  blockedBy?: string[];
+}
+export const tasksIn = (r: Result | undefined): TaskOut[] => ((r?.output as { tasks?: TaskOut[] } | undefined)?.tasks ?? []);
+export const taskIn = (r: Result | undefined): TaskOut | undefined => (r && !r.isError ? (r.output as TaskOut) : undefined);
+
+const received = (seen: Seen) => seen.inputs.filter(isTeamMessage);
+
+export function ack(seen: Seen): string {
+  // Said as a person would: who wrote and what, not the message's id.
+  const mail = received(seen).flatMap((m) => {
+    const parsed = parseTeamMessage(m);
+    return parsed ? [`${parsed.senderName}: ${short(parsed.content, 100)}`] : [];
+  });
+  return mail.length === 0 ? "" : `Noted ${mail.length === 1 ? "a message" : `${mail.length} messages`} from ${mail.join(" / ")}. `;
+}
