@@ -1,8 +1,6 @@
 "use client";
 
-import { useRefetchOn } from "./use-refetch-on";
 import { InlineError, Skeleton } from "./ui/skeleton";
-import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { Tabs } from "radix-ui";
 import type { TeamState } from "./api-types";
@@ -13,7 +11,7 @@ import { TaskBoard } from "./task-board";
 import { ToolPolicy } from "./tool-policy";
 import { McpServers } from "./mcp-servers";
 import { Webhooks } from "./webhooks";
-import { useTRPC } from "./trpc";
+import { useLiveFiles } from "./files/use-workspace";
 
 // The room's right panel: one tab at a time (Radix Tabs) of Tasks, Mailbox, Files, Activity and
 // the team's Tools (its policy), each with its count. Files lists the workspace; a file opens in the centre's Files view.
@@ -52,7 +50,7 @@ export function SidePanel({
         <Mailbox messages={state.messages} />
       </Tabs.Content>
       <Tabs.Content value="files" className="tab-panel">
-        <FileList teamId={teamId} lastChange={state.workspace.lastChange} />
+        <FileList teamId={teamId} />
       </Tabs.Content>
       <Tabs.Content value="activity" className="tab-panel">
         <RecentActivity actions={state.actions} members={state.members} people={state.people} />
@@ -66,20 +64,21 @@ export function SidePanel({
   );
 }
 
-/** The workspace's files, newest change first; re-read when the workspace changes. */
-function FileList({ teamId, lastChange }: { teamId: string; lastChange: number }) {
-  const trpc = useTRPC();
-  const files = useQuery(trpc.workspace.list.queryOptions({ teamId, limit: 200 }));
-  const { refetch } = files;
-  useRefetchOn(refetch, lastChange);
+/** How many files the side panel lists; the Files view has them all. */
+const SHOWN_FILES = 200;
+
+/** The workspace's first files in path order, live (the workspace feed). */
+function FileList({ teamId }: { teamId: string }) {
+  const live = useLiveFiles(teamId);
+  const shown = live.files?.slice(0, SHOWN_FILES);
   return (
     <section aria-label="Workspace files" className="file-list">
       <h2>Files</h2>
-      {files.error && <InlineError onRetry={() => void refetch()}>The files could not be read: {files.error.message}</InlineError>}
-      {files.isPending && <Skeleton label="Loading the files…" rows={3} />}
-      {files.data?.files.length === 0 && <p className="muted">No files yet. Agents and people write them here.</p>}
+      {live.error && <InlineError onRetry={live.retry}>The files could not be read: {live.error}</InlineError>}
+      {!shown && <Skeleton label="Loading the files…" rows={3} />}
+      {shown?.length === 0 && <p className="muted">No files yet. Agents and people write them here.</p>}
       <ul>
-        {files.data?.files.map((f) => (
+        {shown?.map((f) => (
           <li key={f.path}>
             <Link href={filesHref(teamId, { path: f.path })}>{f.path}</Link> <span className="muted">v{f.version}</span>
           </li>

@@ -13,24 +13,24 @@ import { FileTree } from "./file-tree";
 import { FileViewer } from "./file-viewer";
 import { fileDownloadHref, filesHref, filesTarget, workspaceZipHref } from "./links";
 import { authorText, formatBytes } from "./tree-model";
-import { useFileContent, useFileHistory, useFileList, useLiveChange, useRefreshWorkspace } from "./use-workspace";
+import { useFileContent, useFileHistory, useLiveFiles, useRefreshWorkspace } from "./use-workspace";
 
 /**
  * The team workspace in the room (docs/SPEC.md §14): the tree, the open file (its latest
  * version, or the one the address names), its history and a diff of two versions, downloads,
- * and for members and owners new files, edits and deletes. Live: whenever the team feed's
- * `lastChange` moves, the listing and the open file are read again. The address carries what is
+ * and for members and owners new files, edits and deletes. Live: the listing follows the
+ * workspace feed, and the open file is read again when its own head moves. The address carries what is
  * open (`?view=files&path=…&version=…`, see links.ts), so links from elsewhere open it.
  */
 export function FilesView({ teamId, canAct, workspace }: { teamId: string; canAct: boolean; workspace: WorkspaceState }) {
   const router = useRouter();
   const { path, version } = filesTarget(useSearchParams());
-  const live = useLiveChange(teamId, workspace.lastChange);
-  const list = useFileList(teamId, live);
+  const list = useLiveFiles(teamId);
   const refresh = useRefreshWorkspace(teamId);
   const [creating, setCreating] = useState(false);
   const [done, setDone] = useState<ChangeDone | null>(null);
-  const entries = list.data ?? [];
+  const entries = list.files ?? [];
+  const listed = list.files !== null;
   const entry = path === null ? undefined : entries.find((e) => e.path === path);
 
   /** After one's own change: show what it did, open its file at its latest version, read again now. */
@@ -77,11 +77,11 @@ export function FilesView({ teamId, canAct, workspace }: { teamId: string; canAc
           onCancel={() => setCreating(false)}
         />
       )}
-      {list.error && <InlineError onRetry={() => void list.refetch()}>The files could not be read: {list.error.message}</InlineError>}
+      {list.error && <InlineError onRetry={list.retry}>The files could not be read: {list.error}</InlineError>}
       <div className="files-body">
-        {list.isPending ? <Skeleton label="Loading the files…" rows={4} /> : <FileTree teamId={teamId} entries={entries} selected={path} />}
+        {!listed ? <Skeleton label="Loading the files…" rows={4} /> : <FileTree teamId={teamId} entries={entries} selected={path} />}
         {path === null ? (
-          !list.isPending && <p className="muted">{entries.length > 0 ? "Choose a file to see it, its history and its changes." : canAct ? "The workspace is empty. Agents' files appear here; you can add one with “New file”." : "The workspace is empty. Agents' files appear here."}</p>
+          listed && <p className="muted">{entries.length > 0 ? "Choose a file to see it, its history and its changes." : canAct ? "The workspace is empty. Agents' files appear here; you can add one with “New file”." : "The workspace is empty. Agents' files appear here."}</p>
         ) : (
           <FilePane
             // A new file starts a new pane: no picks, edits or confirmations carry over.
@@ -90,8 +90,7 @@ export function FilesView({ teamId, canAct, workspace }: { teamId: string; canAc
             path={path}
             version={version}
             entry={entry}
-            listed={list.isSuccess}
-            live={live}
+            listed={listed}
             canAct={canAct}
             onChanged={changed}
             onReload={() => {
@@ -117,7 +116,6 @@ function FilePane({
   version,
   entry,
   listed,
-  live,
   canAct,
   onChanged,
   onReload,
@@ -130,11 +128,12 @@ function FilePane({
   entry: FileEntry | undefined;
   /** The listing has loaded (so a missing entry means the file is not live). */
   listed: boolean;
-  live: number;
   canAct: boolean;
   onChanged: (d: ChangeDone) => void;
   onReload: () => void;
 }) {
+  // Read again when this file's head moves, not at every change of the workspace.
+  const live = entry?.version ?? 0;
   const file = useFileContent(teamId, path, version, live);
   const history = useFileHistory(teamId, path, live);
   const [compare, setCompare] = useState<number[]>([]);

@@ -1,48 +1,28 @@
 "use client";
 
-import { keepPreviousData, useIsFetching, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
 import type { FileEntry } from "../api-types";
-import { useTRPCClient } from "../trpc";
-import { LIMITS } from "~/server/limits";
+import { useTRPC, useTRPCClient } from "../trpc";
+import { applyFilesMessage } from "~/server/workspace/schema";
 
-// The Files view's reads. What can change (the listing, a file's latest version, its history)
-// is keyed by `live`, the workspace's change number the view has caught up with; a version is
-// never rewritten, so a read of one is cached for good. Keys share the prefix
-// ["workspace", teamId].
+// The Files view's reads. The listing is live (the workspace feed); a file's latest version and
+// its history are keyed by `live`, the file's head version in that listing, so a change to
+// another file costs this view nothing; a version is never rewritten, so a read of one is cached
+// for good. Keys share the prefix ["workspace", teamId].
 
 /**
- * The change number to read at: follows the team feed's `lastChange`, but only while no read
- * of this workspace is in flight, so a burst of changes costs one more round of reads, not one
- * per change.
+ * Every live file, in path order, kept by the workspace's live feed: the listing once, then
+ * only what each change changed; the SSE link resumes from the last change number.
  */
-export function useLiveChange(teamId: string, lastChange: number): number {
-  const [live, setLive] = useState(lastChange);
-  const fetching = useIsFetching({ queryKey: ["workspace", teamId] }) > 0;
-  // Adjusted while rendering (React's pattern for state that follows a prop): no extra commit.
-  if (!fetching && live !== lastChange) setLive(lastChange);
-  return live;
-}
-
-/** Every live file, in path order (all pages). */
-export function useFileList(teamId: string, live: number) {
-  const client = useTRPCClient();
-  return useQuery({
-    queryKey: ["workspace", teamId, "list", live],
-    queryFn: async (): Promise<FileEntry[]> => {
-      const files: FileEntry[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.workspace.list.query({ teamId, cursor, limit: LIMITS.workspaceListMax });
-        files.push(...page.files);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-      return files;
-    },
-    // The tree stays while the next listing loads; old listings are not kept.
-    placeholderData: keepPreviousData,
-    gcTime: 10_000,
-  });
+export function useLiveFiles(teamId: string): { files: FileEntry[] | null; error: string | null; retry: () => void } {
+  const trpc = useTRPC();
+  const [listing, setListing] = useState<{ files: FileEntry[]; lastChange: number } | null>(null);
+  const sub = useSubscription(
+    trpc.workspace.live.subscriptionOptions({ teamId, lastEventId: null }, { onData: ({ data }) => setListing((prev) => applyFilesMessage(prev, data)) }),
+  );
+  return { files: listing?.files ?? null, error: sub.error?.message ?? null, retry: sub.reset };
 }
 
 /** A file at one version, or (version null) at its latest. */

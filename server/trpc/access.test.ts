@@ -175,6 +175,7 @@ const MATRIX: Record<string, Row> = {
   "timeline.live": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, lastEventId: null }) },
 
   "workspace.list": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
+  "workspace.live": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, lastEventId: null }) },
   "workspace.read": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, path: t.file }) },
   "workspace.history": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, path: t.file }) },
   "workspace.search": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, query: "matrix" }) },

@@ -127,6 +127,7 @@ function baseInputs(): Record<string, Input | undefined> {
     "people.leave": { teamId: lead },
     "people.presence": { teamId: lead, clientId: "fuzz-tab-0002", watching: lead, typingTo: lead },
     "workspace.list": { teamId: lead, prefix: "docs", cursor: "a", limit: 5 },
+    "workspace.live": { teamId: lead, lastEventId: null },
     "workspace.read": { teamId: lead, path: "docs/fuzz.md", version: 1 },
     "workspace.history": { teamId: lead, path: "docs/fuzz.md" },
     "workspace.search": { teamId: lead, query: "fuzz", regex: false, prefix: "docs", limit: 5 },
@@ -262,6 +263,8 @@ describe("every procedure over HTTP", () => {
       ["session.live", { sessionId: lead }, "99999999999"],
       ["team.live", { teamId: lead }, "99999999999"],
       ["team.live", { teamId: lead }, "epoch.99999999999999999999"],
+      ["workspace.live", { teamId: lead }, "99999999999"],
+      ["workspace.live", { teamId: lead }, "seven"],
       ["timeline.live", { teamId: lead }, Buffer.from(JSON.stringify({ s: {}, m: 2 ** 31, a: 0, w: 0, t: 0 })).toString("base64url")],
     ];
     for (const [path, input, header] of cases) {

@@ -13,6 +13,6 @@ export * from "./schema";
 export type { Writer } from "./authors";
 export { normaliseFilePath, normalisePrefix } from "./path-input";
 export { deleteFile, editFile, writeFile, type EditRequest, type WriteRequest } from "./store";
-export { fileHistory, listFiles, listWorkspaceChanges, readFile, searchFiles, workspaceSummary } from "./reads";
+export { fileHistory, filesAsOfNow, filesChangedAfter, listFiles, listWorkspaceChanges, readFile, searchFiles, workspaceSummary } from "./reads";
 export { copyWorkspaceAsOf } from "./fork";
 export { workspaceZip } from "./zip";

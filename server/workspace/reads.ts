@@ -112,6 +112,44 @@ export async function listWorkspaceChanges(
   return backwards ? views.reverse() : views;
 }
 
+/** Every live file (all pages) and the change number they are as of, from one snapshot. */
+export async function filesAsOfNow(db: Db, teamId: SessionId): Promise<{ files: FileEntry[]; lastChange: number }> {
+  return db.$transaction(
+    async (tx) => {
+      const files: FileEntry[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listFiles(tx, teamId, { cursor, limit: LIMITS.workspaceListMax });
+        files.push(...page.files);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return { files, lastChange: (await workspaceSummary(tx, teamId)).lastChange };
+    },
+    { isolationLevel: "RepeatableRead" },
+  );
+}
+
+/**
+ * What changed after change `after`, as the listing sees it: each changed path's newest head,
+ * or its deletion; `more` when a page's worth came (read again from `lastChange`).
+ */
+export async function filesChangedAfter(
+  db: DbOrTx,
+  teamId: SessionId,
+  after: number,
+  limit: number = LIMITS.workspaceListMax,
+): Promise<{ upsert: FileEntry[]; removed: string[]; lastChange: number; more: boolean }> {
+  const changes = await listWorkspaceChanges(db, teamId, { afterChange: after, limit });
+  const newest = new Map(changes.map((c) => [c.path, c]));
+  const upsert: FileEntry[] = [];
+  const removed: string[] = [];
+  for (const c of newest.values()) {
+    if (c.deleted) removed.push(c.path);
+    else upsert.push({ path: c.path, version: c.version, bytes: c.bytes, author: c.author, changedAt: c.createdAt });
+  }
+  return { upsert, removed, lastChange: changes.at(-1)?.change ?? after, more: changes.length === limit };
+}
+
 /**
  * A file's content with its version: the head, or `version` (a deleted version is
  * WORKSPACE_NOT_FOUND). Lines are 1-based and inclusive. With `maxBytes` (the tools' read

@@ -6,7 +6,10 @@ import {
   fileHistory,
   FileContentSchema,
   FilePageSchema,
+  filesAsOfNow,
+  filesChangedAfter,
   listFiles,
+  type FilesMessage,
   readFile,
   SearchResultSchema,
   searchFiles,
@@ -15,8 +18,13 @@ import {
   writeFile,
   type Writer,
 } from "../../workspace";
-import { teamAccess, type Access } from "../access";
-import { personProcedure, router } from "../init";
+import type { SessionId } from "../../ids";
+import { int4String } from "../../input-guard";
+import { activityWaiter } from "../../live/activity";
+import { TEAM_FEED_REREAD_MS } from "../../live/team-feed";
+import { feedAccess, teamAccess, type Access } from "../access";
+import { personProcedure, router, type PersonContext } from "../init";
+import { liveFeed, type FeedReader } from "../live-feed";
 import { TeamRef } from "../schemas";
 
 // The Files view's API (docs/SPEC.md §14). Reading needs any role in the team; writing needs
@@ -27,6 +35,17 @@ import { TeamRef } from "../schemas";
 const asPerson = (by: Access): Writer => ({ kind: "person", actor: by });
 
 export const workspaceRouter = router({
+  /**
+   * The live listing: every live file, then only what each change changed (new heads, deleted
+   * paths). Its id is the change number; a reconnect with it gets only the changes since.
+   */
+  live: personProcedure
+    .input(TeamRef.extend({ lastEventId: int4String.nullish() }))
+    .subscription(async ({ ctx, input, signal }) => {
+      const { teamId } = await teamAccess(ctx, input.teamId, "view");
+      return filesFeed(ctx, teamId, input.lastEventId ? Number(input.lastEventId) : null, signal);
+    }),
+
   list: personProcedure
     .input(TeamRef.extend({ prefix: W.prefix.optional(), cursor: W.cursor.optional(), limit: W.listLimit.optional() }))
     .output(FilePageSchema)
@@ -78,3 +97,21 @@ export const workspaceRouter = router({
       return deleteFile(ctx.db, by.teamId, asPerson(by), input, workspaceLimitsOf(ctx.env));
     }),
 });
+
+function filesFeed(ctx: PersonContext, teamId: SessionId, from: number | null, signal: AbortSignal | undefined) {
+  const open = (): FeedReader<number | null, unknown, FilesMessage> => ({
+    start: async () => from,
+    wake: () => activityWaiter(ctx.hub, teamId, ["workspace"]),
+    async read(after) {
+      if (after === null) {
+        const { files, lastChange } = await filesAsOfNow(ctx.db, teamId);
+        return { messages: [{ id: String(lastChange), data: { type: "files", files, lastChange } }], cursor: lastChange };
+      }
+      const { upsert, removed, lastChange, more } = await filesChangedAfter(ctx.db, teamId, after);
+      const changed = upsert.length > 0 || removed.length > 0;
+      return { messages: changed ? [{ id: String(lastChange), data: { type: "changes", upsert, removed, lastChange } }] : [], cursor: lastChange, more };
+    },
+  });
+  const access = () => feedAccess(ctx, (db) => teamAccess(ctx, teamId, "view", db));
+  return liveFeed(ctx, { teamId, access, open, signal, recheckMs: TEAM_FEED_REREAD_MS });
+}
