@@ -23,9 +23,9 @@
 // - zip: a workspace of BENCH_ZIP_MIB MiB (64 files of 1 MiB of random hex, the default file
 //   limit, plus small ones), streamed by workspaceZip into a byte counter: MB/s and the archive size; peak RSS
 //   growth during the stream.
-// - fileChangeToFeed: the time from a file change's commit (writeFile resolved) to the team
-//   feed's next state showing the new lastChange (the path a browser's Files view follows:
-//   NOTIFY → team feed re-read), in-process through createCaller; p50/p95.
+// - fileChangeToFeed: the time from a file change's commit (writeFile resolved) to the
+//   workspace feed's message of that change (the path a browser's Files view follows: NOTIFY →
+//   a read of the changes since the feed's cursor), in-process through createCaller; p50/p95.
 // - fileChangeToScreen: the same path to a person's screen, in Chromium against the production
 //   build (scripts/e2e-server.ts on this database; one `next build` first if .next/BUILD_ID is
 //   missing). The owner creates a team and opens its Files view (`?view=files`); a second person
@@ -187,7 +187,7 @@ async function fileChangeToFeed(database: DatabaseUrls, db: Db) {
   const teamId = asSessionId(lead.id);
   const abort = new AbortController();
   const caller = createCaller({ db, env: parseEnv({}), hub, runtime, person }, { signal: abort.signal });
-  const feed = (await caller.team.live({ teamId, lastEventId: null }))[Symbol.asyncIterator]();
+  const feed = (await caller.workspace.live({ teamId, lastEventId: null }))[Symbol.asyncIterator]();
   await feed.next();
   const samples: number[] = [];
   try {
@@ -196,8 +196,8 @@ async function fileChangeToFeed(database: DatabaseUrls, db: Db) {
       const t0 = performance.now();
       for (;;) {
         const next = await feed.next();
-        const state = (next.value as [string, { workspace: { lastChange: number } }] | undefined)?.[1];
-        if (next.done || (state && state.workspace.lastChange >= done.change)) break;
+        const message = (next.value as [string, { lastChange: number }] | undefined)?.[1];
+        if (next.done || (message && message.lastChange >= done.change)) break;
       }
       samples.push(performance.now() - t0);
     }
