@@ -5,7 +5,8 @@ import { createTask } from "../team/task-board";
 import { leadOf } from "../team/membership";
 import { ActivityHub } from "./activity";
 import { applyListDelta, applyTeamMessage } from "./team-delta";
-import { TeamFeeds, TrackedRows, type FeedCursor } from "./team-feed";
+import { TeamFeeds, type FeedCursor } from "./team-feed";
+import { TrackedRows } from "./tracked-values";
 
 // The team feed's shared reader against a real database, and its wire format's two halves
 // (what the server diffs, what the browser applies) checked against each other.
