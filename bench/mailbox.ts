@@ -37,7 +37,7 @@
 //   mailbox alone costs.
 //   appCpuCores(WhileSending): this process's CPU (senders, and for fanOut the Runtime) over the
 //   sending phase, in cores (1 = one core busy all along).
-// - taskCas: updateTask (server/team/task-board.ts) compare-and-set edits of one task by the
+// - taskCas: updateTask (server/team/task-board/) compare-and-set edits of one task by the
 //   Lead: one updater in a loop, and 8 updaters contending for the same task (each re-reads the
 //   revision and retries after TEAM_TASK_STALE_REVISION), BENCH_CAS_MS each.
 import os from "node:os";

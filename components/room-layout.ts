@@ -3,7 +3,7 @@
 import { useSyncExternalStore } from "react";
 import { z } from "zod";
 
-// The room's shape (docs/DECISIONS.md, Browser). Wide windows show the sidebar (collapsible),
+// The room's shape (docs/DECISIONS.md, UI). Wide windows show the sidebar (collapsible),
 // the centre and the team panel (collapsible, or wider); medium ones put the sidebar in a
 // drawer; phones show one screen at a time under a switcher. The widths are also room.css's
 // media queries (room-layout.test.ts keeps the two equal). What a person chose for the sidebar

@@ -1,4 +1,4 @@
-// The team room's address (docs/DECISIONS.md, Browser): `/teams/<id>` with `?view=` (the agent
+// The team room's address (docs/DECISIONS.md, UI): `/teams/<id>` with `?view=` (the agent
 // view when absent), `member=` (the agent view's member, `lead` when absent), `members=a,b`
 // (the split view's members), `seq=` (a moment of the member's transcript). The Files view's
 // own part of it (`path`, `version`) is in files/links.ts. Pure, so links and the room read

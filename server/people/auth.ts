@@ -12,7 +12,7 @@ import { claimSignInAttempt, signInSucceeded } from "./sign-in-throttle";
 import { SSO_PROVIDER_ID, type SsoConfig } from "./sso";
 import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
 
-// Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md: People). It owns
+// Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md, People and access). It owns
 // the users/auth_* tables through its Prisma adapter and serves /api/auth/*; this module only
 // configures it and adds the instance's sign-up rule.
 
