@@ -7,7 +7,8 @@ import { newTestSession } from "../testing/runtime-harness";
 import { setToolMode } from "../team/tool-policy";
 import { createApiToken, revokeApiToken } from "./api-tokens";
 import { auditCsv, listAudit, type AuditEntry } from "./audit";
-import { createInvite, setRole } from "./team-people";
+import { setRole } from "./team-people";
+import { createInvite } from "./invites";
 
 // The audit log: security-relevant team actions recorded with the action (others not), API
 // tokens with the token; the instance owner reads everything, a team owner their teams' only,

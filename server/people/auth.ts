@@ -10,7 +10,8 @@ import { instanceStatus } from "./instance";
 import { recordAudit } from "./audit";
 import { claimSignInAttempt, signInSucceeded } from "./sign-in-throttle";
 import { SSO_PROVIDER_ID, type SsoConfig } from "./sso";
-import { adoptOrphanTeams, claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./team-people";
+import { adoptOrphanTeams } from "./team-people";
+import { claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./invites";
 
 // Accounts, sign-in and database sessions, by Better Auth (docs/DECISIONS.md, People and access). It owns
 // the users/auth_* tables through its Prisma adapter and serves /api/auth/*; this module only

@@ -22,18 +22,8 @@ import { LIMITS } from "../limits";
 import { createApiToken } from "./api-tokens";
 import { listPresence, PRESENCE_TTL_MS, updatePresence } from "./presence";
 import type { TeamMessage } from "../trpc/routers/team";
-import {
-  acceptInvite,
-  authorize,
-  createInvite,
-  inviteInfo,
-  claimInviteForSignUp,
-  listInvites,
-  listPeople,
-  removePerson,
-  roleIn,
-  setRole,
-} from "./team-people";
+import { authorize, listPeople, removePerson, roleIn, setRole } from "./team-people";
+import { acceptInvite, createInvite, inviteInfo, claimInviteForSignUp, listInvites } from "./invites";
 import { promptAs, stopAs } from "../team/person-actions";
 
 // People in teams against the real Postgres: who owns a team, invite links (single use,

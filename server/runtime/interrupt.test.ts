@@ -5,7 +5,7 @@ import { asSessionId, asTurnId, newMessageId, newTurnId, type SessionId } from "
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { teamPlaybook } from "../team/playbook";
 import { membershipOf } from "../team/membership";
-import { spawnTeammate } from "../team/roster";
+import { spawnTeammate } from "../team/provisioning";
 import { createTeamLayer } from "../team/team-layer";
 import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";

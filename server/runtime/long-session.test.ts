@@ -3,7 +3,7 @@ import { inTx, type Db } from "../db/client";
 import { asSessionId, newMessageId, newTurnId, type SessionId } from "../ids";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
 import { membershipOf } from "../team/membership";
-import { spawnTeammate } from "../team/roster";
+import { spawnTeammate } from "../team/provisioning";
 import { runtimeTest } from "../testing/fixtures";
 import { eventsOf, newTestSession, waitFor, waitForTurns } from "../testing/runtime-harness";
 import type { EventPayload } from "./events";

@@ -7,7 +7,8 @@ import { runtimeTest } from "../testing/fixtures";
 import { eventsOf, waitFor, waitForTurns } from "../testing/runtime-harness";
 import { sendMessage } from "./mailbox";
 import { membershipOf } from "./membership";
-import { listMembers, spawnTeammate } from "./roster";
+import { listMembers } from "./roster";
+import { spawnTeammate } from "./provisioning";
 
 // team:identity across cold resume and compaction (SPEC.md §5), seen in real model requests.
 

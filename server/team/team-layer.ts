@@ -10,7 +10,7 @@ import { teamLimits, workspaceLimits, type TeamLimits, type WorkspaceLimits } fr
 import { createWorkspaceTools } from "../workspace/tools";
 import { reserveStep } from "./budget";
 import { consumedStatement, recoverMailbox } from "./mailbox";
-import { recoverProvisioning } from "./roster";
+import { recoverProvisioning } from "./provisioning";
 import { createTeamTools, TEAM_TOOLSET_OPTIONS } from "./tools";
 import { createAskHumansTool } from "./tools/ask-humans";
 import { toolModesOfSession } from "./tool-policy";

@@ -8,7 +8,7 @@ import { ActivityHub } from "../live/activity";
 import { createApiToken } from "../people/api-tokens";
 import { createAuth } from "../people/auth";
 import { personFromHeaders, type Person } from "../people/person";
-import { createInvite } from "../people/team-people";
+import { createInvite } from "../people/invites";
 import type { Runtime } from "../runtime/runtime";
 import { promptSession } from "../runtime/sessions";
 import { leadOf } from "../team/membership";

@@ -2,7 +2,8 @@ import { isTransientDbError } from "../../db/errors";
 import { modelKey, priceText, type ModelOption } from "../../models/catalog";
 import { defineTool } from "../../runtime/tools";
 import { membershipOf } from "../membership";
-import { completeProvisioning, listMembers, memberByToolCall, provisionOrReport, reserveTeammate, SpawnInputSchema } from "../roster";
+import { listMembers } from "../roster";
+import { completeProvisioning, memberByToolCall, provisionOrReport, reserveTeammate, SpawnInputSchema } from "../provisioning";
 import type { TeamToolDeps } from "./deps";
 import { CompactMember, compactMember } from "./views";
 

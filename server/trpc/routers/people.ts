@@ -3,23 +3,8 @@ import { LIMITS } from "../../limits";
 import { AppError } from "../../errors";
 import { asSessionId, asUserId } from "../../ids";
 import { PresenceClientId, PresenceWhereSchema, updatePresence } from "../../people/presence";
-import {
-  acceptInvite,
-  createInvite,
-  INVITE_DEFAULT_HOURS,
-  INVITE_MAX_HOURS,
-  inviteInfo,
-  InviteInfoSchema,
-  InviteRoleSchema,
-  InviteTokenSchema,
-  InviteViewSchema,
-  listInvites,
-  listPeople,
-  removePerson,
-  revokeInvite,
-  setRole,
-  TeamPersonViewSchema,
-} from "../../people/team-people";
+import { listPeople, removePerson, setRole, TeamPersonViewSchema } from "../../people/team-people";
+import { acceptInvite, createInvite, INVITE_DEFAULT_HOURS, INVITE_MAX_HOURS, inviteInfo, InviteInfoSchema, InviteRoleSchema, InviteTokenSchema, InviteViewSchema, listInvites, revokeInvite } from "../../people/invites";
 import { TeamRoleSchema } from "../../people/roles";
 import { teamAccess } from "../access";
 import { personProcedure, publicProcedure, router } from "../init";

@@ -10,7 +10,8 @@ import { BudgetViewSchema, setBudget } from "../../team/budget";
 import { BudgetInputSchema, costNanosOf } from "../../team/budget-input";
 import { leadOf } from "../../team/membership";
 import { availableModels } from "../../models/registry";
-import { listMembers, listTeams, MemberViewSchema, spawnTeammate, SpawnInputSchema, TeamSummarySchema } from "../../team/roster";
+import { listMembers, listTeams, MemberViewSchema, TeamSummarySchema } from "../../team/roster";
+import { spawnTeammate, SpawnInputSchema } from "../../team/provisioning";
 import {
   getTask,
   ListTasksInputSchema,
