@@ -1,7 +1,9 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/client";
-import { CoalescedSql, PgSql, sqlTx, type SqlTx, type SqlTxOptions, unnamedStatementsOnly } from "./sql";
+import { CoalescedSql } from "./coalesced-sql";
+import { unnamedStatementsOnly } from "./pg-pipeline";
+import { PgSql, sqlTx, type SqlTx, type SqlTxOptions } from "./sql";
 
 /**
  * The process's database: Prisma's client, plus `sql` (raw statements straight on the same pg
