@@ -132,7 +132,9 @@ describe("tool calls that wait for people", () => {
     // Not yet due: nothing expires.
     expect(await expireRequests(rt.db)).toBe(0);
     await rt.db.$executeRaw`UPDATE approvals SET created_at = now() - interval '6 minutes' WHERE id = ${waiting.id}`;
-    expect(await expireRequests(rt.db)).toBe(1);
+    // The runtime's own sweep may expire it first: either way it ends expired, once.
+    expect(await expireRequests(rt.db)).toBeLessThanOrEqual(1);
+    expect((await rt.db.approval.findUniqueOrThrow({ where: { id: waiting.id } })).status).toBe("expired");
     const events = await waitForTurns(rt.db, lead, 1, 20_000);
     expect(results(events, "workspace_write")).toEqual([
       expect.objectContaining({ isError: true, errorCode: "TOOL_DENIED", output: { error: { code: "TOOL_DENIED", message: "Not run: nobody decided in the time the team allows, so the request expired." } } }),
