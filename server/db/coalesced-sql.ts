@@ -77,7 +77,7 @@ export class CoalescedSql extends RunsSql {
 }
 
 /** Writes a group's statements, each with its own Sync, when its first member is submitted. */
-export class GroupWriter {
+class GroupWriter {
   /** Per statement: the text it prepares on this connection, if any. */
   readonly preparing: (string | null)[];
   /** Per statement: its rows when written without Describe. */
@@ -104,7 +104,7 @@ export class GroupWriter {
  * when the one before it settles. The first writes the whole group; the others write nothing
  * and read their own replies, which follow on the wire in order.
  */
-export class GroupMember extends Pipeline {
+class GroupMember extends Pipeline {
   constructor(
     private readonly writer: GroupWriter,
     private readonly position: number,
