@@ -8,7 +8,8 @@ import { PgSql, sqlTx, type SqlTx, type SqlTxOptions } from "./sql";
 /**
  * The process's database: Prisma's client, plus `sql` (raw statements straight on the same pg
  * pool, for the hot paths: db/sql.ts), `sqlCoalesced` (single statements of many callers sent
- * together, each its own transaction) and `sqlTx` (a transaction of such statements).
+ * together, each its own transaction: db/coalesced-sql.ts) and `sqlTx` (a transaction of such
+ * statements).
  */
 export type Db = PrismaClient & {
   readonly sql: PgSql;
@@ -48,7 +49,7 @@ export function databaseFromEnv(env: { DATABASE_URL?: string; DIRECT_DATABASE_UR
 /**
  * One client per process; Prisma's adapter and `sql` share one pg pool of `poolSize` connections.
  * Through a pooler nothing outlives a transaction on a connection: no named prepared statements
- * (Prisma's adapter names none; db/sql.ts then names none either).
+ * (Prisma's adapter names none; db/pg-pipeline.ts then names none either).
  */
 export function createDb(database: DatabaseUrls, poolSize = 10): Db {
   const pool = new pg.Pool({ connectionString: database.url, max: poolSize });

@@ -51,7 +51,7 @@ const sessionSelect = {
   updatedAt: true,
 } as const;
 
-/** The spend counters (runtime/agent.ts adds each step's usage and cost in its message's transaction). */
+/** The spend counters (runtime/model-step.ts adds each step's usage and cost in its message's transaction). */
 export const SPEND_COLUMNS = { spentInputTokens: true, spentOutputTokens: true, spentCachedTokens: true, spentCostNanos: true } as const;
 
 type SpendRow = { spentInputTokens: bigint; spentOutputTokens: bigint; spentCachedTokens: bigint; spentCostNanos: bigint };

@@ -65,7 +65,7 @@ export const timelineRouter = router({
 
 /**
  * The timeline's feed: each viewer follows with their own filter, reading only what committed
- * after their cursor (team/timeline.ts followTimeline), at most every MIN_READ_INTERVAL_MS.
+ * after their cursor (team/timeline/follow.ts followTimeline), at most every MIN_READ_INTERVAL_MS.
  */
 function timelineFeed(ctx: PersonContext, id: SessionId, filter: TimelineFilter, from: TimelineCursor | null, signal: AbortSignal | undefined) {
   const open = (): FeedReader<TimelineFollower, unknown, TimelineLiveMessage> => {
