@@ -28,19 +28,21 @@ export const NotificationViewSchema = z.object({
 });
 export type NotificationView = z.infer<typeof NotificationViewSchema>;
 
-const Rows = z.array(
-  z.object({
-    id: z.string(),
-    kind: TeamEventKindSchema,
-    team_id: z.string(),
-    title: z.string(),
-    body: z.string(),
-    approval_id: z.string().nullable(),
-    pending: z.boolean(),
-    created_at: z.date(),
-    read_at: z.date().nullable(),
-  }),
-);
+const NotificationRow = z.object({
+  unread: z.number().int(),
+  id: z.string(),
+  kind: TeamEventKindSchema,
+  team_id: z.string(),
+  title: z.string(),
+  body: z.string(),
+  approval_id: z.string().nullable(),
+  pending: z.boolean(),
+  created_at: z.date(),
+  read_at: z.date().nullable(),
+});
+/** A page's rows, each with the unread count; a page without items is one row of the count alone. */
+const Rows = z.array(z.union([NotificationRow, z.object({ unread: z.number().int(), id: z.null() })]));
+const CountRows = z.array(z.object({ n: z.number().int() }));
 
 /** The person's newest notifications (older than `before`, a notification id, to page back) and how many are unread. */
 export async function listNotifications(
@@ -52,29 +54,25 @@ export async function listNotifications(
   const after = opts.before
     ? Prisma.sql`AND (n.created_at, n.id) < (SELECT created_at, id FROM notifications WHERE id = ${opts.before} AND user_id = ${userId})`
     : Prisma.empty;
-  const [rows, count] = await Promise.all([
-    db.$queryRaw`SELECT n.id, n.kind, n.team_id, n.title, n.body, n.approval_id, n.created_at, n.read_at,
-        COALESCE(a.status = 'pending', false) AS pending
-      FROM notifications n LEFT JOIN approvals a ON a.id = n.approval_id
-      WHERE n.user_id = ${userId} ${after}
-      ORDER BY n.created_at DESC, n.id DESC LIMIT ${limit}`,
-    db.$queryRaw`SELECT count(*)::int AS n FROM notifications WHERE user_id = ${userId} AND read_at IS NULL`,
-  ]);
-  const items = Rows.parse(rows).map((r) => ({
-    id: r.id,
-    kind: r.kind,
-    teamId: r.team_id,
-    title: r.title,
-    body: r.body,
-    approvalId: r.approval_id,
-    pending: r.pending,
-    createdAt: r.created_at,
-    read: r.read_at !== null,
-  }));
-  return { items, unread: CountRows.parse(count)[0]!.n };
+  // One statement, one snapshot: the page and the unread count always agree (the count comes on
+  // the one row a page without items still has).
+  const rows = Rows.parse(
+    await db.$queryRaw`SELECT c.unread, n.* FROM (SELECT count(*)::int AS unread FROM notifications WHERE user_id = ${userId} AND read_at IS NULL) c
+      LEFT JOIN LATERAL (SELECT n.id, n.kind, n.team_id, n.title, n.body, n.approval_id, n.created_at, n.read_at,
+          COALESCE(a.status = 'pending', false) AS pending
+        FROM notifications n LEFT JOIN approvals a ON a.id = n.approval_id
+        WHERE n.user_id = ${userId} ${after}
+        ORDER BY n.created_at DESC, n.id DESC LIMIT ${limit}) n ON true
+      ORDER BY n.created_at DESC, n.id DESC`,
+  );
+  const items = rows.flatMap((r) =>
+    "kind" in r
+      ? [{ id: r.id, kind: r.kind, teamId: r.team_id, title: r.title, body: r.body, approvalId: r.approval_id, pending: r.pending, createdAt: r.created_at, read: r.read_at !== null }]
+      : [],
+  );
+  return { items, unread: rows[0]!.unread };
 }
 
-const CountRows = z.array(z.object({ n: z.number().int() }));
 
 /** Marks the person's notifications read: these ids (others' are left alone), or all. */
 export async function markRead(db: Db, userId: UserId, which: { ids: readonly string[] } | { all: true }): Promise<number> {

@@ -65,6 +65,8 @@ describe("notifications", () => {
     expect(await titles(rt, owner)).toEqual(["lead asks to run workspace_write"]);
     // A viewer cannot decide, so is not asked to.
     expect(await titles(rt, viewer)).toEqual([]);
+    // A page past the last item is empty and still counts the unread (page and count are read together).
+    expect(await listNotifications(rt.db.sql, member.id, { before: page.items.at(-1)!.id })).toEqual({ items: [], unread: 1 });
 
     // Decided from the inbox: the request the notification names, and it no longer waits.
     const [request] = await pendingRequests(rt.db.sql, lead);

@@ -431,14 +431,16 @@ describe("the authorisation matrix", () => {
     });
   });
 
-  it("a teammate's session id where a team id belongs: TEAM_NOT_FOUND for everyone; as a session id it resolves to its team", async () => {
-    const mateFor = (t: Team): Team => ({ ...t, lead: t.mate, queued: t.mateQueued });
-    for (const who of ["stranger", "viewer", "member", "owner"] as const) {
+  // One test per person: each runs the whole matrix.
+  it.each(["stranger", "viewer", "member", "owner"] as const)(
+    "a teammate's session id where a team id belongs (%s): TEAM_NOT_FOUND; as a session id it resolves to its team",
+    async (who) => {
+      const mateFor = (t: Team): Team => ({ ...t, lead: t.mate, queued: t.mateQueued });
       const failures = await runMatrix(who, {
         swap: mateFor,
         expect: (row, w) => (row.target === "team" && w !== "anonymous" ? { code: "NOT_FOUND", appCode: "TEAM_NOT_FOUND" } : expected(row, w)),
       });
       expect(failures, who).toEqual([]);
-    }
-  });
+    },
+  );
 });
