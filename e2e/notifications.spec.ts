@@ -69,7 +69,10 @@ test("a question reaches the inbox and a hidden tab's browser notification, and 
   await expect(page.getByRole("navigation", { name: "Account" }).getByRole("link", { name: /^Notifications/ })).toHaveAccessibleName("Notifications");
 
   // Muting a kind is kept.
+  // Reloaded once the setting is saved (a reload first would cancel the save).
+  const saved = inbox.waitForResponse((r) => r.url().includes("notifications.setSettings") && r.ok());
   await inbox.getByRole("checkbox", { name: "Mentions of you" }).uncheck();
+  await saved;
   await inbox.reload();
   await expect(inbox.getByRole("checkbox", { name: "Mentions of you" })).not.toBeChecked();
   await expect(inbox.getByRole("checkbox", { name: "The Lead answered" })).toBeChecked();
