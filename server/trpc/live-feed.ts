@@ -63,7 +63,7 @@ export async function* liveFeed<C, A, M>(ctx: FeedContext, o: LiveFeedOptions<C,
     let cursor: C = await reader.start();
     let access: { value: A } | null = null;
     let checkedAt = 0;
-    let recheck = true;
+    let recheck = false;
     while (!signal?.aborted) {
       // Both taken before reading: nothing that commits while this feed reads is missed.
       const wake = await reader.wake();
