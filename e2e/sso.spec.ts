@@ -132,6 +132,9 @@ test("single sign-on: the first person is the owner, a verified email gets its a
     expect(entries).toContainEqual(expect.objectContaining({ kind: "signed_in", actorName: "Olga Owner", detail: { via: "sso" } }));
     expect(entries).toContainEqual(expect.objectContaining({ kind: "sso_linked", actorName: BEN.name }));
     expect(entries.filter((e) => e.kind === "signed_in" && e.actorName === "Carl Stranger")).toEqual([]);
+    // The refused ones are there too, with the provider's name and the reason each was refused.
+    const refused = entries.filter((e) => e.kind === "sign_in_failed" && e.actorName === IDP_NAME).map((e) => e.detail);
+    expect(refused).toEqual(expect.arrayContaining([{ via: "sso", reason: "SIGN_UP_CLOSED" }, { via: "sso", reason: "account_not_linked" }, { via: "sso", reason: "SSO_EMAIL_NOT_VERIFIED" }]));
   } finally {
     for (const c of contexts) await c.close();
     await stopServer(server);

@@ -44,6 +44,17 @@ describe("the log", () => {
     expect(typeof line.time).toBe("string");
   });
 
+  plain("scrubs pretty lines (npm run dev) too", () => {
+    const out: string[] = [];
+    const logger = createLogger({ pretty: true, secrets: [KEY], write: (l) => out.push(l) });
+    logger.warn({ detail: `calling with ${KEY}` }, `key ${KEY}`);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toContain("key [secret]");
+    expect(out[0]).toContain("calling with [secret]");
+    expect(out[0]).not.toContain(KEY);
+    expect(() => JSON.parse(out[0]!)).toThrow();
+  });
+
   it("a run of the app: JSON lines with request ids and agents' ids, and no secret or prompt text in any", async ({ app, db }) => {
     const owner = await createTestPerson(db, "Logan");
     const lead = await newTestSession(db, "Logged", owner);

@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { pino, type Logger } from "pino";
 
 // The process's log: one JSON object per line (pino), with level, time and the fields that say
@@ -37,9 +38,14 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ["authorization", "cookie", "*.authorization", "*.cookie", "headers.authorization", "headers.cookie", "*.apiKey", "*.token", "*.password"], censor: "[secret]" },
   };
-  if (opts.pretty && !opts.write) {
-    return pino({ ...base, transport: { target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid" } } });
-  }
   const write = opts.write ?? ((line: string) => process.stdout.write(`${line}\n`));
-  return pino(base, { write: (chunk: string) => write(scrub(chunk.trimEnd())) });
+  const format = opts.pretty ? prettyLines() : (line: string) => line;
+  // Scrubbed before formatting, so pretty lines hold no secret either.
+  return pino(base, { write: (chunk: string) => write(format(scrub(chunk.trimEnd())).trimEnd()) });
+}
+
+/** pino-pretty's formatter, in this process (a transport's worker would write unscrubbed lines). A dev dependency: loaded only when asked for. */
+function prettyLines(): (line: string) => string {
+  const { prettyFactory } = createRequire(import.meta.url)("pino-pretty") as typeof import("pino-pretty");
+  return prettyFactory({ colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid" });
 }

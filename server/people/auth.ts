@@ -1,6 +1,6 @@
 import { prismaAdapter } from "@better-auth/prisma-adapter";
 import { betterAuth } from "better-auth";
-import { APIError, createAuthMiddleware, getOAuthState } from "better-auth/api";
+import { APIError, createAuthMiddleware, getOAuthState, isAPIError } from "better-auth/api";
 import { genericOAuth } from "better-auth/plugins";
 import type { Db } from "../db/client";
 import { LIMITS } from "../limits";
@@ -137,6 +137,12 @@ function ssoPlugins(sso: SsoConfig | null | undefined) {
   ];
 }
 
+/** The error a refused provider callback redirects with (`?error=`), if it was refused. */
+function refusalOf(returned: { headers?: unknown }): string | null {
+  const location = returned.headers instanceof Headers ? returned.headers.get("location") : null;
+  return location ? new URL(location, "http://localhost").searchParams.get("error") : null;
+}
+
 /** The routes that end in a new session: email sign-in and sign-up, and the provider's callback. */
 const signsIn = (path: string): boolean => path === "/sign-in/email" || path === "/sign-up/email" || path.startsWith("/callback/");
 
@@ -211,11 +217,16 @@ export function createAuth(db: Db, opts: AuthOptions) {
           await signInSucceeded(db, signedIn.user, clientOf(ctx.headers));
           const via = ctx.path.startsWith("/callback/") ? "sso" : ctx.path.slice(1);
           await recordAudit(db.sql, { kind: "signed_in", actor: { id: signedIn.user.id, name: signedIn.user.name }, ip: clientOf(ctx.headers), detail: { via } });
-        } else if (ctx.path === "/sign-in/email" && returned instanceof APIError && isRecord(ctx.body) && typeof ctx.body.email === "string") {
+        } else if (ctx.path === "/sign-in/email" && isAPIError(returned) && isRecord(ctx.body) && typeof ctx.body.email === "string") {
           await recordAudit(db.sql, { kind: "sign_in_failed", actor: { id: null, name: ctx.body.email.toLowerCase() }, ip: clientOf(ctx.headers), detail: { reason: returned.body?.code ?? returned.status } });
+        } else if (throughProvider(ctx) && !signedIn && isAPIError(returned)) {
+          // A refused callback redirects to the sign-in page with its reason; who it was is the
+          // provider's to say, and the library does not pass it on.
+          const reason = refusalOf(returned);
+          if (reason) await recordAudit(db.sql, { kind: "sign_in_failed", actor: { id: null, name: opts.sso?.name ?? SSO_PROVIDER_ID }, ip: clientOf(ctx.headers), detail: { via: "sso", reason } });
         }
         // "Sign out everywhere" ends the person's API tokens too: every credential they hold.
-        if (ctx.path === "/revoke-sessions" && !(returned instanceof APIError)) {
+        if (ctx.path === "/revoke-sessions" && !isAPIError(returned)) {
           const userId = ctx.context.session?.user.id;
           if (userId) await revokeAllApiTokens(db, asUserId(userId));
         }

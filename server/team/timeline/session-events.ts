@@ -86,7 +86,7 @@ export async function readSessionEvents(
     LEFT JOIN LATERAL (
       SELECT x.seq, x.created_at, x.kind, x.payload, c.tl,
         -- An update's action is in its call, in the nearest assistant message of the turn before it.
-        CASE WHEN c.tl = 'task' AND x.payload->>'toolName' = 'team_task_update' THEN (
+        CASE WHEN c.tl = 'task' AND x.payload->>'toolName' = ${TASK_UPDATE_TOOL} THEN (
           SELECT tc->'input'->>'action' FROM session_events a CROSS JOIN LATERAL jsonb_array_elements(a.payload->'toolCalls') tc
           WHERE a.session_id = x.session_id AND a.seq < x.seq AND a.kind = 'assistant_message' AND a.turn_id = x.turn_id
             AND tc->>'toolCallId' = x.payload->>'toolCallId'
