@@ -1,13 +1,17 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
 // One live MCP client per server per process, made on first use and kept: tool calls reuse it,
 // and the server's `notifications/tools/list_changed` reach it (the SDK re-lists the tools and
 // hands them to `onTools`, which stores them: the next turn of every member reads the new list).
-// A client whose transport closed, or whose configuration changed, is replaced on next use.
+// A client whose transport closed, or whose configuration changed, is replaced on next use; one
+// whose server left its team is ended when a turn of that team next reads its tools.
 
 export const CONNECT_TIMEOUT_MS = 10_000;
+/** How long a removed server gets to hear that its session ended before the client just closes. */
+const END_SESSION_MS = 2_000;
 
 /** Every tool a connected client's server offers, page after page. */
 export async function listAllTools(client: Client): Promise<Tool[]> {
@@ -19,6 +23,16 @@ export async function listAllTools(client: Client): Promise<Tool[]> {
     cursor = page.nextCursor;
   } while (cursor && tools.length < 1_000);
   return tools;
+}
+
+/** Closes a client, ending its Streamable HTTP session first (within a moment) so the server can let go of it too. */
+export async function endClient(client: Client): Promise<void> {
+  const transport = client.transport;
+  if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+    const waited = new Promise((resolve) => setTimeout(resolve, END_SESSION_MS).unref());
+    await Promise.race([transport.terminateSession().catch(() => undefined), waited]);
+  }
+  await client.close();
 }
 
 export interface McpEndpoint {
@@ -101,6 +115,14 @@ export class McpConnections {
       },
       () => undefined,
     );
+  }
+
+  /** A server gone from its team: its client is forgotten and ended (`endClient`). */
+  end(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.forget(key, entry);
+    void entry.client.then(({ client }) => endClient(client)).catch(() => undefined);
   }
 
   async closeAll(): Promise<void> {

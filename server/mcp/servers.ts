@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { z } from "zod";
-import { CONNECT_TIMEOUT_MS, errorText, listAllTools } from "./connections";
+import { CONNECT_TIMEOUT_MS, endClient, errorText, listAllTools } from "./connections";
 import { inTx, type Db, type DbOrTx } from "../db/client";
 import { AppError } from "../errors";
 import { newMcpServerId, type SessionId } from "../ids";
@@ -166,7 +166,7 @@ export async function removeMcpServer(db: Db, by: HumanActor, serverId: string):
   });
 }
 
-/** Connects with the SDK's client and lists the tools, within CONNECT_TIMEOUT_MS; the client is closed after. */
+/** Connects with the SDK's client and lists the tools, within CONNECT_TIMEOUT_MS; the client is ended after (endClient). */
 export async function listRemoteTools(url: string, headers: Record<string, string>, timeoutMs = CONNECT_TIMEOUT_MS): Promise<z.infer<typeof ToolSummary>[]> {
   const client = new Client({ name: "agent-teams", version: "0.1.0" });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
@@ -184,7 +184,7 @@ export async function listRemoteTools(url: string, headers: Record<string, strin
     ]);
   } finally {
     clearTimeout(timer);
-    await client.close().catch(() => undefined);
+    await endClient(client).catch(() => undefined);
   }
 }
 

@@ -11,7 +11,7 @@ import { runtimeTest } from "../testing/fixtures";
 import { startTestMcpServer, type TestMcpServer } from "../testing/mcp-test-server";
 import { createTestPerson } from "../testing/people";
 import { eventsOf, newTestSession, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
-import { addMcpServer, checkMcpServer, listMcpServers } from "./servers";
+import { addMcpServer, checkMcpServer, listMcpServers, removeMcpServer } from "./servers";
 import { stopAs } from "../team/person-actions";
 
 // A team's MCP tools through the real runtime and the keyless model (`/tool` lines), against an
@@ -183,6 +183,23 @@ describe("MCP tools in a team", () => {
     await waitFor(async () => ((await rt.runtime.toolCatalog(lead)).some((t) => t.name === "mcp__tools__fresh_tool") ? true : null), 10_000, "the new tool listed");
     const events = await call(rt, lead, "/tool mcp__tools__fresh_tool {}", 2);
     expect(resultsOf(events, "mcp__tools__fresh_tool")).toEqual([expect.objectContaining({ isError: false, output: "fresh_tool ok" })]);
+  });
+
+  it("a server removed from the team: the team's next turn ends its session and its tools are gone", async ({ rt }) => {
+    const own = await startTestMcpServer({ token: TOKEN });
+    try {
+      const { lead, by, serverId } = await teamWithServer(rt, "Removed", own.url);
+      await call(rt, lead, '/tool mcp__tools__lookup {"q":"r"}', 1);
+      // The check ended its own session; the call's stays open for the next calls.
+      expect(own.openSessions()).toBe(1);
+      await removeMcpServer(rt.db, by, serverId);
+      const events = await call(rt, lead, '/tool mcp__tools__lookup {"q":"again"}', 2);
+      expect(resultsOf(events, "mcp__tools__lookup").at(-1)).toMatchObject({ isError: true, errorCode: "TOOL_NOT_FOUND" });
+      await waitFor(() => (own.openSessions() === 0 ? true : null), 5_000, "the removed server's session ended");
+      expect(own.calls).toEqual([{ tool: "lookup", args: { q: "r" } }]);
+    } finally {
+      await own.close();
+    }
   });
 
   it("the server's token is in no event, view or log line", async ({ rt }) => {

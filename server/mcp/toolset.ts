@@ -50,17 +50,17 @@ export interface McpToolset {
   close(): Promise<void>;
 }
 
-const ServerRows = z.array(
-  z.object({
-    id: z.string().nullable(),
-    team_id: z.string().nullable(),
-    name: z.string(),
-    url: z.string().nullable(),
-    headers_encrypted: z.string().nullable(),
-    tools: z.array(ToolSummarySchema),
-  }),
-);
-type ServerRow = z.infer<typeof ServerRows>[number];
+const ServerRowSchema = z.object({
+  id: z.string().nullable(),
+  team_id: z.string().nullable(),
+  name: z.string(),
+  url: z.string().nullable(),
+  headers_encrypted: z.string().nullable(),
+  tools: z.array(ToolSummarySchema),
+});
+type ServerRow = z.infer<typeof ServerRowSchema>;
+/** A team with no server of its own still has one row: its id, and no name. */
+const ServerRows = z.array(ServerRowSchema.extend({ name: z.string().nullable(), tools: z.array(ToolSummarySchema).nullable() }));
 
 /** Tool names models accept: letters, digits, _ and -, at most 64. */
 function modelToolName(server: string, tool: string): string {
@@ -96,6 +96,8 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
   const made = new Map<string, { version: string; tools: ToolDefinition[] }>();
 
   const serverKey = (r: Pick<ServerRow, "id" | "name">) => (r.id ? `team:${r.id}` : `config:${r.name}`);
+  /** Per team, the team servers this process has made tools for: one no longer listed is let go. */
+  const serversOfTeam = new Map<string, Set<string>>();
 
   /** A connection's list marks the server connected; a list_changed only replaces the tools (it may trail a failure). */
   async function storeTools(key: string, tools: Tool[], how: "connected" | "list_changed"): Promise<void> {
@@ -143,8 +145,22 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
     };
   }
 
+  /** A team server that left the team's list: its definitions are dropped and its client ended. */
+  function letGoOfRemoved(teamId: string, rows: ServerRow[]): void {
+    const known = serversOfTeam.get(teamId);
+    if (!known) return;
+    const listed = new Set(rows.map(serverKey));
+    for (const key of known) {
+      if (listed.has(key)) continue;
+      known.delete(key);
+      made.delete(`${teamId}\n${key}`);
+      connections.end(key);
+    }
+  }
+
   function definitionsOf(r: ServerRow, teamId: string): ToolDefinition[] {
     const key = serverKey(r);
+    if (r.id) serversOfTeam.set(teamId, (serversOfTeam.get(teamId) ?? new Set()).add(key));
     const version = `${r.url ?? ""}\n${r.headers_encrypted ?? ""}\n${JSON.stringify(r.tools)}`;
     const cached = made.get(`${teamId}\n${key}`);
     if (cached?.version === version) return cached.tools;
@@ -238,20 +254,22 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
   /** The servers of the session's team, and the configured ones (with the team's id). */
   async function readServers(sql: SqlRunner, sessionId: string): Promise<{ teamId: string | null; rows: ServerRow[] }> {
     const names = [...configs.keys()];
-    const rows = ServerRows.parse(
-      await sql.$queryRaw`SELECT m.id, m.team_id, m.name, m.url, m.headers_encrypted, m.tools FROM mcp_servers m JOIN sessions s ON s.team_id = m.team_id WHERE s.id = ${sessionId}
+    const read = ServerRows.parse(
+      await sql.$queryRaw`SELECT m.id, s.team_id, m.name, m.url, m.headers_encrypted, m.tools FROM sessions s LEFT JOIN mcp_servers m ON m.team_id = s.team_id WHERE s.id = ${sessionId}
         UNION ALL SELECT NULL, (SELECT team_id FROM sessions WHERE id = ${sessionId}), name, NULL, NULL, tools FROM instance_mcp_servers WHERE name = ANY(${names}::text[])
         ORDER BY name`,
     );
+    const rows = read.flatMap((r) => (r.name === null ? [] : [{ ...r, name: r.name, tools: r.tools ?? [] }]));
     // A configured server shadows a team's server of the same name.
     const kept = rows.filter((r) => !r.id || !configs.has(r.name));
-    return { teamId: rows.find((r) => r.team_id)?.team_id ?? null, rows: kept };
+    return { teamId: read.find((r) => r.team_id)?.team_id ?? null, rows: kept };
   }
 
   return {
     async turnTools(sql, sessionId) {
       const { teamId, rows } = await readServers(sql, sessionId);
       if (!teamId) return [];
+      letGoOfRemoved(teamId, rows);
       return rows.flatMap((r) => definitionsOf(r, teamId));
     },
     recoveryTool(name) {

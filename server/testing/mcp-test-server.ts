@@ -27,6 +27,8 @@ export interface TestMcpServer {
   /** Lets held `slow` calls answer. */
   release(): void;
   addTool(name: string): void;
+  /** Sessions a client opened and has not ended. */
+  openSessions(): number;
   /** Drops every connection at once, as a server that died would. */
   cutConnections(): void;
   close(): Promise<void>;
@@ -125,6 +127,7 @@ export async function startTestMcpServer(opts: { token?: string } = {}): Promise
       // Registering on a connected server sends notifications/tools/list_changed.
       for (const { server } of sessions.values()) registerExtra(server, name);
     },
+    openSessions: () => sessions.size,
     cutConnections: () => httpServer.closeAllConnections(),
     async close() {
       release();
