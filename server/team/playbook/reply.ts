@@ -31,5 +31,7 @@ export function ack(seen: Seen): string {
     const parsed = parseTeamMessage(m);
     return parsed ? [`${parsed.senderName}: ${short(parsed.content, 100)}`] : [];
   });
-  return mail.length === 0 ? "" : `Noted ${mail.length === 1 ? "a message" : `${mail.length} messages`} from ${mail.join(" / ")}. `;
+  // A message that ends its own sentence gets no second full stop.
+  const said = mail.join(" / ");
+  return mail.length === 0 ? "" : `Noted ${mail.length === 1 ? "a message" : `${mail.length} messages`} from ${said}${/[.!?…]$/.test(said) ? "" : "."} `;
 }
