@@ -161,7 +161,9 @@ export async function startAppServer(opts: AppServerOptions): Promise<AppServer>
   const tracing = createTracing({
     endpoint: opts.env.OTEL_EXPORTER_OTLP_ENDPOINT,
     hub,
+    db: db.sql,
     captureContent: opts.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+    log: (line) => logger.warn(line),
   });
   const metrics = createMetrics({ db, hub, token: opts.env.METRICS_TOKEN, residentAgents: () => runtime.residentIds().length });
   requests.serve((req, res) => {

@@ -3,17 +3,21 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import { asUserId } from "../ids";
-import { startAppServer } from "../main";
+import { startAppServer, type AppServer } from "../main";
 import { createApiToken } from "../people/api-tokens";
 import { databaseTest } from "../testing/fixtures";
 import { httpClient } from "../testing/http-client";
 import { createTestPerson } from "../testing/people";
+import { promptSession } from "../runtime/sessions";
+import { decideApproval, pendingRequests } from "../team/approvals";
+import { setToolMode } from "../team/tool-policy";
 import { eventsOf, newTestSession, waitFor } from "../testing/runtime-harness";
 
 // Traces over OTLP/HTTP to a receiver written here: a keyless team's prompt, sent over the API,
 // gives a request span, and the Lead's turn its own trace in the GenAI agent conventions —
 // invoke_agent, chat per model call, execute_tool per tool call — linked to that request's span,
-// with no message text in any attribute (capture is off by default).
+// with no message text in any attribute (capture is off by default). A turn that waited for
+// approval in one process and was taken up by another is traced whole by the one that ended it.
 
 interface OtlpSpan {
   traceId: string;
@@ -84,5 +88,47 @@ describe("traces", () => {
     // Message contents are off by default.
     expect(bodies.join("")).not.toContain(PROMPT);
     expect(spans.some((s) => s.attributes.some((a) => a.key === "gen_ai.output.messages"))).toBe(false);
+  });
+
+  it("a turn that parked in one process and ended in another is traced whole by the one that ended it", async ({ tdb, db }) => {
+    // The first process (tracing off) runs the turn until its call waits for approval, and stops.
+    let first: AppServer | null = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "1" }), database: tdb, pages: false, log: () => undefined });
+    const owner = await createTestPerson(db, "Parker");
+    const lead = await newTestSession(db, "Parked", owner);
+    const by = { person: owner, teamId: lead };
+    let turnId = "";
+    try {
+      await setToolMode(db, by, first.runtime.toolNamesFor(lead), "workspace_write", "ask");
+      await promptSession(db, lead, { text: '/tool workspace_write {"path":"notes/p.md","content":"parked","expected_version":0}' });
+      const [waiting] = await waitFor(async () => {
+        const list = await pendingRequests(db.sql, lead);
+        return list.length > 0 ? list : null;
+      }, 20_000, "the call waiting for approval");
+      await waitFor(async () => (await db.session.findUniqueOrThrow({ where: { id: lead } })).leaseOwner === null || null, 10_000, "the lease released");
+      await first.close();
+      first = null;
+      // The second process (tracing on) takes the turn up once the call is approved, and ends it.
+      const second = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "1", OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }), database: tdb, pages: false, log: () => undefined });
+      try {
+        await decideApproval(db, by, waiting!.id, { approve: true, note: null, alwaysAllow: false });
+        const events = await waitFor(async () => {
+          const all = await eventsOf(db, lead);
+          return all.some((e) => e.payload.kind === "turn_end") ? all : null;
+        }, 20_000, "the turn's end");
+        const start = events.find((e) => e.payload.kind === "turn_start")!.payload;
+        turnId = start.kind === "turn_start" ? start.turnId : "";
+      } finally {
+        // Closing waits for the turn's read-back and flushes its spans.
+        await second.close();
+      }
+    } finally {
+      await first?.close();
+    }
+    const turn = spans.find((s) => s.name === "invoke_agent" && attr(s, "agent_teams.turn.id") === turnId);
+    expect(turn).toBeDefined();
+    const inTurn = spans.filter((s) => s.traceId === turn!.traceId && s.parentSpanId === turn!.spanId);
+    // The model call before the wait (in the first process) and the one after it (in the second), and the approved call.
+    expect(inTurn.filter((s) => attr(s, "gen_ai.operation.name") === "chat").length).toBeGreaterThanOrEqual(2);
+    expect(inTurn.filter((s) => attr(s, "gen_ai.operation.name") === "execute_tool").map((s) => attr(s, "gen_ai.tool.name"))).toEqual(["workspace_write"]);
   });
 });

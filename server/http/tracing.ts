@@ -5,14 +5,18 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { ActivityHub } from "../live/activity";
+import type { SqlRunner } from "../db/sql";
+import { asSessionId, type SessionId } from "../ids";
 import type { SessionEvent } from "../runtime/events";
+import { readEventsBefore } from "../runtime/session-log";
 
 // OpenTelemetry traces over OTLP/HTTP, on when OTEL_EXPORTER_OTLP_ENDPOINT is set: a server span
 // per HTTP request, and per agent turn one trace in the GenAI agent conventions — `invoke_agent`
 // for the turn, a `chat` span per model call and an `execute_tool` span per tool call, with
 // `gen_ai.*` attributes — linked to the request span of the prompt that started it (its
 // traceparent travels with the prompt). The turn's spans are built from the session events this
-// process appends (their commit times), so the runtime knows nothing of tracing. Message
+// process appends (their commit times), so the runtime knows nothing of tracing; a turn that
+// parked and was taken up by another process is read back from the log by the one that ends it. Message
 // contents stay out unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
 
 export interface Tracing {
@@ -31,7 +35,14 @@ let contextManagerSet = false;
 /** Turns buffered per agent; a turn that ends in another process is dropped past this. */
 const MAX_OPEN_TURNS = 10_000;
 
-export function createTracing(opts: { endpoint: string | undefined; hub: ActivityHub; captureContent: boolean }): Tracing {
+export function createTracing(opts: {
+  endpoint: string | undefined;
+  hub: ActivityHub;
+  /** Where a turn that ran partly in another process is read back from. */
+  db: SqlRunner;
+  captureContent: boolean;
+  log?: (line: string) => void;
+}): Tracing {
   if (!opts.endpoint) return OFF;
   if (!contextManagerSet) {
     // One per process: request handling keeps its span as the active context across awaits.
@@ -43,21 +54,35 @@ export function createTracing(opts: { endpoint: string | undefined; hub: Activit
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/$/, "")}/v1/traces` }))],
   });
   const tracer = provider.getTracer("agent-teams");
-  const turns = new Map<string, SessionEvent[]>();
+  const turns = new Map<string, OpenTurn>();
+  /** Turns being read back from the log: closing waits for them, so their spans are sent. */
+  const reads = new Set<Promise<unknown>>();
   const off = opts.hub.on("*", (a) => {
     for (const e of a.events ?? []) {
       const p = e.payload;
       if (p.kind === "turn_start") {
         if (turns.size >= MAX_OPEN_TURNS) turns.delete(turns.keys().next().value!);
-        turns.set(a.sessionId, [e]);
+        turns.set(a.sessionId, { turnId: p.turnId, events: [e], lastSeq: e.seq, whole: true });
         continue;
       }
       const open = turns.get(a.sessionId);
-      if (!open) continue;
-      if (p.kind !== "assistant_delta") open.push(e);
-      if (p.kind === "turn_end") {
-        turns.delete(a.sessionId);
-        turnSpans(tracer, a.sessionId, open, opts.captureContent);
+      if (open) {
+        // Another process appended in between (the turn parked, and was taken up elsewhere).
+        if (e.seq !== open.lastSeq + 1) open.whole = false;
+        open.lastSeq = e.seq;
+        if (p.kind !== "assistant_delta") open.events.push(e);
+      }
+      if (p.kind !== "turn_end") continue;
+      turns.delete(a.sessionId);
+      if (open?.whole && open.turnId === p.turnId) {
+        turnSpans(tracer, a.sessionId, open.events, opts.captureContent);
+      } else {
+        // Part of the turn ran in another process: its events come from the log.
+        const reading = readTurn(opts.db, asSessionId(a.sessionId), p.turnId, e.seq)
+          .then((events) => events && turnSpans(tracer, a.sessionId, events, opts.captureContent))
+          .catch((err: unknown) => opts.log?.(`tracing: reading turn ${p.turnId} failed: ${err instanceof Error ? err.message : String(err)}`))
+          .finally(() => reads.delete(reading));
+        reads.add(reading);
       }
     }
   });
@@ -81,9 +106,36 @@ export function createTracing(opts: { endpoint: string | undefined; hub: Activit
     },
     async close() {
       off();
+      await Promise.all(reads);
       await provider.shutdown();
     },
   };
+}
+
+/** A turn this process saw start: its events so far (no deltas), and whether it saw every one. */
+interface OpenTurn {
+  turnId: string;
+  events: SessionEvent[];
+  lastSeq: number;
+  whole: boolean;
+}
+
+/** The most of a turn read back from the log (pages of TURN_PAGE events, newest first). */
+const TURN_PAGES = 20;
+const TURN_PAGE = 500;
+
+/** The events of the turn that ended at `endSeq` (no deltas), from its turn_start; null if it is further back than the pages read. */
+async function readTurn(db: SqlRunner, sessionId: SessionId, turnId: string, endSeq: number): Promise<SessionEvent[] | null> {
+  const read: SessionEvent[][] = [];
+  for (let before = endSeq + 1, page = 0; page < TURN_PAGES && before > 1; page++) {
+    const events = await readEventsBefore(db, sessionId, before, TURN_PAGE);
+    if (events.length === 0) return null;
+    const start = events.findLastIndex((e) => e.payload.kind === "turn_start" && e.payload.turnId === turnId);
+    read.unshift(events.slice(Math.max(start, 0)));
+    if (start >= 0) return read.flat().filter((e) => e.payload.kind !== "assistant_delta");
+    before = events[0]!.seq;
+  }
+  return null;
 }
 
 function fromTraceparent(tp: string): SpanContext | null {
