@@ -40,6 +40,14 @@ export default defineConfig([
     },
   },
   {
+    name: "project/links",
+    files: ["app/**", "components/**"],
+    ignores: ["components/ui/link.tsx"],
+    rules: {
+      "no-restricted-imports": ["error", { paths: [{ name: "next/link", message: "Use components/ui/link.tsx (not prefetched: see there)." }] }],
+    },
+  },
+  {
     // Tests, scripts and configs are plain Node code: anonymous default exports (vitest's
     // globalSetup, config files) are the norm there.
     name: "project/node-files",

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "./ui/link";
 import type { ReactNode } from "react";
 import { AgentPanel } from "./agent-panel";
 import type { MemberView, PersonAction, TeamState } from "./api-types";

@@ -1,7 +1,7 @@
 "use client";
 
 import { InlineError, Skeleton } from "./ui/skeleton";
-import Link from "next/link";
+import { Link } from "./ui/link";
 import { Tabs } from "radix-ui";
 import type { TeamState } from "./api-types";
 import { filesHref } from "./files/links";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "./ui/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useEffect } from "react";
 import { SignUpForm } from "./auth-forms";

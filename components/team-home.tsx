@@ -2,7 +2,7 @@
 
 import { InlineError, Skeleton } from "./ui/skeleton";
 import { useMutation, useQuery } from "@tanstack/react-query";
-import Link from "next/link";
+import { Link } from "./ui/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ModelOptions } from "./model-options";

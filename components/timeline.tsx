@@ -1,7 +1,7 @@
 "use client";
 
 import { Skeleton } from "./ui/skeleton";
-import Link from "next/link";
+import { Link } from "./ui/link";
 import { useEffect, useLayoutEffect, useRef, type CSSProperties } from "react";
 import type { TimelineEntry, TimelineKind } from "./api-types";
 import { accessLost } from "./app-error";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "./ui/link";
 import { authClient } from "./auth-client";
 import { NotificationsLink } from "./notifications";
 import { leaveToSignIn, useAccountStatus } from "./use-account";

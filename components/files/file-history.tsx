@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "../ui/link";
 import type { FileVersion } from "../api-types";
 import { filesHref } from "./links";
 import { authorText, formatBytes } from "./tree-model";

@@ -2,7 +2,7 @@
 
 import { InlineError, Skeleton } from "../ui/skeleton";
 import { useReportEditing } from "../use-presence";
-import Link from "next/link";
+import { Link } from "../ui/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import type { FileEntry, FileVersion, WorkspaceState } from "../api-types";
