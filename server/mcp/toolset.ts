@@ -60,7 +60,7 @@ const ServerRowSchema = z.object({
 });
 type ServerRow = z.infer<typeof ServerRowSchema>;
 /** A team with no server of its own still has one row: its id, and no name. */
-const ServerRows = z.array(ServerRowSchema.extend({ name: z.string().nullable(), tools: z.array(ToolSummarySchema).nullable() }));
+const ServerRows = z.array(ServerRowSchema.extend({ name: z.string().nullable() }));
 
 /** Tool names models accept: letters, digits, _ and -, at most 64. */
 function modelToolName(server: string, tool: string): string {
@@ -255,11 +255,11 @@ export function createMcpToolset(db: Db, opts: McpToolsetOptions): McpToolset {
   async function readServers(sql: SqlRunner, sessionId: string): Promise<{ teamId: string | null; rows: ServerRow[] }> {
     const names = [...configs.keys()];
     const read = ServerRows.parse(
-      await sql.$queryRaw`SELECT m.id, s.team_id, m.name, m.url, m.headers_encrypted, m.tools FROM sessions s LEFT JOIN mcp_servers m ON m.team_id = s.team_id WHERE s.id = ${sessionId}
+      await sql.$queryRaw`SELECT m.id, s.team_id, m.name, m.url, m.headers_encrypted, COALESCE(m.tools, '[]'::jsonb) AS tools FROM sessions s LEFT JOIN mcp_servers m ON m.team_id = s.team_id WHERE s.id = ${sessionId}
         UNION ALL SELECT NULL, (SELECT team_id FROM sessions WHERE id = ${sessionId}), name, NULL, NULL, tools FROM instance_mcp_servers WHERE name = ANY(${names}::text[])
         ORDER BY name`,
     );
-    const rows = read.flatMap((r) => (r.name === null ? [] : [{ ...r, name: r.name, tools: r.tools ?? [] }]));
+    const rows = read.flatMap((r) => (r.name === null ? [] : [{ ...r, name: r.name }]));
     // A configured server shadows a team's server of the same name.
     const kept = rows.filter((r) => !r.id || !configs.has(r.name));
     return { teamId: read.find((r) => r.team_id)?.team_id ?? null, rows: kept };

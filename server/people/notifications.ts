@@ -73,7 +73,6 @@ export async function listNotifications(
   return { items, unread: rows[0]!.unread };
 }
 
-
 /** Marks the person's notifications read: these ids (others' are left alone), or all. */
 export async function markRead(db: Db, userId: UserId, which: { ids: readonly string[] } | { all: true }): Promise<number> {
   return db.sqlTx(async (tx) => {
