@@ -3,6 +3,7 @@ import { betterAuth } from "better-auth";
 import { APIError, createAuthMiddleware, getOAuthState, isAPIError } from "better-auth/api";
 import { genericOAuth } from "better-auth/plugins";
 import type { Db } from "../db/client";
+import { findUnstorableText } from "../input-guard";
 import { LIMITS } from "../limits";
 import { asUserId } from "../ids";
 import { revokeAllApiTokens } from "./api-tokens";
@@ -199,6 +200,10 @@ export function createAuth(db: Db, opts: AuthOptions) {
     hooks: {
       // Each attempt on an account is counted before the password is checked (sign-in-throttle.ts).
       before: createAuthMiddleware(async (ctx) => {
+        // Text Postgres cannot store (a NUL, a lone surrogate) is refused before anything reads
+        // or writes it: the throttle below stores the email tried, the library the account.
+        const unstorable = findUnstorableText(ctx.body, "body") ?? findUnstorableText(ctx.query, "query");
+        if (unstorable) throw new APIError("BAD_REQUEST", { message: unstorable, code: "INVALID_INPUT" });
         if (ctx.path !== "/sign-in/email" || !isRecord(ctx.body) || typeof ctx.body.email !== "string") return;
         const wait = await claimSignInAttempt(db, ctx.body.email, clientOf(ctx.headers));
         if (wait === null) return;

@@ -25,7 +25,7 @@ import { appRouter } from "./root";
 // access checks, are what refuses.
 
 const it = databaseTest({ poolSize: 3 }).extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), database: tdb, pages: false, log: () => undefined });
+  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1", AUTH_SIGN_IN_PER_MINUTE: "10000" }), database: tdb, pages: false, log: () => undefined });
   onCleanup(() => server.close());
   return server;
 });
@@ -241,6 +241,39 @@ describe("every procedure over HTTP", () => {
         }
         const after = await counts();
         if (JSON.stringify(after) !== JSON.stringify(before)) failures.push(`${where}: rows changed ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("refuses hostile text in every auth body the pages send with a typed 400, persisting nothing", async () => {
+    // Better Auth's routes under /api/auth, beside tRPC: the sign-in and sign-up forms, the
+    // account page (profile, password, sessions) and the social sign-in route.
+    const bodies: Record<string, Input> = {
+      "/sign-in/email": { email: "ana@example.test", password: "correct horse battery" },
+      "/sign-up/email": { name: "Eve", email: "eve@example.test", password: "correct horse battery", inviteToken: "inv_x" },
+      "/update-user": { name: "Ana", image: "https://example.test/a.png" },
+      "/change-password": { currentPassword: "correct horse battery", newPassword: "another horse battery", revokeOtherSessions: true },
+      "/sign-in/social": { provider: "github", callbackURL: "/" },
+    };
+    // The library's rate limiter counts every request before any check: its rows may move.
+    const counts = async () => ({ ...(await tableDigests(db)), auth_rate_limits: "counted" });
+    const failures: string[] = [];
+    for (const [path, base] of Object.entries(bodies)) {
+      for (const { what, input } of mutations(base)) {
+        if (!/NUL|surrogate/.test(what)) continue;
+        const before = await counts();
+        const res = await fetch(`${server.url}/api/auth${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: server.url, cookie },
+          body: JSON.stringify(input),
+        });
+        const body = await res.text();
+        const where = `${path} (${what})`;
+        if (res.status !== 400) failures.push(`${where}: HTTP ${res.status} ${body.slice(0, 200)}`);
+        else if (!body.includes('"INVALID_INPUT"')) failures.push(`${where}: ${body.slice(0, 200)}`);
+        const after = await counts();
+        if (JSON.stringify(after) !== JSON.stringify(before)) failures.push(`${where}: rows changed`);
       }
     }
     expect(failures).toEqual([]);
