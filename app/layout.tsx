@@ -1,5 +1,6 @@
 import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
+import { SKIP_SLOT_ID } from "~/components/skip-slot";
 import { TopBar } from "~/components/top-bar";
 import { Providers } from "~/components/trpc";
 import "./globals.css";
@@ -31,6 +32,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
+        <div id={SKIP_SLOT_ID} />
         <Providers>
           <TopBar />
           {children}

@@ -1,5 +1,5 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Locator, type Page } from "@playwright/test";
+import { axeViolations } from "./axe";
 import { anonymousContext, OWNER } from "./accounts";
 import { agentStatus, createTeam, finalAnswer, panelTab, roomSection, send } from "./helpers";
 
@@ -17,7 +17,7 @@ const WIDTHS = [
 async function expectAccessible(page: Page, what: string): Promise<void> {
   for (const colorScheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme });
-    const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
+    const violations = await axeViolations(page);
     const found = violations.map((v) => `${v.id} (${v.nodes.length}): ${v.nodes.slice(0, 12).map((n) => n.target.join(" ")).join(" | ")}`);
     expect(found, `${what}, ${colorScheme} theme`).toEqual([]);
   }
@@ -93,8 +93,16 @@ for (const size of WIDTHS) {
       await page.getByRole("button", { name: "Wider panel", pressed: true }).click();
     }
 
+    // The team's end told the owner: from here on the top bar shows an unread count, and its
+    // link's name still holds its visible text (WCAG 2.5.3).
+    const unread = page.getByRole("navigation", { name: "Account" }).getByRole("link", { name: /^Notifications \d+\+? unread$/ });
+    await page.goto("/");
+    await expect(unread).toBeVisible({ timeout: 15_000 });
+    await expectAccessible(page, "home with unread notifications");
+
     await page.goto(`/teams/${teamId}?view=timeline`);
     await expect(page.getByRole("list", { name: "Timeline entries" })).toBeVisible({ timeout: 15_000 });
+    await expect(unread).toBeVisible();
     await expectAccessible(page, "timeline");
 
     await page.goto(`/teams/${teamId}?view=split&members=researcher,implementer`);
@@ -103,6 +111,7 @@ for (const size of WIDTHS) {
 
     await page.goto(`/teams/${teamId}?view=files`);
     await expect(page.getByRole("region", { name: "Files" }).first()).toBeVisible({ timeout: 15_000 });
+    await expect(unread).toBeVisible();
     await expectAccessible(page, "files view");
 
     if (!phone) {
@@ -145,8 +154,11 @@ test("by keyboard alone: sign in, open a team, skip to the prompt, prompt, switc
   await page.keyboard.press("Enter");
   await expect(page.getByRole("heading", { name: "Keyboard team", level: 1 })).toBeVisible();
 
-  // The skip link is among the first stops, and lands in the prompt box.
-  await tabTo(page, page.getByRole("link", { name: "Skip to the prompt box" }), 6);
+  // The skip links are the first stops of a fresh room load, before the top bar: the prompt
+  // box is two Tab presses and Enter away.
+  await page.goto(page.url());
+  await expect(page.getByRole("link", { name: "Skip to the prompt box" })).toBeAttached();
+  expect(await tabTo(page, page.getByRole("link", { name: "Skip to the prompt box" }), 5)).toBe(2);
   await page.keyboard.press("Enter");
   const prompt = page.getByRole("textbox", { name: "Prompt" });
   await expect(prompt).toBeFocused();

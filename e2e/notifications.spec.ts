@@ -1,5 +1,5 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
+import { axeViolations } from "./axe";
 import { createTeam, send, transcript } from "./helpers";
 
 // Notifications, end to end with the keyless model: a question an agent asks reaches the
@@ -8,7 +8,7 @@ import { createTeam, send, transcript } from "./helpers";
 // Lead's answer arrives there too, and everything can be marked read.
 
 const axe = async (page: Page) =>
-  (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze()).violations.map((v) => v.id);
+  (await axeViolations(page)).map((v) => v.id);
 
 test("a question reaches the inbox and a hidden tab's browser notification, and is answered from the inbox", async ({ page, context }) => {
   test.setTimeout(120_000);
@@ -46,7 +46,7 @@ test("a question reaches the inbox and a hidden tab's browser notification, and 
   await expect(inbox.getByRole("button", { name: "Turn off browser notifications" })).toBeVisible();
 
   await send(page, '/tool ask_humans {"question":"Ship on Friday?","choices":["yes","no"]}');
-  await expect(bell).toHaveAccessibleName("Notifications, 1 unread", { timeout: 20_000 });
+  await expect(bell).toHaveAccessibleName("Notifications 1 unread", { timeout: 20_000 });
   const item = inbox.getByRole("listitem", { name: "Unread: lead asks: Ship on Friday?" });
   await expect(item).toBeVisible();
   await expect.poll(() => inbox.evaluate(() => (window as unknown as { shownNotifications: { title: string }[] }).shownNotifications.map((n) => n.title))).toEqual([
@@ -61,7 +61,7 @@ test("a question reaches the inbox and a hidden tab's browser notification, and 
   await item.getByRole("button", { name: "yes" }).click();
   await expect(item.getByRole("button", { name: "yes" })).toHaveCount(0, { timeout: 20_000 });
   await expect(inbox.getByRole("listitem", { name: "Unread: Inbox team: the Lead answered" })).toBeVisible({ timeout: 20_000 });
-  await expect(bell).toHaveAccessibleName("Notifications, 2 unread");
+  await expect(bell).toHaveAccessibleName("Notifications 2 unread");
   await expect(transcript(page).getByText(/Tool result: ask_humans/)).toHaveCount(1);
 
   await inbox.getByRole("button", { name: "Mark all read" }).click();

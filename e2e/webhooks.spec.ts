@@ -1,5 +1,5 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "@playwright/test";
+import { axeViolations } from "./axe";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
@@ -40,7 +40,7 @@ test("an owner adds a webhook; the team's event arrives signed and the log says 
     const secret = (await shown.textContent())!;
     const hook = page.getByRole("listitem", { name: `Webhook to ${url}` });
     await expect(hook).toContainText("No deliveries yet.");
-    const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
+    const violations = await axeViolations(page);
     expect(violations.map((v) => v.id)).toEqual([]);
 
     await send(page, '/tool ask_humans {"question":"Deploy now?"}');
