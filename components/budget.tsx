@@ -51,11 +51,21 @@ export function BudgetBanner({ budget, canAct }: { budget: Budget; canAct: boole
   if (!budget.reached) return null;
   return (
     <p role="alert" className="budget-banner">
-      <strong>Team budget reached</strong> ({budgetFigures(budget)}): the next step would cross it. Running members stop at the end of
-      their step and nothing more runs, their inboxes kept, until the budget is raised.
+      <strong>Paused (budget)</strong> ({budgetFigures(budget)}): {stepNeedText(budget)} Running members stop at the end of their step and
+      nothing more runs, their inboxes kept, until the budget is raised.
       {canAct ? " Raise it in the header to resume." : " An owner or member can raise it."}
     </p>
   );
+}
+
+/** What the step that did not fit needs beside what is left, when the stop recorded it. */
+function stepNeedText(b: Budget): string {
+  if (!b.need) return "the next step would cross it.";
+  const left: string[] = [];
+  if (b.limit.tokens !== null) left.push(tokens(Math.max(0, b.limit.tokens - spendTokens(b.spent))));
+  if (b.limit.costNanos !== null) left.push(formatCost(Math.max(0, b.limit.costNanos - b.spent.costNanos)));
+  const need = b.limit.tokens !== null ? `about ${tokens(b.need.tokens)}` : `about ${formatCost(b.need.costNanos)}`;
+  return `the next step needs ${need}, and ${left.join(" and ")} ${left.length === 1 && left[0]!.endsWith("tokens") ? "are" : "is"} left.`;
 }
 
 function BudgetForm({ teamId, budget, onDone }: { teamId: string; budget: Budget; onDone: () => void }) {

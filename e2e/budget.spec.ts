@@ -27,10 +27,11 @@ test("a reached budget stops the team with the figures shown; raising it resumes
 
   await send(page, "Build a tiny todo app");
   for (const p of [page, other]) {
-    const banner = p.getByRole("alert").filter({ hasText: "Team budget reached" });
+    const banner = p.getByRole("alert").filter({ hasText: "Paused (budget) (" });
     await expect(banner).toBeVisible({ timeout: 60_000 });
-    // The step would have crossed the budget, so it never started: nothing is spent.
-    await expect(banner).toContainText("(0 of 1 tokens): the next step would cross it");
+    // The step would have crossed the budget, so it never started: nothing is spent, and the
+    // room says what a step needs beside what is left.
+    await expect(banner).toContainText(/\(0 of 1 tokens\): the next step needs about [\d,]+ tokens, and 1 tokens are left\./);
     await expect(agentStatus(p, "Paused (budget)")).toBeVisible();
   }
   // The prompt waits, queued, and the transcript has nothing yet.
@@ -46,6 +47,6 @@ test("a reached budget stops the team with the figures shown; raising it resumes
   await budget.getByLabel("cost budget in USD").fill("5");
   await budget.getByRole("button", { name: "Save budget" }).click();
   await expect(budget).toContainText(/Budget: (\$[\d.]+|<\$0\.0001) of \$5\.00/);
-  for (const p of [page, other]) await expect(p.getByRole("alert").filter({ hasText: "Team budget reached" })).toHaveCount(0);
+  for (const p of [page, other]) await expect(p.getByRole("alert").filter({ hasText: "Paused (budget) (" })).toHaveCount(0);
   await expect(finalAnswer(page)).toBeVisible({ timeout: 120_000 });
 });

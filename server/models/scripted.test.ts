@@ -70,3 +70,50 @@ describe("the keyless model's pacing", () => {
     }
   });
 });
+
+describe("the keyless model's output limit", () => {
+  const collect = async (model: ScriptedModel, maxOutputTokens?: number) => {
+    const request = { system: "sys", messages: [{ role: "user" as const, text: "Write a long plan, please." }], tools: [], purpose: "step" as const, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
+    let text = "";
+    const calls: unknown[] = [];
+    let usage: { inputTokens: number; outputTokens: number } | null = null;
+    for await (const c of model.stream(request, new AbortController().signal)) {
+      if (c.type === "text-delta") text += c.text;
+      else if (c.type === "tool-call") calls.push(c.call);
+      else if (c.type === "finish") usage = c.usage;
+    }
+    return { text, calls, usage: usage! };
+  };
+
+  it("stops its text at the request's maxOutputTokens, as a provider does, and reports what it produced", async () => {
+    const reply = { text: "word ".repeat(400).trim(), toolCalls: [{ toolName: "current_time", input: {} }] };
+    const model = new ScriptedModel({ delayMs: 0, playbook: () => reply });
+    const whole = await collect(model);
+    expect(whole.text).toBe(reply.text);
+    expect(whole.calls).toHaveLength(1);
+
+    const capped = await collect(model, 100);
+    expect(capped.usage.outputTokens).toBeLessThanOrEqual(100);
+    expect(capped.usage.outputTokens).toBeGreaterThan(90);
+    expect(reply.text.startsWith(capped.text)).toBe(true);
+    expect(capped.text.endsWith("word")).toBe(true);
+    // The calls did not fit: none is sent (a provider's would be cut half-written).
+    expect(capped.calls).toEqual([]);
+    // The model's own limit applies without one in the request.
+    const long = new ScriptedModel({ delayMs: 0, playbook: () => ({ text: "word ".repeat(2_000) }) });
+    expect((await collect(long)).usage.outputTokens).toBeLessThanOrEqual(model.maxOutputTokens);
+  });
+
+  it("counts the tool list in its input, as a provider bills it", async () => {
+    const model = new ScriptedModel({ delayMs: 0, playbook: () => ({ text: "ok" }) });
+    const tools = [{ name: "t", description: "d".repeat(400), inputSchema: { type: "object" } }];
+    const base = { system: "s", messages: [{ role: "user" as const, text: "hi" }], purpose: "step" as const };
+    const usageOf = async (request: typeof base & { tools: typeof tools }) => {
+      for await (const c of model.stream(request, new AbortController().signal)) if (c.type === "finish") return c.usage;
+      throw new Error("no usage");
+    };
+    const chars = (t: typeof tools) => base.system.length + JSON.stringify(t).length + JSON.stringify(base.messages).length;
+    expect((await usageOf({ ...base, tools })).inputTokens).toBe(Math.ceil(chars(tools) / 4));
+    expect((await usageOf({ ...base, tools: [] })).inputTokens).toBe(Math.ceil(chars([]) / 4));
+  });
+});

@@ -1,7 +1,7 @@
 import { abortError } from "../abortable";
 import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "../runtime/context-registry";
 import { parseHumanPrompt } from "../runtime/human-prompt";
-import { estimateUsage } from "./estimate";
+import { estimateOutputTokens, estimateUsage } from "./estimate";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
 
 // The keyless scripted model: the default model of the product. Deterministic, no network,
@@ -37,7 +37,7 @@ export class ScriptedModel implements LanguageModel {
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk> {
     // The keyless playbooks read what was asked, not who asked it.
-    const reply = this.playbook({ ...request, messages: request.messages.map(withoutAuthor) });
+    const reply = cappedReply(this.playbook({ ...request, messages: request.messages.map(withoutAuthor) }), request.maxOutputTokens ?? this.maxOutputTokens);
     const pace = new Pace(this.opts.delayMs, signal);
     try {
       for (const piece of chunkText(reply.text)) {
@@ -56,6 +56,19 @@ export class ScriptedModel implements LanguageModel {
     if (signal.aborted) throw abortError();
     yield { type: "finish", usage: estimateUsage(request, reply) };
   }
+}
+
+/**
+ * A reply as a provider streams it under an output limit: whole when it fits; otherwise its text
+ * up to the limit, cut at a word, and no tool calls (a real model stopped at its limit leaves
+ * its calls half-written; the runtime would drop them). Its usage is what it produced.
+ */
+export function cappedReply(reply: ScriptedReply, maxOutputTokens: number): ScriptedReply {
+  if (estimateOutputTokens(reply) <= maxOutputTokens) return reply;
+  const room = maxOutputTokens * 4 - JSON.stringify([]).length;
+  const cut = reply.text.slice(0, Math.max(0, room));
+  const atWord = cut.length < reply.text.length ? cut.replace(/\s+\S*$/, "") : cut;
+  return { text: atWord };
 }
 
 /**

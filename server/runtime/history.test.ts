@@ -100,15 +100,16 @@ describe("ModelHistory", () => {
 });
 
 describe("estimateUsage", () => {
-  it("counts the request as JSON.stringify would, with messages measured once", () => {
+  it("counts the request as JSON.stringify would, tools included, with messages measured once", () => {
     const messages: ModelMessage[] = [
       { role: "user", text: "hé \"quoted\" \n" },
       { role: "assistant", text: "", toolCalls: [{ toolCallId: "c", toolName: "x", input: { a: [1, null] } }] },
       { role: "tool", results: [{ toolCallId: "c", toolName: "x", output: { ok: true }, isError: false }] },
     ];
     for (const n of [0, 1, 3]) {
-      const request = { system: "sys", messages: messages.slice(0, n), tools: [], purpose: "step" as const };
-      const want = Math.ceil((request.system + JSON.stringify(request.messages)).length / 4);
+      const tools = [{ name: "x", description: "does x", inputSchema: { type: "object" } }];
+      const request = { system: "sys", messages: messages.slice(0, n), tools, purpose: "step" as const };
+      const want = Math.ceil((request.system + JSON.stringify(tools) + JSON.stringify(request.messages)).length / 4);
       expect(estimateUsage(request, { text: "" }).inputTokens).toBe(want);
       expect(estimateUsage(request, { text: "" }).inputTokens).toBe(want);
     }

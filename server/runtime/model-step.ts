@@ -7,6 +7,7 @@ import type { AgentServices } from "./agent-services";
 import { DeltaFlusher } from "./delta-flusher";
 import type { EventPayload, PayloadOf } from "./events";
 import { appendEvents, type Lease, type SpendDelta } from "./session-log";
+import { lessCharged } from "./step-reserve";
 import type { PendingReply } from "./turn-close";
 
 // One model call of a resident agent's step (agent.ts).
@@ -17,6 +18,8 @@ export interface ModelStepScope {
   sessionId: SessionId;
   lease: Lease;
   journal: AgentJournal;
+  /** What the step's start billed and no reply has settled yet (cleared once one is recorded or handed back). */
+  bill: { charged: SpendDelta | null };
 }
 
 /**
@@ -63,8 +66,10 @@ export async function modelStep(
     if (!reported && (text !== "" || toolCalls.length > 0)) usage = { ...estimateUsage(request, { text, toolCalls }), estimated: true };
     const m = message({ interrupted });
     const end: EventPayload[] = endsStep ? [{ kind: "step_end", turnId, step }] : [];
-    // Its real usage replaces the step's reservation (runtime/step-reserve.ts).
-    return { payloads: [m, ...end], spend: { ...spendOf(usage, m.costNanos ?? 0), settlesReservation: true } };
+    // Its real usage replaces the estimate its start billed, and the step's reservation (runtime/step-reserve.ts).
+    const charged = scope.bill.charged;
+    scope.bill.charged = null;
+    return { payloads: [m, ...end], spend: { ...lessCharged(spendOf(usage, m.costNanos ?? 0), charged), settlesReservation: true } };
   };
   const record = (r: PendingReply) => scope.journal.append(r.payloads, undefined, r.spend);
   try {

@@ -1,14 +1,17 @@
 import type { Db } from "../db/client";
+import type { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import type { SessionId } from "../ids";
 import { costNanos, type Price } from "../models/catalog";
 import { tokensOfChars } from "../models/estimate";
-import type { Lease } from "./session-log";
+import type { Lease, SpendDelta } from "./session-log";
 
 // Binding spending limits (SPEC.md §17, teams: team/budget.ts): before each step the runtime
 // reserves the most the step can spend, its estimated input plus its output limit, and a step
-// that does not fit does not start. The reservation is held on the session row until the step's
-// reply is recorded (its real usage replaces it) or the turn ends.
+// that does not fit does not start. A step's request is billed as it is sent: its estimated
+// input joins the session's spend in the step's start commit (every step, with a limit or
+// without, so a limit set later counts the requests in flight) and leaves the reservation; the
+// reply replaces the estimate with its real usage and releases the rest.
 
 /** The output reserved for (and, under a limit, asked of) a model that sets no limit of its own. */
 export const DEFAULT_OUTPUT_RESERVE_TOKENS = 4_096;
@@ -16,8 +19,10 @@ export const DEFAULT_OUTPUT_RESERVE_TOKENS = 4_096;
 export const MIN_STEP_OUTPUT_TOKENS = 256;
 
 export interface StepNeed {
-  /** The step's estimated input tokens, apart from the input it is about to claim. */
+  /** The step's estimated input tokens, apart from the input it is about to claim (a compaction before it included). */
   inputTokens: number;
+  /** The part of `inputTokens` its own request sends (system prompt, tools, history): billed as the step starts. */
+  requestTokens: number;
   /** The most output tokens the step may ask for. */
   outputLimit: number;
   price: Price;
@@ -29,8 +34,13 @@ export interface Room {
   costNanos: number | null;
 }
 
-/** "budget": the step does not fit and does not start. Otherwise the output limit to ask for (null: the model's own). */
-export type StepRoom = "budget" | { maxOutputTokens: number | null };
+/**
+ * "budget": the step does not fit and does not start. Otherwise the output limit to ask for
+ * (null: the model's own), and, when no limit was found, `holds`: a condition the step's start
+ * commit checks, that there is still none (a limit set since the read reaches this step: it
+ * starts again, under the limit).
+ */
+export type StepRoom = "budget" | { maxOutputTokens: number | null; holds?: Prisma.Sql };
 
 /**
  * Reserves a step's most against the session's spending limit. Its first read goes through
@@ -91,11 +101,34 @@ export function stepNeed(opts: {
 }): StepNeed {
   const outputLimit = opts.modelLimit ?? DEFAULT_OUTPUT_RESERVE_TOKENS;
   const compaction = opts.historyTokens > opts.compactionBudgetTokens ? opts.historyTokens + outputLimit : 0;
-  return { inputTokens: tokensOfChars(opts.fixedChars) + opts.historyTokens + compaction, outputLimit, price: opts.price };
+  const requestTokens = tokensOfChars(opts.fixedChars) + opts.historyTokens;
+  return { inputTokens: requestTokens + compaction, requestTokens, outputLimit, price: opts.price };
+}
+
+/** What a step's start bills: its request's estimated input (and the runtime context it sends with it). */
+export function requestCharge(need: StepNeed, extraChars: number): SpendDelta {
+  const inputTokens = need.requestTokens + tokensOfChars(extraChars);
+  return { inputTokens, outputTokens: 0, cachedInputTokens: 0, costNanos: costNanos(need.price, { inputTokens, outputTokens: 0 }) };
+}
+
+/** A step's usage less what its start billed: what its reply adds to the spend (negative when the estimate was high). */
+export function lessCharged(spend: SpendDelta, charged: SpendDelta | null): SpendDelta {
+  if (!charged) return spend;
+  return { ...spend, inputTokens: spend.inputTokens - charged.inputTokens, costNanos: spend.costNanos - charged.costNanos };
 }
 
 /** Drops the session's reservation (a step that did not start after all), under its lease. */
 export async function releaseReservation(db: SqlRunner, sessionId: SessionId, lease: Lease): Promise<void> {
   await db.$executeRaw`UPDATE sessions SET reserved_tokens = 0, reserved_cost_nanos = 0
+    WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`;
+}
+
+/**
+ * Takes a step's start charge back off the spend: its request was never sent after all (the
+ * turn was cut, or failed, before its model call), or the provider refused it without a reply.
+ */
+export async function refundCharge(db: SqlRunner, sessionId: SessionId, lease: Lease, charged: SpendDelta): Promise<void> {
+  await db.$executeRaw`UPDATE sessions SET spent_input_tokens = spent_input_tokens - ${charged.inputTokens},
+      spent_cost_nanos = spent_cost_nanos - ${charged.costNanos}
     WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`;
 }

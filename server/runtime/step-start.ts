@@ -5,10 +5,12 @@ import type { AgentJournal } from "./agent-journal";
 import type { AgentServices } from "./agent-services";
 import type { EventPayload, SessionEvent } from "./events";
 import { claimCtes } from "./inbox";
-import { appendStatement, leaseLockStatement, type Lease, type SessionRowChange } from "./session-log";
-import type { StepNeed } from "./step-reserve";
+import { appendStatement, leaseLockStatement, type Lease, type SessionRowChange, type SpendDelta } from "./session-log";
+import { requestCharge, type StepNeed, type StepRoom } from "./step-reserve";
 
 // A turn's or step's start (agent.ts), in one round trip and one commit.
+
+const NO_LIMIT: StepRoom = { maxOutputTokens: null };
 
 /** What a step's start needs of its driver. */
 export interface StepStartScope {
@@ -20,6 +22,14 @@ export interface StepStartScope {
   journal: AgentJournal;
   /** The step's output limit under a spending limit (null: the model's own). */
   setOutputLimit(limit: number | null): void;
+}
+
+/** A step that started: the stop or interrupt request that ended it at once, its events, and what its start billed. */
+export interface StepStarted {
+  abortRequest: "stop" | "interrupt" | null;
+  events: SessionEvent[];
+  /** The request's estimated input, on the session's spend since the start committed (null: none, the step did not start). */
+  charged: SpendDelta | null;
 }
 
 /**
@@ -34,25 +44,27 @@ export interface StepStartScope {
  *  3. ...and `stepEnd` alone when one is (the opposite condition: exactly one of 2 and 3
  *     appends, and the request is returned);
  *  4. the `onClaimed` hook's statement.
- * They run in the implicit transaction of one Sync: all commit or none. When the step does
- * not fit the spending limit (`need`: its most, asked for only under one), only `stepEnd` is
+ * They run in the implicit transaction of one Sync: all commit or none. The append (2) also
+ * bills the step's request (`need`: its estimated input, step-reserve.ts requestCharge) and takes
+ * it off the reservation. When the step does not fit the spending limit, only `stepEnd` is
  * appended, and "budget" returned.
  */
 export async function startStep(
   scope: StepStartScope,
   stepEnd: EventPayload[],
   start: EventPayload[],
-  { firstStep, need }: { firstStep: boolean; need: () => StepNeed },
+  { firstStep, need, retried = false }: { firstStep: boolean; need: () => StepNeed; retried?: boolean },
   context: { includeOptional: boolean },
   change?: SessionRowChange,
-): Promise<"budget" | { abortRequest: "stop" | "interrupt" | null; events: SessionEvent[] }> {
+): Promise<"budget" | StepStarted> {
   const { svc, sessionId, lease } = scope;
+  const step = need();
   // Read together: one round trip and one commit on a connection of their own (BatchedSql),
   // not in db.sqlCoalesced's shared writes, where they would wait behind other agents'
   // statements (longer steps at 200 agents).
   const reads = new BatchedSql(svc.db.sql);
   const [room, contextPayloads] = await Promise.all([
-    svc.reserveStep?.(svc.db, sessionId, lease, reads, need, scope.lifetime) ?? { maxOutputTokens: null },
+    svc.reserveStep?.(svc.db, sessionId, lease, reads, () => step, scope.lifetime) ?? NO_LIMIT,
     scope.journal.contextPayloads(reads, context),
   ]);
   if (room === "budget") {
@@ -62,8 +74,13 @@ export async function startStep(
   scope.setOutputLimit(room.maxOutputTokens);
   // A turn's start clears a request left from before it (change.set); later steps honour one.
   const noRequest = firstStep ? undefined : Prisma.sql`abort_request IS NULL`;
+  const where = room.holds ? (noRequest ? Prisma.sql`${noRequest} AND ${room.holds}` : room.holds) : noRequest;
+  const charge = requestCharge(step, contextPayloads.reduce((n, p) => n + (p.kind === "user_message" ? p.text.length : 0), 0));
+  const unreserve = Prisma.sql`reserved_tokens = GREATEST(reserved_tokens - ${charge.inputTokens}, 0),
+    reserved_cost_nanos = GREATEST(reserved_cost_nanos - ${charge.costNanos}, 0)`;
+  const set = change?.set ? Prisma.sql`${change.set}, ${unreserve}` : unreserve;
   const lock = leaseLockStatement(sessionId, lease);
-  const append = appendStatement(sessionId, [...stepEnd, ...start, ...contextPayloads], lease, undefined, { ...change, where: noRequest }, {
+  const append = appendStatement(sessionId, [...stepEnd, ...start, ...contextPayloads], lease, charge, { set, where }, {
     ctes: claimCtes(sessionId, { firstStep, unlessAbortRequested: !firstStep }, lease),
     at: stepEnd.length + start.length,
     required: firstStep,
@@ -74,7 +91,11 @@ export async function startStep(
   const stored = lock.read(locked!.rows).abortRequest;
   const abortRequest = firstStep ? null : stored;
   const events = abortRequest ? (stopped?.read(rest[0]!.rows) ?? []) : append.read(appendedRows!.rows);
-  // A turn's start moves the status (change.set).
-  scope.journal.committed(events, { state: change !== undefined && !abortRequest });
-  return { abortRequest, events };
+  const started = !abortRequest && events.length > 0;
+  // A limit set since the reserver found none: nothing committed; start again, under it. (A
+  // first step that claimed nothing looks the same: it tries once more, then has no input.)
+  if (room.holds && !started && !abortRequest && (!firstStep || !retried)) return startStep(scope, stepEnd, start, { firstStep, need, retried: true }, context, change);
+  // A turn's start moves the status (change.set); a step's start, the spend.
+  scope.journal.committed(events, { state: change !== undefined && !abortRequest, spend: started });
+  return { abortRequest, events, charged: started ? charge : null };
 }

@@ -20,7 +20,8 @@ export const TeamEventDataSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("plan.proposed"), planId: z.string() }),
   z.object({ kind: z.literal("team.finished"), member: z.string(), text: z.string() }),
   z.object({ kind: z.literal("agent.failed"), member: z.string(), error: z.string() }),
-  z.object({ kind: z.literal("budget.reached") }),
+  // `need`: the least the step that did not fit needed; `left`: what the budget had left then (tokens).
+  z.object({ kind: z.literal("budget.reached"), needTokens: z.number().optional(), leftTokens: z.number().optional() }),
   z.object({ kind: z.literal("mention"), userIds: z.array(z.string()), by: z.string(), where: z.string(), text: z.string() }),
 ]);
 export type TeamEventData = z.infer<typeof TeamEventDataSchema>;

@@ -14,15 +14,20 @@ import { StepWaitAborted } from "../runtime/step-reserve";
 import { reserveStep, setBudget, teamBudget } from "./budget";
 import { teamPlaybook } from "./playbook";
 import { listMembers } from "./roster";
+import { agentStatus } from "../../components/agent-status";
+import { ScriptedModel } from "../models/scripted";
+import { StreamGate } from "../testing/stream-gate";
 
 // Team budgets (SPEC.md §15): the spend is read from the database at every step boundary, so
 // a reached budget stops every running member at its next boundary, in whatever process drives
 // it; the inboxes stay, nothing runs, and raising the budget resumes each member where it stopped.
 
-const it = runtimeTest({ team: true, playbook: teamPlaybook, delayMs: 15 });
+const gate = new StreamGate();
+const keyless = gate.wrap(new ScriptedModel({ delayMs: 15, playbook: teamPlaybook }));
+const it = runtimeTest({ team: true, resolveModel: () => keyless });
 
 const lease = { owner: "budget-test", token: 1 };
-const need = (inputTokens: number, outputLimit = 1_024, price = FREE) => () => ({ inputTokens, outputLimit, price });
+const need = (inputTokens: number, outputLimit = 1_024, price = FREE) => () => ({ inputTokens, requestTokens: inputTokens, outputLimit, price });
 
 /** A member row the test holds the lease of, to reserve steps for by hand. */
 async function heldMember(db: Db, teamId: SessionId, name: string): Promise<SessionId> {
@@ -43,9 +48,9 @@ describe("team budgets", () => {
   it("no budget: nothing is reserved; a budget too small for a first step starts no turn; removing it resumes", async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Olive");
     const lead = asSessionId((await createTeam(rt.db, { title: "Budgeted", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
-    expect(await teamBudget(rt.db, lead)).toEqual({ limit: { tokens: null, costNanos: null }, spent: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costNanos: 0 }, reached: false, stoppedAt: null });
+    expect(await teamBudget(rt.db, lead)).toEqual({ limit: { tokens: null, costNanos: null }, spent: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costNanos: 0 }, reached: false, stoppedAt: null, need: null });
     const free = await heldMember(rt.db, lead, "free");
-    expect(await reserveStep(rt.db, free, lease, rt.db.sql, need(1_000_000))).toEqual({ maxOutputTokens: null });
+    expect(await reserveStep(rt.db, free, lease, rt.db.sql, need(1_000_000))).toMatchObject({ maxOutputTokens: null, holds: expect.anything() });
     expect(await reserved(rt.db, lead)).toEqual([]);
     await rt.db.session.delete({ where: { id: free } });
 
@@ -169,6 +174,60 @@ describe("team budgets", () => {
     const members = await listMembers(rt.db, lead);
     expect(members.map((m) => m.status)).toEqual(["idle", "idle", "idle"]);
 
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
+    await expectFinished(rt.db, lead);
+  });
+  it("a budget set before the prompt is passed by at most 10 %; the stopped team says what a step needs and what is left", { timeout: 180_000 }, async ({ rt }) => {
+    const owner = await createTestPerson(rt.db, "Pia");
+    const lead = asSessionId((await createTeam(rt.db, { title: "Preset", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const limit = 12_000;
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: limit, costNanos: null });
+    await promptSession(rt.db, lead, { text: "Build a tiny todo app" });
+    await waitFor(async () => (await teamBudget(rt.db, lead)).stoppedAt !== null, 60_000, "the team to stop at its budget");
+    await waitFor(async () => (await teamSessions(rt.db, lead)).every((s) => s.activeTurnId === null), 60_000, "every member stopped");
+    const budget = await teamBudget(rt.db, lead);
+    expect(spendTokens(budget.spent)).toBeGreaterThan(0);
+    expect(spendTokens(budget.spent)).toBeLessThanOrEqual(limit * 1.1);
+    // Why: the step that did not fit needed more than was left.
+    expect(budget.need!.tokens).toBeGreaterThan(limit - spendTokens(budget.spent));
+    // Every member shows as paused, and the person who prompted is told with the figures.
+    await waitFor(
+      async () => (await listMembers(rt.db, lead)).every((m) => agentStatus(m, { budgetReached: budget.reached }) === "Paused (budget)") || null,
+      20_000,
+      "every member paused",
+    );
+    const told = await waitFor(async () => rt.db.notification.findFirst({ where: { userId: owner.id, teamId: lead, kind: "budget.reached" } }), 20_000, "the notification");
+    expect(told.body).toMatch(/^The next step needs about [\d,]+ tokens; [\d,]+ tokens left\. /);
+
+    await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
+    expect((await teamBudget(rt.db, lead)).need).toBeNull();
+    await expectFinished(rt.db, lead);
+  });
+
+  it("a budget set while three members stream binds within 10 %: their steps finish, no other starts", { timeout: 180_000 }, async ({ rt }) => {
+    const owner = await createTestPerson(rt.db, "Lou");
+    const lead = asSessionId((await createTeam(rt.db, { title: "Lowered", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    // No budget: nothing is reserved; each step's request is on the spend as it starts.
+    await promptSession(rt.db, lead, { text: "Build a tiny todo app" });
+    await waitFor(async () => (await teamSessions(rt.db, lead)).length === 3 || null, 60_000, "both teammates");
+    gate.arm();
+    try {
+      await waitFor(async () => gate.held === 3 || null, 60_000, "three members streaming");
+      const { spent } = await teamBudget(rt.db, lead);
+      const limit = spendTokens(spent) + 400;
+      await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: limit, costNanos: null });
+      gate.open();
+      await waitFor(async () => (await teamBudget(rt.db, lead)).stoppedAt !== null, 60_000, "the team to stop");
+      await waitFor(async () => (await teamSessions(rt.db, lead)).every((s) => s.activeTurnId === null), 60_000, "every member stopped");
+      const final = spendTokens((await teamBudget(rt.db, lead)).spent);
+      expect(final).toBeLessThanOrEqual(limit * 1.1);
+      // The three replies in flight were the only spend after the lowering.
+      const after = await rt.db.$queryRaw<{ n: bigint }[]>`SELECT count(*)::bigint AS n FROM session_events e JOIN sessions s ON s.id = e.session_id
+        WHERE s.team_id = ${lead} AND e.kind = 'step_start' AND e.created_at > (SELECT max(created_at) FROM person_actions WHERE team_id = ${lead} AND action = 'budget_set')`;
+      expect(Number(after[0]!.n)).toBe(0);
+    } finally {
+      gate.open();
+    }
     await setBudget(rt.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
     await expectFinished(rt.db, lead);
   });

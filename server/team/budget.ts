@@ -9,7 +9,7 @@ import { tokensOfChars } from "../models/estimate";
 import { recordAction, type HumanActor } from "../people/actions";
 import { leaseLost } from "../runtime/session-log";
 import { spendOf, SpendRowSchema, teamSpendSums } from "../runtime/sessions";
-import { fitOutput, reservationOf, StepWaitAborted, type StepNeed, type StepReserver, type StepRoom } from "../runtime/step-reserve";
+import { fitOutput, MIN_STEP_OUTPUT_TOKENS, reservationOf, StepWaitAborted, type StepNeed, type StepReserver, type StepRoom } from "../runtime/step-reserve";
 import type { Lease } from "../runtime/session-log";
 import { abortableWait } from "../abortable";
 import { recordTeamEvent } from "../runtime/team-events";
@@ -30,6 +30,8 @@ export const BudgetViewSchema = z.object({
   reached: z.boolean(),
   /** When a member first found it reached (cleared by a raise above the spend). */
   stoppedAt: z.date().nullable(),
+  /** The least the step that found it reached needed (null: not stopped, or stopped before this was recorded). */
+  need: z.object({ tokens: z.number(), costNanos: z.number() }).nullable(),
 });
 export type BudgetView = z.infer<typeof BudgetViewSchema>;
 
@@ -38,6 +40,8 @@ const LimitRow = z.object({
   budget_tokens: count.nullable(),
   budget_cost_nanos: count.nullable(),
   budget_stopped_at: z.date().nullable(),
+  budget_need_tokens: count.nullable().optional(),
+  budget_need_cost_nanos: count.nullable().optional(),
 });
 type LimitRow = z.infer<typeof LimitRow>;
 
@@ -49,14 +53,15 @@ export function isReached(limit: BudgetLimit, spent: Spend): boolean {
 export function budgetView(row: LimitRow | undefined, spent: Spend): BudgetView {
   const limit = { tokens: row?.budget_tokens ?? null, costNanos: row?.budget_cost_nanos ?? null };
   const stoppedAt = row?.budget_stopped_at ?? null;
-  return { limit, spent, reached: stoppedAt !== null || isReached(limit, spent), stoppedAt };
+  const need = stoppedAt && row?.budget_need_tokens != null ? { tokens: row.budget_need_tokens, costNanos: row.budget_need_cost_nanos ?? 0 } : null;
+  return { limit, spent, reached: stoppedAt !== null || isReached(limit, spent), stoppedAt, need };
 }
 
 const BudgetRows = z.array(LimitRow.extend(SpendRowSchema.shape));
 
 async function budgetRow(db: SqlRunner, teamId: string) {
   return BudgetRows.parse(
-    await db.$queryRaw`SELECT t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at, spend.*
+    await db.$queryRaw`SELECT t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at, t.budget_need_tokens, t.budget_need_cost_nanos, spend.*
       FROM teams t CROSS JOIN ${teamSpendSums(Prisma.sql`t.id`)} spend WHERE t.id = ${teamId}`,
   ).map((r) => ({ row: r, spent: spendOf(r) }))[0];
 }
@@ -71,7 +76,9 @@ const LimitRows = z.array(LimitRow);
 
 /** The team's limits alone, for a reader that has the spend already (the room: one figure everywhere). */
 export async function teamBudgetLimit(db: DbOrTx, teamId: SessionId): Promise<LimitRow | undefined> {
-  return LimitRows.parse(await db.$queryRaw`SELECT budget_tokens, budget_cost_nanos, budget_stopped_at FROM teams WHERE id = ${teamId}`)[0];
+  return LimitRows.parse(
+    await db.$queryRaw`SELECT budget_tokens, budget_cost_nanos, budget_stopped_at, budget_need_tokens, budget_need_cost_nanos FROM teams WHERE id = ${teamId}`,
+  )[0];
 }
 
 const TeamLimitRows = z.array(LimitRow.extend({ team_id: z.string() }));
@@ -99,7 +106,10 @@ export const reserveStep: StepReserver = async (db, sessionId, lease, reads, nee
     await reads.$queryRaw`SELECT t.id AS team_id, t.budget_tokens, t.budget_cost_nanos, t.budget_stopped_at
       FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}`,
   )[0];
-  if (!limits || (limits.budget_tokens === null && limits.budget_cost_nanos === null)) return { maxOutputTokens: null };
+  if (!limits) return { maxOutputTokens: null };
+  if (limits.budget_tokens === null && limits.budget_cost_nanos === null) {
+    return { maxOutputTokens: null, holds: Prisma.sql`NOT EXISTS (SELECT 1 FROM teams t WHERE t.id = ${limits.team_id} AND (t.budget_tokens IS NOT NULL OR t.budget_cost_nanos IS NOT NULL))` };
+  }
   if (limits.budget_stopped_at !== null) return "budget";
   const step = need();
   const deadline = Date.now() + ROOM_WAIT_MS;
@@ -135,10 +145,14 @@ async function tryReserve(db: Db, teamId: string, sessionId: SessionId, lease: L
       const fitsSpendAlone =
         fitOutput(withInput, { tokens: left(row.budget_tokens, row.spent_tokens), costNanos: left(row.budget_cost_nanos, row.spent_cost_nanos) }) !== null;
       if (fitsSpendAlone && !last) return "wait";
-      await tx.$executeRaw`UPDATE teams SET budget_stopped_at = now() WHERE id = ${teamId}`;
+      // The least it needs: its input and the smallest output a step starts with.
+      const least = reservationOf(withInput, Math.min(MIN_STEP_OUTPUT_TOKENS, withInput.outputLimit));
+      await tx.$executeRaw`UPDATE teams SET budget_stopped_at = now(), budget_need_tokens = ${least.tokens}, budget_need_cost_nanos = ${least.costNanos}
+        WHERE id = ${teamId}`;
       await tx.$queryRaw`SELECT ${notifySql(teamId, "team")}`;
       // Once per stop: the mark was not set, and the team row is locked.
-      await recordTeamEvent(tx, teamId, `budget:${teamId}:${Date.now()}`, { kind: "budget.reached" });
+      const leftTokens = row.budget_tokens === null ? undefined : row.budget_tokens - row.spent_tokens;
+      await recordTeamEvent(tx, teamId, `budget:${teamId}:${Date.now()}`, { kind: "budget.reached", needTokens: least.tokens, leftTokens });
       return "budget";
     }
     const held = reservationOf(withInput, output);
@@ -162,7 +176,9 @@ export async function setBudget(db: Db, by: HumanActor, limit: BudgetLimit): Pro
     const before = await teamBudget(tx, by.teamId);
     const reached = isReached(limit, before.spent);
     await tx.$executeRaw`UPDATE teams SET budget_tokens = ${limit.tokens}, budget_cost_nanos = ${limit.costNanos},
-        budget_stopped_at = CASE WHEN ${reached} THEN budget_stopped_at ELSE NULL END
+        budget_stopped_at = CASE WHEN ${reached} THEN budget_stopped_at ELSE NULL END,
+        budget_need_tokens = CASE WHEN ${reached} THEN budget_need_tokens ELSE NULL END,
+        budget_need_cost_nanos = CASE WHEN ${reached} THEN budget_need_cost_nanos ELSE NULL END
       WHERE id = ${by.teamId}`;
     await recordAction(tx, by, "budget_set", { detail: { tokens: limit.tokens, costNanos: limit.costNanos } });
     if (!reached) {
@@ -173,6 +189,6 @@ export async function setBudget(db: Db, by: HumanActor, limit: BudgetLimit): Pro
       for (const s of waiting) await notifyActivity(tx, s.id, "inbox");
     }
     await notifyActivity(tx, by.teamId, "team");
-    return { limit, spent: before.spent, reached, stoppedAt: reached ? before.stoppedAt : null };
+    return { limit, spent: before.spent, reached, stoppedAt: reached ? before.stoppedAt : null, need: reached ? before.need : null };
   });
 }

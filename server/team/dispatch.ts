@@ -37,12 +37,16 @@ export function notificationText(data: TeamEventData, team: string): { title: st
       return { title: `${team}: the Lead answered`, body: data.text };
     case "agent.failed":
       return { title: `${data.member} failed in ${team}`, body: data.error };
-    case "budget.reached":
-      return { title: `${team} reached its budget`, body: "Its agents are paused until the budget is raised." };
+    case "budget.reached": {
+      const why = data.needTokens !== undefined && data.leftTokens !== undefined ? `The next step needs about ${tokenText(data.needTokens)}; ${tokenText(Math.max(0, data.leftTokens))} left. ` : "";
+      return { title: `${team} reached its budget`, body: `${why}Its agents are paused until the budget is raised.` };
+    }
     case "mention":
       return { title: `${data.by} mentioned you in ${team}`, body: `${data.where}: ${data.text}` };
   }
 }
+
+const tokenText = (n: number) => `${n.toLocaleString("en-US")} tokens`;
 
 const BATCH = 100;
 

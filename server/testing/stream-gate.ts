@@ -1,0 +1,41 @@
+import type { LanguageModel } from "../models/types";
+
+// Holds model streams mid-reply, to drive a window deterministically: armed, every stream
+// pauses before its next text chunk (so a step in flight stays in flight) until the gate opens.
+
+export class StreamGate {
+  private opened: Promise<void> = Promise.resolve();
+  private open_: () => void = () => undefined;
+  private armed = false;
+  /** Streams paused at the gate now. */
+  held = 0;
+
+  arm(): void {
+    this.armed = true;
+    this.opened = new Promise((resolve) => (this.open_ = resolve));
+  }
+
+  open(): void {
+    this.armed = false;
+    this.open_();
+  }
+
+  /** `model`, its streams paused while the gate is armed. */
+  wrap(model: LanguageModel): LanguageModel {
+    const gate = this;
+    return {
+      id: model.id,
+      maxOutputTokens: model.maxOutputTokens,
+      async *stream(request, signal) {
+        for await (const chunk of model.stream(request, signal)) {
+          if (gate.armed && chunk.type === "text-delta") {
+            gate.held += 1;
+            await gate.opened;
+            gate.held -= 1;
+          }
+          yield chunk;
+        }
+      },
+    };
+  }
+}
