@@ -14,21 +14,27 @@ import { setBudget } from "./budget";
 const t = childProcessDatabase();
 
 describe("team budgets across processes", () => {
-  it("members driven by two processes all stop, and all resume", { timeout: 240_000 }, async () => {
-    const env = { RUNTIME_TEAM: "1", AGENT_LEASE_TTL_MS: "2000", RUNTIME_RECOVERY_INTERVAL_MS: "200", SCRIPTED_MODEL_DELAY_MS: "15" };
-    const leads = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "leads" });
-    const teammates = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "teammates" });
-    const owner = await createTestPerson(t.db, "Pat");
-    const lead = asSessionId((await createTeam(t.db, { title: "Two processes", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
-    await setBudget(t.db, { person: owner, teamId: lead }, { tokens: 1_000_000, costNanos: null });
-    await promptSession(t.db, lead, { text: "Build a tiny todo app" });
-    const lowered = await stopWhileTeammatesRun(t.db, lead, { person: owner, teamId: lead });
-    // The teammates run in one process, the Lead in the other.
-    const owners = await t.db.session.findMany({ where: { teamId: lead }, select: { memberName: true, leaseOwner: true } });
-    for (const s of owners) expect(s.leaseOwner).toBe(s.memberName === null ? leads.ownerId : teammates.ownerId);
-    await expectStopped(t.db, lead, 2, lowered);
+  const env = { RUNTIME_TEAM: "1", AGENT_LEASE_TTL_MS: "2000", RUNTIME_RECOVERY_INTERVAL_MS: "200", SCRIPTED_MODEL_DELAY_MS: "15" };
 
-    await setBudget(t.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
-    await expectFinished(t.db, lead);
-  });
+  // Lowered from a budget (every step reserved its most: the spend stays within it) and set on
+  // a team that had none (nothing reserved; the steps in flight add their output: within 10 %).
+  for (const before of [1_000_000, null]) {
+    it(`members driven by two processes all stop, and all resume (budget before: ${before ?? "none"})`, { timeout: 240_000 }, async () => {
+      const leads = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "leads" });
+      const teammates = await spawnRuntime(t, { ...env, RUNTIME_DRIVE: "teammates" });
+      const owner = await createTestPerson(t.db, `Pat ${before ?? "none"}`);
+      const lead = asSessionId((await createTeam(t.db, { title: "Two processes", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+      if (before !== null) await setBudget(t.db, { person: owner, teamId: lead }, { tokens: before, costNanos: null });
+      await promptSession(t.db, lead, { text: "Build a tiny todo app" });
+      const lowered = await stopWhileTeammatesRun(t.db, lead, { person: owner, teamId: lead });
+      // The teammates run in one process, the Lead in the other.
+      const owners = await t.db.session.findMany({ where: { teamId: lead }, select: { memberName: true, leaseOwner: true } });
+      for (const s of owners) expect(s.leaseOwner).toBe(s.memberName === null ? leads.ownerId : teammates.ownerId);
+      await expectStopped(t.db, lead, 2, before === null ? { most: lowered.most * 1.1 } : lowered);
+
+      await setBudget(t.db, { person: owner, teamId: lead }, { tokens: null, costNanos: null });
+      await expectFinished(t.db, lead);
+      await Promise.all([leads.kill("SIGTERM"), teammates.kill("SIGTERM")]);
+    });
+  }
 });

@@ -22,20 +22,23 @@ export class StreamGate {
 
   /** `model`, its streams paused while the gate is armed. */
   wrap(model: LanguageModel): LanguageModel {
-    const gate = this;
+    const pause = () => this.pause();
     return {
       id: model.id,
       maxOutputTokens: model.maxOutputTokens,
       async *stream(request, signal) {
         for await (const chunk of model.stream(request, signal)) {
-          if (gate.armed && chunk.type === "text-delta") {
-            gate.held += 1;
-            await gate.opened;
-            gate.held -= 1;
-          }
+          if (chunk.type === "text-delta") await pause();
           yield chunk;
         }
       },
     };
+  }
+
+  private async pause(): Promise<void> {
+    if (!this.armed) return;
+    this.held += 1;
+    await this.opened;
+    this.held -= 1;
   }
 }
