@@ -16,6 +16,10 @@
 // - webhooks: one team with one webhook to a receiver in this process answering 204 at once;
 //   BENCH_WEBHOOK_EVENTS team events recorded in one transaction, then the time until every
 //   delivery is delivered (dispatch, then signed POSTs, as the app's workers run them).
+// - budgetOvershoot: the keyless team scenario ("Build a tiny todo app") under a token budget,
+//   how far its final spend passes the limit (percent): set before the prompt (BENCH_BUDGET
+//   tokens, default 12000), and set to the spend + 400 while three members stream (their steps
+//   held mid-reply by a stream gate until the limit is committed).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -28,6 +32,12 @@ import { setToolMode } from "../server/team/tool-policy";
 import { addWebhook } from "../server/team/webhooks";
 import { createTestPerson } from "../server/testing/people";
 import { newTestSession, startTestRuntime } from "../server/testing/runtime-harness";
+import { spendTokens } from "../server/models/catalog";
+import { ScriptedModel } from "../server/models/scripted";
+import { setBudget, teamBudget } from "../server/team/budget";
+import { createTeam } from "../server/team/person-actions";
+import { teamPlaybook } from "../server/team/playbook";
+import { StreamGate } from "../server/testing/stream-gate";
 import { percentile, progress, round, runBench, serverInfo, waitUntil, withBenchDatabase } from "./support";
 
 const PARKED = Number(process.env.BENCH_PARKED ?? 1000);
@@ -38,6 +48,7 @@ async function main() {
   await withBenchDatabase("bench_control", async (database) => {
     const server = await serverInfo(database.url);
     const rt = await startTestRuntime(database, { team: true, config: { idleEvictMs: 60_000 } });
+    let result: Record<string, unknown> = {};
     try {
       const owner = await createTestPerson(rt.db, "Bench owner");
       progress(`${PARKED} teams, each with a call waiting for approval`);
@@ -103,7 +114,7 @@ async function main() {
       const hookMs = performance.now() - hookStart;
       receiver.close();
 
-      const result = {
+      result = {
         bench: "control",
         at: new Date().toISOString(),
         machine: { cpus: os.cpus().length, loadAverage1m: round(os.loadavg()[0]!, 2), node: process.version, ...server },
@@ -118,11 +129,54 @@ async function main() {
         },
         webhooks: { deliveries: WEBHOOK_EVENTS, received, seconds: round(hookMs / 1000, 2), deliveriesPerSec: round(WEBHOOK_EVENTS / (hookMs / 1000)) },
       };
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     } finally {
       await rt.stop();
     }
+    // With a runtime of its own: the one above would drive its teams too.
+    progress("budget overshoot");
+    const budgetOvershoot = await measureBudgetOvershoot(database);
+    process.stdout.write(`${JSON.stringify({ ...result, budgetOvershoot }, null, 2)}\n`);
   });
+}
+
+const BUDGET = Number(process.env.BENCH_BUDGET ?? 12_000);
+
+/** The keyless team scenario's final spend against a budget set before the prompt, and one set while three members stream. */
+async function measureBudgetOvershoot(database: Parameters<typeof startTestRuntime>[0]) {
+  const gate = new StreamGate();
+  const keyless = gate.wrap(new ScriptedModel({ delayMs: 15, playbook: teamPlaybook }));
+  const rt = await startTestRuntime(database, { team: true, resolveModel: () => keyless });
+  try {
+    const owner = await createTestPerson(rt.db, "Budget owner");
+    const by = (teamId: SessionId) => ({ person: owner, teamId });
+    const team = async (title: string) => asSessionId((await createTeam(rt.db, { title, model: { provider: "scripted", model: "keyless" }, by: owner })).id);
+    const members = (lead: SessionId) => rt.db.session.findMany({ where: { teamId: lead }, select: { activeTurnId: true } });
+    const stopped = async (lead: SessionId) => {
+      await waitUntil(async () => (await teamBudget(rt.db, lead)).stoppedAt !== null, 120_000, "the team to stop");
+      await waitUntil(async () => (await members(lead)).every((m) => m.activeTurnId === null), 120_000, "every member stopped");
+      return spendTokens((await teamBudget(rt.db, lead)).spent);
+    };
+    const overshoot = (spent: number, limit: number) => ({ limit, spent, overshootPercent: round((100 * Math.max(0, spent - limit)) / limit, 1) });
+
+    const preset = await team("Budget set before the prompt");
+    await setBudget(rt.db, by(preset), { tokens: BUDGET, costNanos: null });
+    await promptSession(rt.db, preset, { text: "Build a tiny todo app" });
+    const before = overshoot(await stopped(preset), BUDGET);
+
+    const lowered = await team("Budget set while three members stream");
+    await promptSession(rt.db, lowered, { text: "Build a tiny todo app" });
+    await waitUntil(async () => (await members(lowered)).length === 3, 120_000, "both teammates");
+    gate.arm();
+    await waitUntil(async () => gate.held === 3, 120_000, "three members streaming");
+    const limit = spendTokens((await teamBudget(rt.db, lowered)).spent) + 400;
+    await setBudget(rt.db, by(lowered), { tokens: limit, costNanos: null });
+    gate.open();
+    const midWork = overshoot(await stopped(lowered), limit);
+    return { setBeforePrompt: before, setWhileThreeStream: midWork };
+  } finally {
+    gate.open();
+    await rt.stop();
+  }
 }
 
 runBench(main);
