@@ -8,9 +8,10 @@ import { redactSecrets } from "../models/redact";
 import type { LanguageModel, ToolCall } from "../models/types";
 import type { EventPayload } from "./events";
 import { releaseLease } from "./lease";
-import type { Lease, SpendDelta, Statement } from "./session-log";
+import type { Lease, Statement } from "./session-log";
 import { storedAbortRequest } from "./sessions";
-import { refundCharge, releaseReservation, StepWaitAborted, type StepNeed } from "./step-reserve";
+import { releaseReservation, StepWaitAborted, type StepNeed } from "./step-reserve";
+import type { StepBill } from "./model-step";
 import { callTool, notRunResults, parkedCalls, type CallScope } from "./waiting-calls";
 import type { AgentServices, RuntimeLogFields } from "./agent-services";
 import { settingsStatement, turnAbortRequest, type Settings } from "./agent-settings";
@@ -44,8 +45,8 @@ export class AgentDriver {
   private readonly journal: AgentJournal;
   /** The current step's output limit under a spending limit (null: the model's own). */
   private stepOutputLimit: number | null = null;
-  /** What the current step's start billed, until its reply settles it (model-step.ts). */
-  private readonly bill: { charged: SpendDelta | null } = { charged: null };
+  /** What the current step's request costs, billed when its provider answers and settled by its reply (model-step.ts). */
+  private readonly bill: StepBill = { due: null, charged: null };
   done: Promise<void> = Promise.resolve();
 
   constructor(
@@ -239,7 +240,7 @@ export class AgentDriver {
     });
     if (started === "closing") return;
     if (started === "budget") return "over budget";
-    this.bill.charged = started.charged;
+    this.bill.due = started.charge;
     if (started.events.length === 0) {
       // No input to start with after all: the step's reservation goes.
       if (this.stepOutputLimit !== null) await releaseReservation(this.svc.db.sql, this.sessionId, this.lease);
@@ -343,7 +344,6 @@ export class AgentDriver {
       }
     } catch (e) {
       if (isAppError(e, "LEASE_LOST")) throw e;
-      await this.refundUnsent();
       if (abort.signal.aborted) {
         const kind = this.abortKind;
         if (kind === "lease_lost") throw e;
@@ -379,7 +379,7 @@ export class AgentDriver {
   ): Promise<"stop" | "interrupt" | "budget" | null> {
     const started = await startStep(this.stepScope(), stepEnd, [{ kind: "step_start", turnId, step }], { firstStep: false, need }, context);
     if (started === "budget") return "budget";
-    this.bill.charged = started.charged;
+    this.bill.due = started.charge;
     return started.abortRequest;
   }
 
@@ -389,14 +389,6 @@ export class AgentDriver {
     return { svc: this.svc, sessionId: this.sessionId, lease: this.lease, lifetime: this.lifetime.signal, journal: this.journal, setOutputLimit, bill: this.bill };
   }
 
-  /** A step that started and ended with no reply recorded (cut or failed before one): its start's charge goes back. */
-  private async refundUnsent(): Promise<void> {
-    const charged = this.bill.charged;
-    if (!charged) return;
-    this.bill.charged = null;
-    await refundCharge(this.svc.db.sql, this.sessionId, this.lease, charged);
-    this.svc.announce({ sessionId: this.sessionId, kind: "spend" });
-  }
 
   /** One model call (model-step.ts) with the step's history, tools and output limit. */
   private async modelStep(model: LanguageModel, price: Price, turnId: TurnId, step: number, signal: AbortSignal) {

@@ -7,7 +7,7 @@ import type { AgentServices } from "./agent-services";
 import { DeltaFlusher } from "./delta-flusher";
 import type { EventPayload, PayloadOf } from "./events";
 import { appendEvents, type Lease, type SpendDelta } from "./session-log";
-import { lessCharged } from "./step-reserve";
+import { chargeStatement, lessCharged } from "./step-reserve";
 import type { PendingReply } from "./turn-close";
 
 // One model call of a resident agent's step (agent.ts).
@@ -18,8 +18,16 @@ export interface ModelStepScope {
   sessionId: SessionId;
   lease: Lease;
   journal: AgentJournal;
-  /** What the step's start billed and no reply has settled yet (cleared once one is recorded or handed back). */
-  bill: { charged: SpendDelta | null };
+  bill: StepBill;
+}
+
+/**
+ * A step's request's cost: `due` from its start until its provider answers (a request refused or
+ * never answered is not billed), then `charged` (on the spend) until its reply settles it.
+ */
+export interface StepBill {
+  due: SpendDelta | null;
+  charged: SpendDelta | null;
 }
 
 /**
@@ -69,11 +77,22 @@ export async function modelStep(
     // Its real usage replaces the estimate its start billed, and the step's reservation (runtime/step-reserve.ts).
     const charged = scope.bill.charged;
     scope.bill.charged = null;
+    scope.bill.due = null;
     return { payloads: [m, ...end], spend: { ...lessCharged(spendOf(usage, m.costNanos ?? 0), charged), settlesReservation: true } };
   };
   const record = (r: PendingReply) => scope.journal.append(r.payloads, undefined, r.spend);
+  /** The provider answers: the request's estimated input goes on the spend, before anything else of the reply. */
+  const answered = async () => {
+    const due = scope.bill.due;
+    if (!due) return;
+    scope.bill.due = null;
+    await svc.db.sqlCoalesced.$executeRaw(chargeStatement(sessionId, lease, due));
+    scope.bill.charged = due;
+    svc.announce({ sessionId, kind: "spend" });
+  };
   try {
     for await (const chunk of model.stream(request, signal)) {
+      if (chunk.type !== "wait") await answered();
       if (chunk.type === "text-delta") {
         text += chunk.text;
         flusher.push(chunk.text);

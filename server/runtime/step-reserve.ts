@@ -1,5 +1,5 @@
 import type { Db } from "../db/client";
-import type { Prisma } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import type { SessionId } from "../ids";
 import { costNanos, type Price } from "../models/catalog";
@@ -8,10 +8,10 @@ import type { Lease, SpendDelta } from "./session-log";
 
 // Binding spending limits (SPEC.md §17, teams: team/budget.ts): before each step the runtime
 // reserves the most the step can spend, its estimated input plus its output limit, and a step
-// that does not fit does not start. A step's request is billed as it is sent: its estimated
-// input joins the session's spend in the step's start commit (every step, with a limit or
-// without, so a limit set later counts the requests in flight) and leaves the reservation; the
-// reply replaces the estimate with its real usage and releases the rest.
+// that does not fit does not start. A step's request is billed once its provider answers: its
+// estimated input joins the session's spend at the first chunk (every step, with a limit or
+// without, so a limit set later counts the requests being answered) and leaves the
+// reservation; the reply replaces the estimate with its real usage and releases the rest.
 
 /** The output reserved for (and, under a limit, asked of) a model that sets no limit of its own. */
 export const DEFAULT_OUTPUT_RESERVE_TOKENS = 4_096;
@@ -105,13 +105,25 @@ export function stepNeed(opts: {
   return { inputTokens: requestTokens + compaction, requestTokens, outputLimit, price: opts.price };
 }
 
-/** What a step's start bills: its request's estimated input (and the runtime context it sends with it). */
+/** What a step's request is billed when its provider answers: its estimated input (and the runtime context sent with it). */
 export function requestCharge(need: StepNeed, extraChars: number): SpendDelta {
   const inputTokens = need.requestTokens + tokensOfChars(extraChars);
   return { inputTokens, outputTokens: 0, cachedInputTokens: 0, costNanos: costNanos(need.price, { inputTokens, outputTokens: 0 }) };
 }
 
-/** A step's usage less what its start billed: what its reply adds to the spend (negative when the estimate was high). */
+/**
+ * Bills a step's request as its provider starts answering: the estimate joins the session's
+ * spend and leaves its reservation, under its lease.
+ */
+export function chargeStatement(sessionId: SessionId, lease: Lease, charge: SpendDelta): Prisma.Sql {
+  return Prisma.sql`UPDATE sessions SET spent_input_tokens = spent_input_tokens + ${charge.inputTokens},
+      spent_cost_nanos = spent_cost_nanos + ${charge.costNanos},
+      reserved_tokens = GREATEST(reserved_tokens - ${charge.inputTokens}, 0),
+      reserved_cost_nanos = GREATEST(reserved_cost_nanos - ${charge.costNanos}, 0)
+    WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`;
+}
+
+/** A step's usage less what its answer's start billed: what its reply adds to the spend (negative when the estimate was high). */
 export function lessCharged(spend: SpendDelta, charged: SpendDelta | null): SpendDelta {
   if (!charged) return spend;
   return { ...spend, inputTokens: spend.inputTokens - charged.inputTokens, costNanos: spend.costNanos - charged.costNanos };
@@ -123,12 +135,3 @@ export async function releaseReservation(db: SqlRunner, sessionId: SessionId, le
     WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`;
 }
 
-/**
- * Takes a step's start charge back off the spend: its request was never sent after all (the
- * turn was cut, or failed, before its model call), or the provider refused it without a reply.
- */
-export async function refundCharge(db: SqlRunner, sessionId: SessionId, lease: Lease, charged: SpendDelta): Promise<void> {
-  await db.$executeRaw`UPDATE sessions SET spent_input_tokens = spent_input_tokens - ${charged.inputTokens},
-      spent_cost_nanos = spent_cost_nanos - ${charged.costNanos}
-    WHERE id = ${sessionId} AND lease_owner = ${lease.owner} AND lease_token = ${lease.token}`;
-}

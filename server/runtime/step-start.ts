@@ -24,12 +24,12 @@ export interface StepStartScope {
   setOutputLimit(limit: number | null): void;
 }
 
-/** A step that started: the stop or interrupt request that ended it at once, its events, and what its start billed. */
+/** A step that started: the stop or interrupt request that ended it at once, its events, and what its request costs. */
 export interface StepStarted {
   abortRequest: "stop" | "interrupt" | null;
   events: SessionEvent[];
-  /** The request's estimated input, on the session's spend since the start committed (null: none, the step did not start). */
-  charged: SpendDelta | null;
+  /** What the step's request will be billed once its provider answers (model-step.ts; null: the step did not start). */
+  charge: SpendDelta | null;
 }
 
 /**
@@ -44,10 +44,9 @@ export interface StepStarted {
  *  3. ...and `stepEnd` alone when one is (the opposite condition: exactly one of 2 and 3
  *     appends, and the request is returned);
  *  4. the `onClaimed` hook's statement.
- * They run in the implicit transaction of one Sync: all commit or none. The append (2) also
- * bills the step's request (`need`: its estimated input, step-reserve.ts requestCharge) and takes
- * it off the reservation. When the step does not fit the spending limit, only `stepEnd` is
- * appended, and "budget" returned.
+ * They run in the implicit transaction of one Sync: all commit or none. When the step does
+ * not fit the spending limit (`need`: its most), only `stepEnd` is appended, and "budget"
+ * returned.
  */
 export async function startStep(
   scope: StepStartScope,
@@ -75,12 +74,8 @@ export async function startStep(
   // A turn's start clears a request left from before it (change.set); later steps honour one.
   const noRequest = firstStep ? undefined : Prisma.sql`abort_request IS NULL`;
   const where = room.holds ? (noRequest ? Prisma.sql`${noRequest} AND ${room.holds}` : room.holds) : noRequest;
-  const charge = requestCharge(step, contextPayloads.reduce((n, p) => n + (p.kind === "user_message" ? p.text.length : 0), 0));
-  const unreserve = Prisma.sql`reserved_tokens = GREATEST(reserved_tokens - ${charge.inputTokens}, 0),
-    reserved_cost_nanos = GREATEST(reserved_cost_nanos - ${charge.costNanos}, 0)`;
-  const set = change?.set ? Prisma.sql`${change.set}, ${unreserve}` : unreserve;
   const lock = leaseLockStatement(sessionId, lease);
-  const append = appendStatement(sessionId, [...stepEnd, ...start, ...contextPayloads], lease, charge, { set, where }, {
+  const append = appendStatement(sessionId, [...stepEnd, ...start, ...contextPayloads], lease, undefined, { ...change, where }, {
     ctes: claimCtes(sessionId, { firstStep, unlessAbortRequested: !firstStep }, lease),
     at: stepEnd.length + start.length,
     required: firstStep,
@@ -95,7 +90,8 @@ export async function startStep(
   // A limit set since the reserver found none: nothing committed; start again, under it. (A
   // first step that claimed nothing looks the same: it tries once more, then has no input.)
   if (room.holds && !started && !abortRequest && (!firstStep || !retried)) return startStep(scope, stepEnd, start, { firstStep, need, retried: true }, context, change);
-  // A turn's start moves the status (change.set); a step's start, the spend.
-  scope.journal.committed(events, { state: change !== undefined && !abortRequest, spend: started });
-  return { abortRequest, events, charged: started ? charge : null };
+  // A turn's start moves the status (change.set).
+  scope.journal.committed(events, { state: change !== undefined && !abortRequest });
+  const contextChars = contextPayloads.reduce((n, p) => n + (p.kind === "user_message" ? p.text.length : 0), 0);
+  return { abortRequest, events, charge: started ? requestCharge(step, contextChars) : null };
 }

@@ -207,7 +207,7 @@ describe("team budgets", () => {
   it("a budget set while three members stream binds within 10 %: their steps finish, no other starts", { timeout: 180_000 }, async ({ rt }) => {
     const owner = await createTestPerson(rt.db, "Lou");
     const lead = asSessionId((await createTeam(rt.db, { title: "Lowered", model: { provider: "scripted", model: "keyless" }, by: owner })).id);
-    // No budget: nothing is reserved; each step's request is on the spend as it starts.
+    // No budget: nothing is reserved; each step's request is on the spend once its provider answers.
     await promptSession(rt.db, lead, { text: "Build a tiny todo app" });
     await waitFor(async () => (await teamSessions(rt.db, lead)).length === 3 || null, 60_000, "both teammates");
     gate.arm();

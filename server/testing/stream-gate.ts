@@ -1,7 +1,8 @@
 import type { LanguageModel } from "../models/types";
 
 // Holds model streams mid-reply, to drive a window deterministically: armed, every stream
-// pauses before its next text chunk (so a step in flight stays in flight) until the gate opens.
+// pauses before its next text chunk after its first (so a step in flight stays in flight, its
+// provider's answer begun and seen by the runtime) until the gate opens.
 
 export class StreamGate {
   private opened: Promise<void> = Promise.resolve();
@@ -27,9 +28,11 @@ export class StreamGate {
       id: model.id,
       maxOutputTokens: model.maxOutputTokens,
       async *stream(request, signal) {
+        let answering = false;
         for await (const chunk of model.stream(request, signal)) {
-          if (chunk.type === "text-delta") await pause();
+          if (answering && chunk.type === "text-delta") await pause();
           yield chunk;
+          answering = true;
         }
       },
     };
