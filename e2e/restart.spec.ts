@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import pg from "pg";
 import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
 import { anonymousContext, signUpOverApi } from "./accounts";
 import { agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
@@ -52,6 +53,62 @@ test("a SIGKILLed server comes back: the room reconnects and the team finishes",
     await expect(page.getByRole("navigation", { name: "Account" }).getByRole("link", { name: "Rita Restart" })).toBeVisible();
   } finally {
     await context.close();
+    await stopServer(server);
+    await database.drop().catch(() => undefined);
+  }
+});
+
+// The app's process SIGKILLed again and again while three keyless teams work, each prompted
+// twice (the second prompt sent while the Lead plans the first), each kill once the teams have
+// logged a set number of further events: every team still answers both prompts, once each,
+// with every task completed, and the room shows it.
+test("repeated kills: every team answers both prompts", async ({ browser }) => {
+  test.setTimeout(300_000);
+  const database = await createTemporaryDatabase(testServerUrl(), temporaryDatabaseName("at_e2e_kills_"), { migrate: false });
+  const env = { AGENT_LEASE_TTL_MS: "1000", RUNTIME_RECOVERY_INTERVAL_MS: "200", SCRIPTED_MODEL_DELAY_MS: "5" };
+  let server = await startServer(database.url, port, env);
+  const db = new pg.Client({ connectionString: database.url });
+  await db.connect();
+  const events = async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM session_events")).rows[0]!.n;
+  const context = await anonymousContext(browser, base);
+  try {
+    const page = await context.newPage();
+    await signUpOverApi(page.request, base, { name: "Kim Kills", email: "kim@example.test", password: "kim-password-1" });
+    const teams: { url: string; first: string; second: string }[] = [];
+    for (const i of [1, 2, 3]) {
+      const first = `Write a launch checklist for product ${i}`;
+      const second = `Add a rollback plan for product ${i}`;
+      await createTeam(page, `Kills ${i}`);
+      await send(page, first);
+      await expect(transcript(page).getByRole("article", { name: "Prompt" })).toHaveCount(1);
+      await send(page, second);
+      teams.push({ url: page.url(), first, second });
+    }
+    for (const n of [15, 40, 8, 60, 25]) {
+      const from = await events();
+      await expect.poll(events, { timeout: 60_000 }).toBeGreaterThanOrEqual(from + n);
+      server.kill("SIGKILL");
+      await new Promise((r) => server.once("exit", r));
+      server = await startServer(database.url, port, env);
+    }
+
+    for (const team of teams) {
+      await page.goto(team.url);
+      await expect(transcript(page).getByText(`Final answer for "${team.second}":`)).toBeVisible({ timeout: 120_000 });
+      await expect(transcript(page).getByText(`Final answer for "${team.first}":`)).toBeVisible();
+      await expect(page.getByRole("region", { name: "Completed tasks" }).getByRole("listitem")).toHaveCount(4);
+      // Each prompt answered once (a reply cut off by a kill is kept, marked interrupted, and answered again).
+      const answers = await db.query<{ text: string }>(
+        `SELECT split_part(e.payload->>'text', E'\n', 1) AS text FROM session_events e JOIN sessions s ON s.id = e.session_id
+          WHERE s.id = $1 AND e.kind = 'assistant_message' AND e.payload->>'text' LIKE 'Final answer for%'
+            AND NOT COALESCE((e.payload->>'interrupted')::boolean, false) ORDER BY e.seq`,
+        [team.url.split("/teams/")[1]!.split("?")[0]!],
+      );
+      expect(answers.rows.map((r) => r.text)).toEqual([`Final answer for "${team.first}":`, `Final answer for "${team.second}":`]);
+    }
+  } finally {
+    await context.close();
+    await db.end();
     await stopServer(server);
     await database.drop().catch(() => undefined);
   }

@@ -111,3 +111,198 @@ describe("keyless teammates", () => {
     expect(calls([...generic, user("Tidy up again")]).map(([t]) => t)).toEqual(["send_message"]);
   });
 });
+
+// Each window a restart or a race opens in the scenario, as the history the member then reads.
+const interrupted = { output: { error: { code: "INTERRUPTED", message: "The tool did not run: the turn was interrupted." } }, isError: true };
+const task = (id: string, revision: number, status: string, subject = `Implement: x`) => ({ id, revision, status, subject });
+const mail = (from: string, text: string) => user(`Team message msg_${++n} from ${from}:\n${text}`);
+
+describe("a refused claim", () => {
+  const created = [
+    identity("teammate", "implementer"),
+    user("Implement: x"),
+    ...step("create", { toolName: "team_task_create", input: {}, output: { ...task("task-2", 1, "pending"), blockedBy: ["task-1"] } }),
+  ];
+  const blocked = [
+    ...created,
+    ...step("claim", { toolName: "team_task_update", input: {}, output: { error: { code: "TEAM_TASK_BLOCKED", message: "waits for task-1" } }, isError: true }),
+  ];
+
+  it("refused as blocked waits, reads the task again and claims it at its current revision", () => {
+    expect(calls(created)).toEqual([["team_task_update", { task_id: "task-2", expected_revision: 1, action: "claim" }]]);
+    expect(calls(blocked).map(([t]) => t)).toEqual(["wait_agent"]);
+    const woken = [...blocked, ...step("wait", { toolName: "wait_agent", input: {}, output: { timedOut: false } })];
+    expect(calls(woken)).toEqual([["team_task_get", { task_id: "task-2" }]]);
+    const read = [...woken, ...step("get", { toolName: "team_task_get", input: {}, output: task("task-2", 2, "pending") })];
+    expect(calls(read)).toEqual([["team_task_update", { task_id: "task-2", expected_revision: 2, action: "claim" }]]);
+  });
+
+  it("with nobody else working ends the turn, and the message that wakes it leads to a fresh read", () => {
+    const idle = [...blocked, ...step("wait", { toolName: "wait_agent", input: {}, output: { noProgress: true, hint: "" } })];
+    expect(calls(idle)).toEqual([]);
+    const reply = teamPlaybook(request(idle));
+    const woken = [...idle, { role: "assistant" as const, text: reply.text, toolCalls: [] }, mail("researcher", "Research for task-1 is complete. You can start.")];
+    expect(calls(woken)).toEqual([["team_task_get", { task_id: "task-2" }]]);
+  });
+
+  it("refused as stale, or cut off by a restart, reads the task before claiming again", () => {
+    const stale = [
+      ...created,
+      ...step("claim", { toolName: "team_task_update", input: {}, output: { error: { code: "TEAM_TASK_STALE_REVISION", message: "now 2" } }, isError: true }),
+    ];
+    expect(calls(stale)).toEqual([["team_task_get", { task_id: "task-2" }]]);
+    const cut = [...created, ...step("claim", { toolName: "team_task_update", input: {}, ...interrupted }), user(RESUME_NOTICE)];
+    expect(calls(cut)).toEqual([["team_task_get", { task_id: "task-2" }]]);
+    // A read before the restart is not trusted after it.
+    const readThenCut = [...created, ...step("get", { toolName: "team_task_get", input: {}, output: task("task-2", 2, "pending") }), user(RESUME_NOTICE)];
+    expect(calls(readThenCut)).toEqual([["team_task_get", { task_id: "task-2" }]]);
+  });
+
+  it("on an assigned task follows the same rules", () => {
+    const assigned = [identity("teammate", "implementer"), user("Implement: x"), mail("lead", 'Assignment: task-4 "Implement: y". It waits for task-3.')];
+    expect(calls(assigned)).toEqual([["team_task_get", { task_id: "task-4" }]]);
+    const read = [...assigned, ...step("get", { toolName: "team_task_get", input: {}, output: task("task-4", 1, "pending") })];
+    const refused = [...read, ...step("claim", { toolName: "team_task_update", input: {}, output: { error: { code: "TEAM_TASK_BLOCKED", message: "" } }, isError: true })];
+    expect(calls(refused).map(([t]) => t)).toEqual(["wait_agent"]);
+    const woken = [...refused, ...step("wait", { toolName: "wait_agent", input: {}, output: { timedOut: false } })];
+    expect(calls(woken)).toEqual([["team_task_get", { task_id: "task-4" }]]);
+  });
+});
+
+describe("a member interrupted after its work, before its report", () => {
+  it("sends the report that never ran, once", () => {
+    const done = [
+      identity("teammate", "implementer"),
+      user("Implement: x"),
+      ...step("create", { toolName: "team_task_create", input: {}, output: task("task-2", 1, "pending") }),
+      ...step("claim", { toolName: "team_task_update", input: {}, output: task("task-2", 2, "in_progress") }),
+      ...step("write", { toolName: "workspace_write", input: {}, output: { path: "src/result.md", version: 1 } }),
+      ...step("edit", { toolName: "workspace_edit", input: {}, output: { path: "src/result.md", version: 2 } }),
+      ...step("complete", { toolName: "team_task_update", input: {}, output: task("task-2", 3, "completed") }),
+    ];
+    const cut = [...done, ...step("report", { toolName: "send_message", input: { target: "lead" }, ...interrupted }), user(RESUME_NOTICE)];
+    expect(calls(cut)).toEqual([["send_message", expect.objectContaining({ target: "lead" })]]);
+    const sent = [...cut, ...step("report", { toolName: "send_message", input: { target: "lead" }, output: { messageId: "m", status: "accepted" } })];
+    expect(calls([...sent, user(RESUME_NOTICE)])).toEqual([]);
+  });
+
+  it("the researcher too: its message to the implementer is sent again, not waited on", () => {
+    const done = [
+      identity("teammate", "researcher"),
+      user("Research what is needed for: x"),
+      ...step("create", { toolName: "team_task_create", input: {}, output: task("task-1", 1, "pending", "Research: x") }),
+      ...step("claim", { toolName: "team_task_update", input: {}, output: task("task-1", 2, "in_progress", "Research: x") }),
+      ...step("write", { toolName: "workspace_write", input: {}, output: { path: "docs/research/notes.md", version: 1 } }),
+      ...step(
+        "complete",
+        { toolName: "team_task_update", input: {}, output: task("task-1", 3, "completed", "Research: x") },
+        { toolName: "list_agents", input: {}, output: { agents: [{ name: "implementer", status: "running" }] } },
+      ),
+      ...step("tell", { toolName: "send_message", input: { target: "implementer" }, ...interrupted }),
+      user(RESUME_NOTICE),
+    ];
+    expect(calls(done)).toEqual([["send_message", expect.objectContaining({ target: "implementer" })]]);
+  });
+});
+
+describe("the Lead between rounds", () => {
+  const team = step(
+    "spawning",
+    { toolName: "spawn_teammate", input: { name: "researcher" }, output: spawnOk("researcher") },
+    { toolName: "spawn_teammate", input: { name: "implementer" }, output: spawnOk("implementer") },
+  );
+  const answered = [identity("lead", "lead"), user("Build it"), ...team, { role: "assistant" as const, text: 'Final answer for "Build it":\n\ndone', toolCalls: [] }];
+  const planned = [
+    ...answered,
+    user("Add due dates"),
+    ...step("plan", { toolName: "team_task_create", input: {}, output: task("task-3", 1, "pending", "Research: Add due dates") }),
+    ...step("plan", { toolName: "team_task_create", input: {}, output: task("task-4", 1, "pending", "Implement: Add due dates") }),
+  ];
+
+  it("assigns a created task whose assignment a restart cut off, and only what was not sent", () => {
+    expect(calls(planned).map(([t, i]) => [t, (i as { target: string }).target])).toEqual([
+      ["send_message", "researcher"],
+      ["send_message", "implementer"],
+    ]);
+    const bothCut = [
+      ...planned,
+      ...step("assign", { toolName: "send_message", input: { target: "researcher" }, ...interrupted }, { toolName: "send_message", input: { target: "implementer" }, ...interrupted }),
+      user(RESUME_NOTICE),
+    ];
+    expect(calls(bothCut).map(([t, i]) => [t, (i as { target: string }).target])).toEqual([
+      ["send_message", "researcher"],
+      ["send_message", "implementer"],
+    ]);
+    const oneCut = [
+      ...planned,
+      ...step(
+        "assign",
+        { toolName: "send_message", input: { target: "researcher" }, output: { messageId: "m", status: "accepted" } },
+        { toolName: "send_message", input: { target: "implementer" }, ...interrupted },
+      ),
+      user(RESUME_NOTICE),
+    ];
+    expect(calls(oneCut).map(([t, i]) => [t, (i as { target: string }).target])).toEqual([["send_message", "implementer"]]);
+  });
+
+  it("answers the first of two prompts back to back, then takes up the second in the same reply", () => {
+    // The second prompt started the turn after a restart cut the first round short.
+    const board = { tasks: [task("task-1", 3, "completed", "Research: Build it"), task("task-2", 4, "completed", "Implement: Build it")] };
+    const firstRound = [
+      identity("lead", "lead"),
+      user("Build it"),
+      ...team,
+      ...step("wait", { toolName: "wait_agent", input: {}, output: { error: { code: "INTERRUPTED", message: "" } }, isError: true }),
+      user("Add due dates"),
+      user(RESUME_NOTICE),
+    ];
+    // The first round goes on: the board is read again.
+    expect(calls(firstRound).map(([t]) => t)).toEqual(["team_task_list"]);
+    const done = [
+      ...firstRound,
+      ...step("board", { toolName: "team_task_list", input: {}, output: board }),
+      mail("implementer", "task-2 is complete"),
+      ...step("board", { toolName: "team_task_list", input: {}, output: board }),
+      ...step("check", { toolName: "list_agents", input: {}, output: { agents: [] } }, { toolName: "workspace_list", input: {}, output: { files: [] } }),
+    ];
+    const reply = teamPlaybook(request(done));
+    expect(reply.text).toMatch(/^Final answer for "Build it":/);
+    expect(reply.text).toContain('New request: "Add due dates"');
+    expect(reply.toolCalls).toEqual([{ toolName: "team_task_create", input: expect.objectContaining({ subject: "Research: Add due dates" }) }]);
+  });
+
+  it("answers again when a restart cut its answer off; an answered Lead redoes nothing", () => {
+    const cut = [...answered.slice(0, -1), { role: "assistant" as const, text: 'Final answer for "Build it":', toolCalls: [] }, user(RESUME_NOTICE)];
+    expect(calls(cut).map(([t]) => t)).toEqual(["team_task_list"]);
+    expect(calls([...answered, mail("researcher", "late news")])).toEqual([]);
+  });
+
+  it("wakes teammates with open work when nobody is working, and says so truthfully when that does not help", () => {
+    const board = { tasks: [task("task-1", 3, "completed", "Research: Build it"), task("task-2", 2, "in_progress", "Implement: Build it")] };
+    const idle = [
+      identity("lead", "lead"),
+      user("Build it"),
+      ...team,
+      ...step("wait", { toolName: "wait_agent", input: {}, output: { noProgress: true, hint: "" } }),
+      ...step("board", { toolName: "team_task_list", input: {}, output: board }),
+    ];
+    expect(calls(idle)).toEqual([["send_message", expect.objectContaining({ target: "implementer", message: expect.stringMatching(/^Nudge: .*task-2/) })]]);
+    let history = idle;
+    for (let i = 0; i < 3; i++) {
+      history = [
+        ...history,
+        ...step("nudge", { toolName: "send_message", input: { target: "implementer", message: "Nudge: task-2" }, output: { messageId: `m${i}`, status: "accepted" } }),
+      ];
+      expect(calls(history).map(([t]) => t)).toEqual(["wait_agent"]);
+      history = [
+        ...history,
+        ...step("wait", { toolName: "wait_agent", input: {}, output: { noProgress: true, hint: "" } }),
+        ...step("board", { toolName: "team_task_list", input: {}, output: board }),
+      ];
+    }
+    const reply = teamPlaybook(request(history));
+    expect(reply.toolCalls).toEqual([]);
+    expect(reply.text).toMatch(/^Final answer for "Build it": the team could not finish/);
+    expect(reply.text).toContain("task-2: in_progress");
+  });
+});

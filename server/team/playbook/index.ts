@@ -1,6 +1,7 @@
 import { defaultPlaybook, DIRECTIVE_REPLY, toolDirectives, type Playbook } from "../../models/scripted";
 import { lead } from "./lead";
-import { read, roleOf } from "./seen";
+import { justGot, say } from "./reply";
+import { isAnswer, read, roleOf } from "./seen";
 import { assignedTask, genericTeammate, implementer, researcher } from "./teammates";
 
 // The keyless team scenario (SPEC.md §11), played by the scripted model. Each member
@@ -24,7 +25,10 @@ import { assignedTask, genericTeammate, implementer, researcher } from "./teamma
 // It copes with what the runtime does to a real model: a first step cut off by a restart (the
 // history then holds the prompt and a resume notice) still forms the team; a spawn that failed
 // is retried under another name (`implementer-2`, roles go by name prefix); a message whose
-// send_message result is in the history is never sent again.
+// send_message result is in the history is never sent again, one cut off (INTERRUPTED) is sent
+// again; a prompt queued behind a cut-off round waits for that round's answer; after a restart
+// members re-read the board before acting on it; a team gone idle with open work is nudged by
+// its Lead (lead.ts), which answers truthfully when nudging does not help.
 //
 //   seen.ts       what a member has seen, read from its history (identity, round, calls, results)
 //   reply.ts      what every script uses: a reply, the results it looks up, an acknowledgement
@@ -45,7 +49,18 @@ export const teamPlaybook: Playbook = (request) => {
   if (toolDirectives(seen.inputs).length > 0 || (seen.last.length > 0 && lastReply?.role === "assistant" && lastReply.text === DIRECTIVE_REPLY)) {
     return defaultPlaybook(request);
   }
-  if (seen.role === "lead") return lead(seen);
+  if (seen.role === "lead") {
+    const reply = lead(seen);
+    if (!isAnswer(reply.text) || seen.waiting === 0) return reply;
+    // A request queued behind this one is already in the history (its turn began while this
+    // round was open, after a restart): the answer's reply takes it up, or nobody would.
+    const next = lead(read({ ...request, messages: [...request.messages, { role: "assistant", text: reply.text, toolCalls: [] }] }));
+    return { text: `${reply.text}\n\n${next.text}`, toolCalls: next.toolCalls ?? [] };
+  }
+  // Nobody else is working: a teammate's turn ends here; a message (the one it waits for, or
+  // the Lead's nudge) wakes it, and it re-reads what it needs then.
+  const wait = justGot(seen, "wait_agent");
+  if (wait && !wait.isError && (wait.output as { noProgress?: boolean }).noProgress) return say("Nobody else is working now; I'll carry on when someone writes.");
   const role = roleOf(seen.name);
   if (role && seen.assigned) return assignedTask(seen, role, seen.assigned);
   if (role === "researcher") return researcher(seen);

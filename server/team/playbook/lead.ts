@@ -1,7 +1,8 @@
-import { toolDirectives, type ScriptedReply } from "../../models/scripted";
+import type { ScriptedReply } from "../../models/scripted";
+import { RUNTIME_NOTICES } from "../../runtime/config";
 import { parseTeamMessage } from "../mailbox";
-import { ack, justGot, lastOf, say, short, taskIn, tasksIn } from "./reply";
-import { FINAL_ANSWER, isPrompt, roleOf, ROLES, type Result, type Role, type Seen } from "./seen";
+import { ack, isInterrupted, justGot, lastOf, refusedSend, say, short, taskIn, tasksIn, WAIT } from "./reply";
+import { FINAL_ANSWER, FROM_EARLIER, NO_RESULT_YET, roleOf, ROLES, type Result, type Role, type Seen } from "./seen";
 
 // The Lead's script: form the team, follow the board through and answer; a later prompt is a
 // round of new tasks assigned by message, or an answer from the earlier result.
@@ -10,7 +11,9 @@ const MAX_SPAWN_TRIES = 3;
 
 const nameOf = (input: unknown) => (typeof input === "object" && input !== null && "name" in input ? String(input.name) : "");
 const statusOf = (r: Result) => (r.output as { status?: string } | null)?.status;
-const isInterrupted = (r: Result) => r.isError && (r.output as { error?: { code?: string } } | null)?.error?.code === "INTERRUPTED";
+/** How often the Lead wakes an idle team about open work before it answers that it could not finish. */
+const MAX_NUDGES = 3;
+const NUDGE = "Nudge:";
 
 /**
  * Who the Lead still has to spawn: each role without a teammate that came up, under the first
@@ -38,13 +41,14 @@ const SPAWN_BRIEF: Record<Role, { description: string; prompt: (goal: string) =>
 };
 
 export function lead(seen: Seen): ScriptedReply {
+  // Every request is answered: late mail or a notice is acknowledged, and nothing is redone.
+  if (seen.answered) return say(`${ack(seen)}Every request so far is answered; nothing is open.`);
   // A later prompt to a team that exists: a round of follow-up work (or an answer).
   const team = teammatesOf(seen.before.calls);
   if (team.researcher && team.implementer) return followUp(seen, { researcher: team.researcher, implementer: team.implementer });
   // The team is formed from the person's prompt, wherever it is in the history: a first step
   // cut off by a restart leaves the prompt behind the resume notice.
-  // A prompt of "/tool" lines is a person driving tools by hand, not a goal for a team.
-  const human = seen.inputsSoFar.filter((t) => isPrompt(t) && toolDirectives([t]).length === 0).at(-1);
+  const human = seen.request;
   // After a compaction the spawn calls are summarised away: the team exists already.
   const needed = human && !seen.compacted ? spawnsNeeded(seen) : [];
   if (human && needed.length > 0) {
@@ -61,9 +65,9 @@ export function lead(seen: Seen): ScriptedReply {
     );
   }
   if (justGot(seen, "spawn_teammate")) {
-    return say("Both teammates are on it. Waiting for progress.", { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
+    return say("Both teammates are on it. Waiting for progress.", WAIT);
   }
-  return followThrough(seen, null);
+  return followThrough(seen, null, { ...team, ...teammatesOf(seen.calls) });
 }
 
 /** Each role's teammate that came up in `calls` (the newest, when a spawn was retried). */
@@ -89,8 +93,8 @@ function followUp(seen: Seen, team: Record<Role, string>): ScriptedReply {
     const earlier = seen.before.answer?.split("\n").slice(1).join("\n").trim();
     return say(
       earlier
-        ? `From the team's earlier work (nothing new needed for this):\n\n${earlier}`
-        : `The team has no finished result to answer "${short(request)}" from yet. Send it as a request and I'll plan it.`,
+        ? `${FROM_EARLIER} (nothing new needed for this):\n\n${earlier}`
+        : `${NO_RESULT_YET} to answer "${short(request)}" from yet. Send it as a request and I'll plan it.`,
     );
   }
   const created = seen.calls.flatMap((c) => (c.toolName === "team_task_create" && c.result && !c.result.isError ? [taskIn(c.result)!] : []));
@@ -109,26 +113,41 @@ function followUp(seen: Seen, team: Record<Role, string>): ScriptedReply {
       input: { subject: `Implement: ${goal}`, description: `Build "${goal}" using ${research.id}.`, blocked_by: [research.id], write_scopes: ["src"] },
     });
   }
-  if (!seen.calls.some((c) => c.toolName === "send_message")) {
+  // Each assignment is sent until it was delivered: one cut off by a restart (INTERRUPTED: it
+  // never ran) is sent again, one that was sent never is.
+  const assignments = [
+    { target: team.researcher, message: `Assignment: ${research.id} "${research.subject}". Write your notes under docs/research, then tell ${team.implementer}.` },
+    { target: team.implementer, message: `Assignment: ${build.id} "${build.subject}". It waits for ${research.id}; put the result under src, then tell me.` },
+  ].filter((a) => !seen.calls.some((c) => c.toolName === "send_message" && c.result && !c.result.isError && targetOf(c.input) === a.target));
+  if (assignments.length > 0 && refusedSend(seen)) {
+    return say("An assignment could not be delivered yet; waiting for the team to change.", WAIT);
+  }
+  if (assignments.length > 0) {
     return say(
-      `Assigning ${research.id} to ${team.researcher} and ${build.id} to ${team.implementer}.`,
-      { toolName: "send_message", input: { target: team.researcher, message: `Assignment: ${research.id} "${research.subject}". Write your notes under docs/research, then tell ${team.implementer}.` } },
-      { toolName: "send_message", input: { target: team.implementer, message: `Assignment: ${build.id} "${build.subject}". It waits for ${research.id}; put the result under src, then tell me.` } },
+      `Assigning ${assignments.map((a) => `${a.target === team.researcher ? research.id : build.id} to ${a.target}`).join(" and ")}.`,
+      ...assignments.map((input) => ({ toolName: "send_message", input })),
     );
   }
-  if (justGot(seen, "send_message")) return say("Both are assigned. Waiting for progress.", { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
-  return followThrough(seen, [research.id, build.id]);
+  return followThrough(seen, [research.id, build.id], team);
 }
+
+const targetOf = (input: unknown) => (typeof input === "object" && input !== null && "target" in input ? String(input.target) : "");
 
 /**
  * Waits for the round's tasks (`ids`; null: every task on the board) to be completed and the
- * implementer to report, then checks the roster and the files and answers.
+ * implementer to report, then checks the roster and the files and answers. The board is read
+ * again after every wake, interruption and restart; a team that went idle with work open is
+ * nudged (each teammate whose work is open gets a message, which wakes it), and after
+ * MAX_NUDGES the Lead answers truthfully that the team could not finish.
  */
-function followThrough(seen: Seen, ids: string[] | null): ScriptedReply {
+function followThrough(seen: Seen, ids: string[] | null, team: Partial<Record<Role, string>>): ScriptedReply {
   const mine = (r: Result | undefined) => tasksIn(r).filter((t) => ids === null || ids.includes(t.id));
-  if (justGot(seen, "list_agents")) {
+  const restarted = seen.inputs.some((t) => RUNTIME_NOTICES.has(t));
+  const agents = justGot(seen, "list_agents");
+  const files = justGot(seen, "workspace_list");
+  if (!restarted && agents && !agents.isError && files && !files.isError) {
     const lines = mine(lastOf(seen, "team_task_list")).map((t) => `- ${t.id} "${t.subject}": ${t.status} (revision ${t.revision})`);
-    const files = filesIn(lastOf(seen, "workspace_list")).map((f) => `- ${f.path} (version ${f.version}, by ${f.by})`);
+    const written = filesIn(files).map((f) => `- ${f.path} (version ${f.version}, by ${f.by})`);
     return say(
       [
         `${FINAL_ANSWER} "${short(seen.goal)}":`,
@@ -136,31 +155,46 @@ function followThrough(seen: Seen, ids: string[] | null): ScriptedReply {
         ids === null ? "The researcher and the implementer both finished their tasks:" : "The researcher and the implementer finished the new tasks:",
         ...lines,
         "",
-        ...(files.length > 0 ? ["Files in the team workspace:", ...files] : ["The team workspace is empty."]),
+        ...(written.length > 0 ? ["Files in the team workspace:", ...written] : ["The team workspace is empty."]),
       ].join("\n"),
     );
   }
+  // A nudge (or any message) was sent: wait for the team to move.
+  if (!restarted && justGot(seen, "send_message")) return say("Waiting for progress.", WAIT);
   const board = justGot(seen, "team_task_list");
-  if (board) {
-    const tasks = mine(board);
-    // Done when every task is completed and the implementer has reported back.
-    const reported = seen.inputsSoFar.some((t) => roleOf(parseTeamMessage(t)?.senderName ?? "") === "implementer");
-    if (tasks.length >= 2 && tasks.every((t) => t.status === "completed") && reported) {
-      return say(
-        "Both tasks are completed. Checking the roster and the files before I answer.",
-        { toolName: "list_agents", input: {} },
-        { toolName: "workspace_list", input: {} },
-      );
-    }
-    const lastWait = lastOf(seen, "wait_agent")?.output as { noProgress?: boolean } | undefined;
-    if (lastWait?.noProgress) {
-      return say(`Nobody is working any more, but the board is not finished:\n${tasks.map((t) => `- ${t.id}: ${t.status}`).join("\n")}`);
-    }
-    return say(`${ack(seen)}Not done yet (${tasks.filter((t) => t.status === "completed").length}/${Math.max(tasks.length, 2)} tasks completed); waiting.`, {
-      toolName: "wait_agent",
-      input: { timeout_ms: 60_000 },
-    });
+  if (restarted || !board || board.isError) return say(`${ack(seen)}Checking the board.`, { toolName: "team_task_list", input: {} });
+  const tasks = mine(board);
+  const research = tasks.find((t) => t.subject.startsWith("Research"));
+  const build = tasks.find((t) => t.subject.startsWith("Implement"));
+  // Done when every task is completed and the implementer has reported back.
+  const reported = seen.inputsSoFar.some((t) => roleOf(parseTeamMessage(t)?.senderName ?? "") === "implementer");
+  if (research?.status === "completed" && build?.status === "completed" && tasks.every((t) => t.status === "completed") && reported) {
+    return say(
+      "Both tasks are completed. Checking the roster and the files before I answer.",
+      { toolName: "list_agents", input: {} },
+      { toolName: "workspace_list", input: {} },
+    );
   }
-  // Woken by a wait, a message or a new prompt: look at the board.
-  return say(`${ack(seen)}Checking the board.`, { toolName: "team_task_list", input: {} });
+  // The wait before this read of the board (one cut off by a restart reported nothing).
+  const wait = seen.results.findLast((r) => r.toolName === "wait_agent");
+  const waited = wait && !wait.isError ? (wait.output as { noProgress?: boolean }) : undefined;
+  const state = tasks.map((t) => `- ${t.id}: ${t.status}`).join("\n");
+  if (waited?.noProgress) {
+    const nudges = seen.calls.filter((c) => c.toolName === "send_message" && c.result && !c.result.isError && String((c.input as { message?: string }).message).startsWith(NUDGE));
+    const open: { target: string | undefined; what: string }[] = [
+      ...(research?.status === "completed" ? [] : [{ target: team.researcher, what: research ? `${research.id} "${research.subject}" is ${research.status}` : "the research task is not on the board" }]),
+      ...(build?.status === "completed" && reported
+        ? []
+        : [{ target: team.implementer, what: build ? `${build.id} "${build.subject}" is ${build.status}${build.status === "completed" ? " but not reported" : ""}` : "the implementation task is not on the board" }]),
+    ];
+    const reachable = open.filter((o): o is { target: string; what: string } => o.target !== undefined);
+    if (nudges.length >= MAX_NUDGES || reachable.length === 0) {
+      return say(`${FINAL_ANSWER} "${short(seen.goal)}": the team could not finish. Nobody is working any more, and the board is not done:\n${state}`);
+    }
+    return say(
+      `${ack(seen)}Nobody is working, but the board is not done:\n${state}\nWaking who has open work.`,
+      ...reachable.map((o) => ({ toolName: "send_message", input: { target: o.target, message: `${NUDGE} nobody is working and ${o.what}. Re-read the board and carry it on.` } })),
+    );
+  }
+  return say(`${ack(seen)}Not done yet (${tasks.filter((t) => t.status === "completed").length}/${Math.max(tasks.length, 2)} tasks completed); waiting.`, WAIT);
 }

@@ -18,6 +18,9 @@ const seenWith = (inputs: string[]): Seen => ({
   compacted: false,
   before: { calls: [], answer: null },
   assigned: null,
+  request: null,
+  waiting: 0,
+  answered: false,
 });
 
 describe("ack", () => {

@@ -1,6 +1,6 @@
 import { parseScriptedSummary, readTail, toolDirectives } from "../../models/scripted";
 import type { ModelMessage, ModelRequest } from "../../models/types";
-import { RUNTIME_NOTICES } from "../../runtime/config";
+import { RESUME_NOTICE, RUNTIME_NOTICES } from "../../runtime/config";
 import { isRuntimeContext, parseRuntimeContext } from "../../runtime/context-registry";
 import { parseIdentity, TEAM_IDENTITY } from "../identity";
 import { parseTeamMessage } from "../mailbox";
@@ -32,6 +32,12 @@ export interface Seen {
   before: { calls: Seen["calls"]; answer: string | null };
   /** The task this round's assignment names (a teammate after the first round). */
   assigned: string | null;
+  /** The Lead's open request (null: none, or every one is answered). */
+  request: string | null;
+  /** The Lead's requests still unanswered after this round's (each is a round of its own, in order). */
+  waiting: number;
+  /** The Lead has answered every request it got: nothing is open. */
+  answered: boolean;
 }
 
 export function read(request: ModelRequest): Seen {
@@ -46,11 +52,9 @@ export function read(request: ModelRequest): Seen {
     const who = parseIdentity(identity?.text ?? m.text);
     if (who) ({ role, name } = who);
   }
-  // This round: from the Lead's newest prompt, or a teammate's newest assignment.
-  const start = Math.max(
-    0,
-    messages.findLastIndex((m) => m.role === "user" && (role === "lead" ? isPrompt(m.text) && toolDirectives([m.text]).length === 0 : assignmentIn(m.text) !== null)),
-  );
+  // This round: the Lead's oldest unanswered request, or a teammate's newest assignment.
+  const rounds = role === "lead" ? requestRounds(messages) : null;
+  const start = rounds ? rounds.start : Math.max(0, messages.findLastIndex((m) => m.role === "user" && assignmentIn(m.text) !== null));
   const round = messages.slice(start);
   const humanish = round.filter((m): m is Extract<ModelMessage, { role: "user" }> => m.role === "user" && isPrompt(m.text));
   const results: Result[] = [];
@@ -67,7 +71,7 @@ export function read(request: ModelRequest): Seen {
   return {
     role,
     name,
-    goal: humanish.at(-1)?.text ?? "the task",
+    goal: rounds?.goal ?? humanish.at(-1)?.text ?? "the task",
     inputs,
     results,
     last: toolResults,
@@ -77,10 +81,43 @@ export function read(request: ModelRequest): Seen {
     compacted: messages.some((m) => m.role === "user" && isSummary(m.text)),
     before: {
       calls: callsIn(earlier),
-      answer: earlier.flatMap((m) => (m.role === "assistant" && m.text.startsWith(FINAL_ANSWER) ? [m.text] : [])).at(-1) ?? null,
+      answer: messages.slice(0, start + 1).flatMap((m) => (m.role === "assistant" && m.text.startsWith(FINAL_ANSWER) ? [m.text] : [])).at(-1) ?? null,
     },
     assigned: assignment,
+    request: rounds && !rounds.answered ? (rounds.goal ?? null) : null,
+    waiting: rounds?.waiting ?? 0,
+    answered: rounds?.answered ?? false,
   };
+}
+
+/**
+ * The Lead's requests pair with its answers in order: the k-th answer closes the k-th request
+ * (a request queued behind another waits for it). The open round starts at its request, or at
+ * the answer before it when the request came in while that round was still open. An answer the
+ * compaction left without its request closes nothing, and neither does one a restart cut off
+ * while it streamed: a whole answer ends its turn, so only a cut one is followed by the resume
+ * notice.
+ */
+function requestRounds(messages: ModelMessage[]): { start: number; goal: string | undefined; waiting: number; answered: boolean } {
+  const open: { index: number; text: string }[] = [];
+  let start = 0;
+  let newest = -1;
+  messages.forEach((m, i) => {
+    if (m.role === "user" && isPrompt(m.text) && toolDirectives([m.text]).length === 0) {
+      if (open.length === 0) start = i;
+      open.push({ index: i, text: m.text });
+      newest = i;
+    }
+    if (m.role === "assistant" && isAnswer(m.text) && open.length > 0 && !cutOff(messages, i)) {
+      open.shift();
+      start = i;
+    }
+  });
+  const current = open[0];
+  if (current) return { start, goal: current.text, waiting: open.length - 1, answered: false };
+  // Everything is answered: the newest request's round, closed.
+  const last = newest >= 0 ? (messages[newest] as { text: string }).text : undefined;
+  return { start: Math.max(0, newest), goal: last, waiting: 0, answered: newest >= 0 };
 }
 
 /** Every tool call in `messages` with its result (undefined while it has none). */
@@ -92,7 +129,20 @@ function callsIn(messages: ModelMessage[]): Seen["calls"] {
   );
 }
 
+/** The reply at `i` was cut off by a restart: the next input (past runtime context) is the resume notice. */
+function cutOff(messages: ModelMessage[], i: number): boolean {
+  const next = messages.slice(i + 1).find((m) => m.role !== "user" || !isRuntimeContext(m.text));
+  return next?.role === "user" && next.text === RESUME_NOTICE;
+}
+
 export const FINAL_ANSWER = "Final answer for";
+/** The Lead's answer to a question about the team's earlier work. */
+export const FROM_EARLIER = "From the team's earlier work";
+/** The Lead's answer to a question it has no finished result for. */
+export const NO_RESULT_YET = "The team has no finished result";
+/** What each of the Lead's answers to a request starts with. */
+const ANSWERS = [FINAL_ANSWER, FROM_EARLIER, NO_RESULT_YET];
+export const isAnswer = (text: string) => ANSWERS.some((a) => text.startsWith(a));
 /** The Lead's assignment of a task to a teammate, by team message: `Assignment: task-3 …`. */
 const ASSIGNMENT = /^Assignment: (task-\d+)\b/;
 function assignmentIn(text: string): string | null {

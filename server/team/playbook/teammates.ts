@@ -1,5 +1,6 @@
 import type { ScriptedReply } from "../../models/scripted";
-import { ack, justGot, lastOf, say, short, taskIn, tasksIn } from "./reply";
+import { RUNTIME_NOTICES } from "../../runtime/config";
+import { ack, errorCode, justGot, refusedSend, lastOf, say, short, taskIn, tasksIn, WAIT } from "./reply";
 import { roleOf, type Role, type Seen } from "./seen";
 
 // The teammates' scripts: the researcher's and the implementer's first round, a task the Lead
@@ -32,12 +33,7 @@ export function researcher(seen: Seen): ScriptedReply {
       },
     });
   }
-  if (!lastUpdate || lastUpdate.id !== created.id) {
-    return say(`Claiming ${created.id}.`, {
-      toolName: "team_task_update",
-      input: { task_id: created.id, expected_revision: created.revision, action: "claim" },
-    });
-  }
+  if (!lastUpdate || lastUpdate.id !== created.id) return claimStep(seen, created.id);
   const notes = changed(seen, "workspace_write");
   if (lastUpdate.status === "in_progress" && !notes) {
     return say(`${ack(seen)}Writing my findings to ${SCENARIO_FILES.notes}.`, {
@@ -54,10 +50,10 @@ export function researcher(seen: Seen): ScriptedReply {
   }
   // The implementer the roster showed could not be messaged (failed, or not there yet): wait
   // for the team to change, look again, then send.
-  if (justGot(seen, "send_message")?.isError) {
+  if (refusedSend(seen)) {
     return say(
       "The implementer is not reachable yet; waiting for the team to change.",
-      { toolName: "wait_agent", input: { timeout_ms: 60_000 } },
+      WAIT,
       { toolName: "list_agents", input: {} },
     );
   }
@@ -72,7 +68,6 @@ export function researcher(seen: Seen): ScriptedReply {
 
 export function implementer(seen: Seen): ScriptedReply {
   const mine = taskIn(lastOf(seen, "team_task_create"));
-  const update = justGot(seen, "team_task_update");
   const lastGood = taskIn(lastOf(seen, "team_task_update"));
   if (lastOf(seen, "send_message")) return say(`${ack(seen)}Implementation is done and the lead knows.`);
 
@@ -90,7 +85,7 @@ export function implementer(seen: Seen): ScriptedReply {
       });
     }
     if (justGot(seen, "team_task_list")) {
-      return say("No research task yet; waiting for the researcher.", { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
+      return say("No research task yet; waiting for the researcher.", WAIT);
     }
     return say("Looking for the research task on the board.", { toolName: "team_task_list", input: {} });
   }
@@ -119,18 +114,23 @@ export function implementer(seen: Seen): ScriptedReply {
       input: { target: "lead", message: `${mine.id} is complete: ${SCENARIO_FILES.result} follows the research and has been checked.` },
     });
   }
-  // Not claimed yet: try; when blocked, wait for a change, then re-read the board and retry.
-  if (update?.isError || justGot(seen, "wait_agent")) {
-    if (justGot(seen, "wait_agent")) {
-      return say(`${ack(seen)}Something changed; re-reading my task.`, { toolName: "team_task_get", input: { task_id: mine.id } });
-    }
-    return say(`${mine.id} is blocked until the research is complete; waiting.`, { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
+  return claimStep(seen, mine.id);
+}
+
+/**
+ * The next step towards claiming `taskId`: a claim at the revision just read (its creation or a
+ * get, after any restart); refused as blocked, a wait for a change; after that wait, or a claim
+ * refused otherwise (a stale revision) or cut off by a restart, a fresh read first.
+ */
+function claimStep(seen: Seen, taskId: string): ScriptedReply {
+  const refused = justGot(seen, "team_task_update");
+  if (refused?.isError && errorCode(refused) === "TEAM_TASK_BLOCKED") return say(`${ack(seen)}${taskId} is blocked until what it waits for is complete; waiting.`, WAIT);
+  const restarted = seen.inputs.some((t) => RUNTIME_NOTICES.has(t));
+  const fresh = [justGot(seen, "team_task_get"), justGot(seen, "team_task_create")].map(taskIn).find((t) => t?.id === taskId);
+  if (fresh && !restarted) {
+    return say(`${ack(seen)}Claiming ${taskId}.`, { toolName: "team_task_update", input: { task_id: taskId, expected_revision: fresh.revision, action: "claim" } });
   }
-  const current = taskIn(justGot(seen, "team_task_get")) ?? mine;
-  return say(`${ack(seen)}Trying to claim ${mine.id}.`, {
-    toolName: "team_task_update",
-    input: { task_id: mine.id, expected_revision: current.revision, action: "claim" },
-  });
+  return say(`${ack(seen)}Reading ${taskId}.`, { toolName: "team_task_get", input: { task_id: taskId } });
 }
 
 /**
@@ -141,12 +141,10 @@ export function implementer(seen: Seen): ScriptedReply {
 export function assignedTask(seen: Seen, role: Role, taskId: string): ScriptedReply {
   const file = role === "researcher" ? `docs/research/${taskId}.md` : `src/${taskId}.md`;
   if (lastOf(seen, "send_message")) return say(`${ack(seen)}${taskId} is done and reported.`);
-  const update = justGot(seen, "team_task_update");
   const mine = taskIn(lastOf(seen, "team_task_update"));
   if (mine?.status === "completed") {
     const target = role === "researcher" ? implementerName(seen) : "lead";
-    const sent = justGot(seen, "send_message");
-    if (sent?.isError) return say(`${target} is not reachable yet; waiting.`, { toolName: "wait_agent", input: { timeout_ms: 60_000 } }, { toolName: "list_agents", input: {} });
+    if (refusedSend(seen)) return say(`${target} is not reachable yet; waiting.`, WAIT, { toolName: "list_agents", input: {} });
     return say(`${taskId} is complete; telling ${target}.`, {
       toolName: "send_message",
       input: { target, message: `${taskId} is complete (${file}).${role === "researcher" ? " You can start." : ""}` },
@@ -164,13 +162,7 @@ export function assignedTask(seen: Seen, role: Role, taskId: string): ScriptedRe
       input: { task_id: taskId, expected_revision: mine.revision, action: "complete" },
     });
   }
-  // Not claimed yet: read it, claim it; blocked, wait for a change and read it again.
-  if (update?.isError && !justGot(seen, "wait_agent")) {
-    return say(`${taskId} is not ready yet; waiting.`, { toolName: "wait_agent", input: { timeout_ms: 60_000 } });
-  }
-  const current = justGot(seen, "team_task_get");
-  if (!current || current.isError) return say(`${ack(seen)}Reading ${taskId}.`, { toolName: "team_task_get", input: { task_id: taskId } });
-  return say(`Claiming ${taskId}.`, { toolName: "team_task_update", input: { task_id: taskId, expected_revision: taskIn(current)!.revision, action: "claim" } });
+  return claimStep(seen, taskId);
 }
 
 const DRAFT_STATUS = "Status: draft";
