@@ -93,18 +93,23 @@ test("repeated kills: every team answers both prompts", async ({ browser }) => {
     }
 
     for (const team of teams) {
+      // Each prompt answered once, in order (a reply cut off by a kill is kept, marked
+      // interrupted, and given again).
+      const answers = async () =>
+        (
+          await db.query<{ text: string }>(
+            `SELECT split_part(e.payload->>'text', E'\n', 1) AS text FROM session_events e
+              WHERE e.session_id = $1 AND e.kind = 'assistant_message' AND e.payload->>'text' LIKE 'Final answer for%'
+                AND NOT COALESCE((e.payload->>'interrupted')::boolean, false) ORDER BY e.seq`,
+            [team.url.split("/teams/")[1]!.split("?")[0]!],
+          )
+        ).rows.map((r) => r.text);
+      await expect.poll(answers, { timeout: 120_000 }).toEqual([`Final answer for "${team.first}":`, `Final answer for "${team.second}":`]);
+      // The room shows both (a cut-off answer, if any, before the whole one) and every task done.
       await page.goto(team.url);
-      await expect(transcript(page).getByText(`Final answer for "${team.second}":`)).toBeVisible({ timeout: 120_000 });
-      await expect(transcript(page).getByText(`Final answer for "${team.first}":`)).toBeVisible();
+      await expect(transcript(page).getByText(`Final answer for "${team.second}":`).last()).toBeVisible();
+      await expect(transcript(page).getByText(`Final answer for "${team.first}":`).last()).toBeVisible();
       await expect(page.getByRole("region", { name: "Completed tasks" }).getByRole("listitem")).toHaveCount(4);
-      // Each prompt answered once (a reply cut off by a kill is kept, marked interrupted, and answered again).
-      const answers = await db.query<{ text: string }>(
-        `SELECT split_part(e.payload->>'text', E'\n', 1) AS text FROM session_events e JOIN sessions s ON s.id = e.session_id
-          WHERE s.id = $1 AND e.kind = 'assistant_message' AND e.payload->>'text' LIKE 'Final answer for%'
-            AND NOT COALESCE((e.payload->>'interrupted')::boolean, false) ORDER BY e.seq`,
-        [team.url.split("/teams/")[1]!.split("?")[0]!],
-      );
-      expect(answers.rows.map((r) => r.text)).toEqual([`Final answer for "${team.first}":`, `Final answer for "${team.second}":`]);
     }
   } finally {
     await context.close();
