@@ -31,6 +31,12 @@ export const RESUME_NOTICE =
 export const BUDGET_RESUME_NOTICE =
   "Your last turn stopped because the team budget was reached. The budget has been raised, so continue where you left off.";
 
+/**
+ * Ends, in the model's history, a reply that was cut off while it streamed (a crash, a Stop):
+ * the model reads that its text stopped short, not that it finished.
+ */
+export const REPLY_CUT_OFF = "\n\n[This reply was cut off before it finished.]";
+
 /** Every notice the runtime writes into a history: input from the runtime, never a person's goal. */
 export const RUNTIME_NOTICES: ReadonlySet<string> = new Set([RESUME_NOTICE, BUDGET_RESUME_NOTICE]);
 

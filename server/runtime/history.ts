@@ -1,6 +1,7 @@
 import { toolErrorOutput } from "../errors";
 import type { ModelMessage, ToolCall } from "../models/types";
 import type { SessionEvent } from "./events";
+import { REPLY_CUT_OFF } from "./config";
 import { formatHumanPrompt } from "./human-prompt";
 
 // Projections of the session log. The model history is derived, never stored (ModelHistory
@@ -51,7 +52,7 @@ class MessageFold {
       case "assistant_message":
         this.closeToolRound();
         if (p.text === "" && p.toolCalls.length === 0) break;
-        this.push({ role: "assistant", text: p.text, toolCalls: p.toolCalls });
+        this.push({ role: "assistant", text: p.interrupted ? `${p.text}${REPLY_CUT_OFF}` : p.text, toolCalls: p.toolCalls });
         this.open = p.toolCalls;
         break;
       case "tool_result":

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ModelMessage, ModelRequest, ToolCall } from "../models/types";
-import { RESUME_NOTICE } from "../runtime/config";
+import { REPLY_CUT_OFF, RESUME_NOTICE } from "../runtime/config";
 import { formatRuntimeContext } from "../runtime/context-registry";
 import { formatIdentity, TEAM_IDENTITY } from "./identity";
 import { teamPlaybook } from "./playbook";
@@ -272,8 +272,10 @@ describe("the Lead between rounds", () => {
   });
 
   it("answers again when a restart cut its answer off; an answered Lead redoes nothing", () => {
-    const cut = [...answered.slice(0, -1), { role: "assistant" as const, text: 'Final answer for "Build it":', toolCalls: [] }, user(RESUME_NOTICE)];
-    expect(calls(cut).map(([t]) => t)).toEqual(["team_task_list"]);
+    const cut = [...answered.slice(0, -1), { role: "assistant" as const, text: `Final answer for "Build it":${REPLY_CUT_OFF}`, toolCalls: [] }];
+    expect(calls([...cut, user(RESUME_NOTICE)]).map(([t]) => t)).toEqual(["team_task_list"]);
+    // The prompt queued behind it may start the next turn before the notice: still not answered.
+    expect(calls([...cut, user("Add due dates"), user(RESUME_NOTICE)]).map(([t]) => t)).toEqual(["team_task_list"]);
     expect(calls([...answered, mail("researcher", "late news")])).toEqual([]);
   });
 

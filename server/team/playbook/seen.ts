@@ -1,6 +1,6 @@
 import { parseScriptedSummary, readTail, toolDirectives } from "../../models/scripted";
 import type { ModelMessage, ModelRequest } from "../../models/types";
-import { RESUME_NOTICE, RUNTIME_NOTICES } from "../../runtime/config";
+import { REPLY_CUT_OFF, RUNTIME_NOTICES } from "../../runtime/config";
 import { isRuntimeContext, parseRuntimeContext } from "../../runtime/context-registry";
 import { parseIdentity, TEAM_IDENTITY } from "../identity";
 import { parseTeamMessage } from "../mailbox";
@@ -94,9 +94,8 @@ export function read(request: ModelRequest): Seen {
  * The Lead's requests pair with its answers in order: the k-th answer closes the k-th request
  * (a request queued behind another waits for it). The open round starts at its request, or at
  * the answer before it when the request came in while that round was still open. An answer the
- * compaction left without its request closes nothing, and neither does one a restart cut off
- * while it streamed: a whole answer ends its turn, so only a cut one is followed by the resume
- * notice.
+ * compaction left without its request closes nothing, and neither does one cut off while it
+ * streamed (the history says so): it is given again.
  */
 function requestRounds(messages: ModelMessage[]): { start: number; goal: string | undefined; waiting: number; answered: boolean } {
   const open: { index: number; text: string }[] = [];
@@ -108,7 +107,7 @@ function requestRounds(messages: ModelMessage[]): { start: number; goal: string 
       open.push({ index: i, text: m.text });
       newest = i;
     }
-    if (m.role === "assistant" && isAnswer(m.text) && open.length > 0 && !cutOff(messages, i)) {
+    if (m.role === "assistant" && isAnswer(m.text) && open.length > 0 && !m.text.endsWith(REPLY_CUT_OFF)) {
       open.shift();
       start = i;
     }
@@ -127,12 +126,6 @@ function callsIn(messages: ModelMessage[]): Seen["calls"] {
   return messages.flatMap((m) =>
     m.role === "assistant" ? m.toolCalls.map((c) => ({ toolName: c.toolName, input: c.input, result: byId.get(c.toolCallId) })) : [],
   );
-}
-
-/** The reply at `i` was cut off by a restart: the next input (past runtime context) is the resume notice. */
-function cutOff(messages: ModelMessage[], i: number): boolean {
-  const next = messages.slice(i + 1).find((m) => m.role !== "user" || !isRuntimeContext(m.text));
-  return next?.role === "user" && next.text === RESUME_NOTICE;
 }
 
 export const FINAL_ANSWER = "Final answer for";
