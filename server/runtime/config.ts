@@ -37,6 +37,12 @@ export const BUDGET_RESUME_NOTICE =
  */
 export const REPLY_CUT_OFF = "\n\n[This reply was cut off before it finished.]";
 
+/**
+ * Follows, in the model's history, a turn a Stop or an interrupt ended (turn_end "aborted"):
+ * what it was asked in that turn is withdrawn, unlike a turn a crash cut short, which goes on.
+ */
+export const TURN_STOPPED = "[This turn was stopped before it finished.]";
+
 /** Every notice the runtime writes into a history: input from the runtime, never a person's goal. */
 export const RUNTIME_NOTICES: ReadonlySet<string> = new Set([RESUME_NOTICE, BUDGET_RESUME_NOTICE]);
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { estimateUsage } from "../models/estimate";
 import type { ModelMessage } from "../models/types";
 import type { EventPayload, MessageSource, SessionEvent } from "./events";
+import { REPLY_CUT_OFF, TURN_STOPPED } from "./config";
 import { ModelHistory, toModelMessages, visibleEvents } from "./history";
 
 // The driver's incremental view of its log (ModelHistory) must say exactly what the projections
@@ -63,6 +64,7 @@ const script: EventPayload[] = [
   user("the summary", { kind: "compaction_summary" }),
   reply("after the summary", ["c4"]),
   result("c4"),
+  { kind: "turn_end", turnId: "t", reason: "aborted" },
 ];
 
 describe("ModelHistory", () => {
@@ -96,6 +98,18 @@ describe("ModelHistory", () => {
     events.push({ seq: 2, createdAt: at, payload: user("two") });
     expect(history.messages(events)).toHaveLength(2);
     expect(first).toHaveLength(1);
+  });
+});
+
+describe("toModelMessages", () => {
+  it("tells the model a reply was cut off, and that the turn was stopped (a crash is not a stop)", () => {
+    const cut: EventPayload = { ...(reply("half a sent", ["c9"]) as Extract<EventPayload, { kind: "assistant_message" }>), interrupted: true };
+    const log = (reason: "aborted" | "interrupted") =>
+      toModelMessages([user("go"), cut, { kind: "turn_end" as const, turnId: "t", reason }].map((payload, i) => ({ seq: i + 1, createdAt: at, payload })));
+    const stopped = log("aborted");
+    expect(stopped.map((m) => (m.role === "tool" ? "tool" : m.text))).toEqual(["go", `half a sent${REPLY_CUT_OFF}`, "tool", TURN_STOPPED]);
+    expect(stopped[2]).toMatchObject({ role: "tool", results: [{ isError: true, output: { error: { code: "INTERRUPTED" } } }] });
+    expect(log("interrupted").map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
   });
 });
 

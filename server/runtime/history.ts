@@ -1,7 +1,7 @@
 import { toolErrorOutput } from "../errors";
 import type { ModelMessage, ToolCall } from "../models/types";
 import type { SessionEvent } from "./events";
-import { REPLY_CUT_OFF } from "./config";
+import { REPLY_CUT_OFF, TURN_STOPPED } from "./config";
 import { formatHumanPrompt } from "./human-prompt";
 
 // Projections of the session log. The model history is derived, never stored (ModelHistory
@@ -57,6 +57,11 @@ class MessageFold {
         break;
       case "tool_result":
         this.results.set(p.toolCallId, { output: p.output, isError: p.isError });
+        break;
+      case "turn_end":
+        if (p.reason !== "aborted") break;
+        this.closeToolRound();
+        this.push({ role: "user", text: TURN_STOPPED });
         break;
       default:
         break;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ModelMessage, ModelRequest, ToolCall } from "../models/types";
-import { REPLY_CUT_OFF, RESUME_NOTICE } from "../runtime/config";
+import { REPLY_CUT_OFF, RESUME_NOTICE, TURN_STOPPED } from "../runtime/config";
 import { formatRuntimeContext } from "../runtime/context-registry";
 import { formatIdentity, TEAM_IDENTITY } from "./identity";
 import { teamPlaybook } from "./playbook";
@@ -277,6 +277,14 @@ describe("the Lead between rounds", () => {
     // The prompt queued behind it may start the next turn before the notice: still not answered.
     expect(calls([...cut, user("Add due dates"), user(RESUME_NOTICE)]).map(([t]) => t)).toEqual(["team_task_list"]);
     expect(calls([...answered, mail("researcher", "late news")])).toEqual([]);
+  });
+
+  it("drops what a person stopped: the next prompt is the next round, not the stopped one", () => {
+    const stopped = [identity("lead", "lead"), user("A long answer please"), { role: "assistant" as const, text: `Planning${REPLY_CUT_OFF}`, toolCalls: [] }, user(TURN_STOPPED)];
+    expect(calls(stopped)).toEqual([]);
+    const next = teamPlaybook(request([...stopped, user("Second prompt")]));
+    expect(next.text).not.toContain("A long answer please");
+    expect(next.toolCalls).toContainEqual({ toolName: "spawn_teammate", input: expect.objectContaining({ prompt: "Implement: Second prompt" }) });
   });
 
   it("wakes teammates with open work when nobody is working, and says so truthfully when that does not help", () => {

@@ -1,6 +1,6 @@
 import { parseScriptedSummary, readTail, toolDirectives } from "../../models/scripted";
 import type { ModelMessage, ModelRequest } from "../../models/types";
-import { REPLY_CUT_OFF, RUNTIME_NOTICES } from "../../runtime/config";
+import { REPLY_CUT_OFF, RUNTIME_NOTICES, TURN_STOPPED } from "../../runtime/config";
 import { isRuntimeContext, parseRuntimeContext } from "../../runtime/context-registry";
 import { parseIdentity, TEAM_IDENTITY } from "../identity";
 import { parseTeamMessage } from "../mailbox";
@@ -95,7 +95,7 @@ export function read(request: ModelRequest): Seen {
  * (a request queued behind another waits for it). The open round starts at its request, or at
  * the answer before it when the request came in while that round was still open. An answer the
  * compaction left without its request closes nothing, and neither does one cut off while it
- * streamed (the history says so): it is given again.
+ * streamed (the history says so): it is given again. A Stop or interrupt closes them all.
  */
 function requestRounds(messages: ModelMessage[]): { start: number; goal: string | undefined; waiting: number; answered: boolean } {
   const open: { index: number; text: string }[] = [];
@@ -106,6 +106,11 @@ function requestRounds(messages: ModelMessage[]): { start: number; goal: string 
       if (open.length === 0) start = i;
       open.push({ index: i, text: m.text });
       newest = i;
+    }
+    // A Stop or interrupt withdraws every request the stopped turn held.
+    if (m.role === "user" && m.text === TURN_STOPPED && open.length > 0) {
+      open.length = 0;
+      start = i;
     }
     if (m.role === "assistant" && isAnswer(m.text) && open.length > 0 && !m.text.endsWith(REPLY_CUT_OFF)) {
       open.shift();
@@ -149,7 +154,8 @@ export type Role = (typeof ROLES)[number];
 export const roleOf = (name: string): Role | null => ROLES.find((r) => name === r || name.startsWith(`${r}-`)) ?? null;
 
 /** A person's prompt (or a teammate's initial task), not context, team mail, a runtime notice or a summary. */
-export const isPrompt = (t: string) => !isRuntimeContext(t) && !isTeamMessage(t) && !RUNTIME_NOTICES.has(t) && !isSummary(t);
+export const isPrompt = (t: string) =>
+  !isRuntimeContext(t) && !isTeamMessage(t) && !RUNTIME_NOTICES.has(t) && t !== TURN_STOPPED && !isSummary(t);
 
 export const isTeamMessage = (t: string) => parseTeamMessage(t) !== null;
 
