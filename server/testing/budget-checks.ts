@@ -27,12 +27,20 @@ export function budgetStops(events: SessionEvent[]): { turnId: string; atStepEnd
   });
 }
 
+/** A step in flight when the limit was set, started when the team had none: it runs uncapped (SPEC.md §17). */
+type UncappedStep = { sessionId: string; turnId: string; step: number };
+
 /**
  * Waits until both teammates are mid-turn, then lowers the token budget to just above the spend.
  * Returns the new limit and the most the team may end with: the spend and the steps in flight
- * (their reservations) as the lowering left them.
+ * (their reservations) as the lowering left them, and the steps in flight that started with no
+ * limit (they reserved nothing: what they spend is allowed on top).
  */
-export async function stopWhileTeammatesRun(db: Db, lead: SessionId, by: Parameters<typeof setBudget>[1]): Promise<{ limit: number; most: number }> {
+export async function stopWhileTeammatesRun(
+  db: Db,
+  lead: SessionId,
+  by: Parameters<typeof setBudget>[1],
+): Promise<{ limit: number; most: number; uncapped: UncappedStep[] }> {
   await waitFor(
     async () => {
       const sessions = await teamSessions(db, lead);
@@ -44,21 +52,43 @@ export async function stopWhileTeammatesRun(db: Db, lead: SessionId, by: Paramet
   const { spent } = await teamBudget(db, lead);
   const limit = spendTokens(spent) + 1;
   await setBudget(db, by, { tokens: limit, costNanos: null });
-  const [after] = await db.$queryRaw<{ committed: bigint }[]>`SELECT sum(spent_input_tokens + spent_output_tokens + reserved_tokens)::bigint AS committed
+  // Read after the set's commit: a step whose start committed later checked the limit (and
+  // holds a reservation); one open here without a reservation started before it.
+  const rows = await db.$queryRaw<{ id: string; committed: bigint; reserved_tokens: bigint }[]>`SELECT id,
+      (spent_input_tokens + spent_output_tokens + reserved_tokens)::bigint AS committed, reserved_tokens
     FROM sessions WHERE team_id = ${lead}`;
-  return { limit, most: Math.max(limit, Number(after!.committed)) };
+  const committed = rows.reduce((n, r) => n + Number(r.committed), 0);
+  const uncapped: UncappedStep[] = [];
+  for (const r of rows.filter((x) => Number(x.reserved_tokens) === 0)) {
+    const events = await eventsOf(db, asSessionId(r.id));
+    const start = events.findLast((e) => e.payload.kind === "step_start" || e.payload.kind === "step_end")?.payload;
+    if (start?.kind === "step_start") uncapped.push({ sessionId: r.id, turnId: start.turnId, step: start.step });
+  }
+  return { limit, most: Math.max(limit, committed), uncapped };
+}
+
+/** What the uncapped steps spent in the end (input and output of their replies). */
+async function spentBy(db: Db, steps: readonly UncappedStep[]): Promise<number> {
+  let tokens = 0;
+  for (const s of steps) {
+    for (const e of await eventsOf(db, asSessionId(s.sessionId))) {
+      const p = e.payload;
+      if (p.kind === "assistant_message" && p.turnId === s.turnId && p.step === s.step) tokens += p.usage.inputTokens + p.usage.outputTokens;
+    }
+  }
+  return tokens;
 }
 
 /**
  * Every member idle with the team stopped, each running member stopped at a step boundary, and
  * the spend within the most the lowering allowed (its steps in flight finished, no other began).
  */
-export async function expectStopped(db: Db, lead: SessionId, stoppedMembers: number, lowered: { most: number }) {
+export async function expectStopped(db: Db, lead: SessionId, stoppedMembers: number, lowered: { most: number; uncapped: readonly UncappedStep[] }) {
   await waitFor(async () => (await teamSessions(db, lead)).every((s) => s.activeTurnId === null), 60_000, "every member stopped");
   const budget = await teamBudget(db, lead);
   expect(budget.reached).toBe(true);
   expect(budget.stoppedAt).not.toBeNull();
-  expect(spendTokens(budget.spent)).toBeLessThanOrEqual(lowered.most);
+  expect(spendTokens(budget.spent)).toBeLessThanOrEqual(lowered.most + (await spentBy(db, lowered.uncapped)));
   let stopped = 0;
   for (const s of await teamSessions(db, lead)) {
     const stops = budgetStops(await eventsOf(db, asSessionId(s.id)));
