@@ -1,6 +1,6 @@
 import type { IntervalHistogram } from "node:perf_hooks";
 import { z } from "zod";
-import { isRuntimeContext, parseRuntimeContext } from "../server/runtime/context-registry";
+import { isRuntimeContext, parseRuntimeContext } from "../server/models/runtime-context";
 import { chunkText, formatScriptedSummary, type Playbook, type ScriptedModel } from "../server/models/scripted";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest } from "../server/models/types";
 import { parseIdentity, TEAM_IDENTITY } from "../server/team/identity";

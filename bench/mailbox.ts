@@ -55,7 +55,7 @@ import { runtimeConfigFromEnv, type RuntimeConfig } from "../server/runtime/conf
 import { Runtime } from "../server/runtime/runtime";
 import { createSession } from "../server/runtime/sessions";
 import { consumedStatement, sendMessage, type SendStatus } from "../server/team/mailbox";
-import { leadOf, type MemberRef } from "../server/team/membership";
+import { leadOf, type MemberRef } from "../server/members/membership";
 import { createTask, getTask, updateTask } from "../server/team/task-board";
 
 /** Of 400 messages (the earlier default) the p99 was the 4th slowest: more start-up noise than delivery. */

@@ -28,7 +28,7 @@ import { parseEnv } from "../server/env";
 import { asUserId } from "../server/ids";
 import { startAppServer } from "../server/main";
 import { addMcpServer, checkMcpServer } from "../server/mcp/servers";
-import { MCP_PATH } from "../server/mcp/http";
+import { MCP_PATH } from "../server/mcp-server/http";
 import { createApiToken } from "../server/people/api-tokens";
 import { setPrivateWebhooksAllowed } from "../server/people/instance";
 import { promptSession } from "../server/runtime/sessions";

@@ -16,7 +16,7 @@ import { SidePanel, type PanelTab } from "./side-panel";
 import { useAccountStatus } from "./use-account";
 import { EditingContext, newClientId, usePresence } from "./use-presence";
 import { filesTarget } from "./files/links";
-import type { PresenceWhere } from "~/server/people/presence";
+import type { PresenceWhere } from "~/server/team/presence";
 import { useTeamLive } from "./use-team-live";
 import { usePrefetchTranscript } from "./use-session-live";
 import { RoomCommands } from "./room-commands";

@@ -2,7 +2,7 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from "react";
-import type { PresenceEditing, PresenceWhere } from "~/server/people/presence";
+import type { PresenceEditing, PresenceWhere } from "~/server/team/presence";
 import { PRESENCE_HEARTBEAT_MS } from "~/server/people/presence-timing";
 import { useTRPC } from "./trpc";
 

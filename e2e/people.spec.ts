@@ -105,7 +105,7 @@ test("three people in a room: invites, presence, attribution, a viewer who canno
     }
     await expect(inRoom(owner, BOB)).not.toContainText("typing");
     // The log records the person on the prompt (id and name); the model's history builder puts
-    // "From <name>:" on its first line from exactly this (server/runtime/human-prompt.test.ts).
+    // "From <name>:" on its first line from exactly this (server/models/human-prompt.test.ts).
     const bobId = await trpcQuery<{ me: { id: string } }>(member.request, base, "account.status", undefined).then((s) => s.me.id);
     const log = await trpcQuery<{ events: { payload: { kind: string; text?: string; source?: unknown } }[] }>(
       owner.request,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CatalogEnvSchema } from "./models/catalog";
 import { defaultModelOf } from "./models/known-models";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./models/retry-policy";
+import { DEFAULT_RETRY_POLICY } from "./models/retry-policy";
 import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "./limits";
 
 // Validated once at start-up; every tunable of the runtime is here with its default.
@@ -152,9 +152,4 @@ export function teamLimitsOf(env: Env): TeamLimits {
 /** The workspace limits the environment sets. */
 export function workspaceLimitsOf(env: Env): WorkspaceLimits {
   return { maxFileBytes: env.WORKSPACE_MAX_FILE_BYTES, maxFiles: env.WORKSPACE_MAX_FILES, maxBytes: env.WORKSPACE_MAX_BYTES };
-}
-
-/** The retry policy the environment sets (models/retry-policy.ts). */
-export function retryPolicyOf(env: Env): RetryPolicy {
-  return { maxRetries: env.MODEL_MAX_RETRIES, baseDelayMs: env.MODEL_RETRY_BASE_MS, maxDelayMs: env.MODEL_RETRY_MAX_MS, maxRetryAfterMs: env.MODEL_RETRY_AFTER_MAX_MS };
 }

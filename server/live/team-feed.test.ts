@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { databaseTest } from "../testing/fixtures";
 import { newTestSession, waitFor } from "../testing/runtime-harness";
 import { createTask } from "../team/task-board";
-import { leadOf } from "../team/membership";
+import { leadOf } from "../members/membership";
 import { ActivityHub } from "./activity";
 import { applyListDelta, applyTeamMessage } from "./team-delta";
 import { TeamFeeds, type FeedCursor } from "./team-feed";

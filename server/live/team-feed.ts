@@ -6,7 +6,7 @@ import { asSessionId, type SessionId } from "../ids";
 import { LIMITS } from "../limits";
 import { SpendSchema, type Spend } from "../models/catalog";
 import { recentActions, PersonActionViewSchema, type PersonActionView } from "../people/actions";
-import { listPresence, PresenceViewSchema, type PresenceView } from "../people/presence";
+import { listPresence, PresenceViewSchema, type PresenceView } from "../team/presence";
 import { TeamRoleSchema, type TeamRole } from "../people/roles";
 import { peopleFor, readPeople, TeamPersonViewSchema, type TeamPersonView } from "../people/team-people";
 import { budgetView, BudgetViewSchema, teamBudgetLimit, type BudgetView } from "../team/budget";

@@ -16,7 +16,7 @@ import { createApiToken, revokeApiToken } from "../people/api-tokens";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { waitFor } from "../testing/runtime-harness";
-import { MCP_PATH } from "./http";
+import { MCP_PATH } from "../mcp-server/http";
 
 // The product as an MCP server, driven by the official SDK's client over Streamable HTTP
 // against a real app server: a personal API token is required (401 without, or once revoked),

@@ -9,7 +9,7 @@ import { LIMITS } from "../limits";
 import { notifyActivity } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { privateWebhooksAllowed } from "../people/instance";
-import { lockTeam } from "../team/membership";
+import { lockTeam } from "../members/membership";
 import { assertOutboundUrl } from "../team/webhooks";
 import { decryptSecret, encryptSecret } from "./secrets";
 

@@ -1,19 +1,35 @@
-import { retryPolicyOf, type Env } from "../env";
 import { AppError } from "../errors";
 import { createAnthropicModel, createOpenAICompatibleModel } from "./ai-sdk";
-import { FREE, modelKey, sameModel, type ModelOption, type Price } from "./catalog";
+import { FREE, modelKey, sameModel, type CatalogEntry, type ModelOption, type Price } from "./catalog";
 import { maxOutputTokensOf } from "./known-models";
 import { SCRIPTED_CHOICE, type ModelChoice } from "./choice";
 import { ConcurrencyLimiter, resilientModel } from "./resilience";
+import { retryPolicyOf, type RetrySettings } from "./retry-policy";
 import { ScriptedModel, type Playbook } from "./scripted";
 import type { LanguageModel } from "./types";
+
+/** What the model registry reads of the server's settings (env.ts's Env has these, validated). */
+export interface ModelSettings extends RetrySettings {
+  MODELS: readonly CatalogEntry[];
+  SCRIPTED_MODEL_DELAY_MS: number;
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_MODEL: string;
+  OPENAI_MAX_CONCURRENT_REQUESTS: number;
+  ANTHROPIC_BASE_URL?: string;
+  ANTHROPIC_API_KEY?: string;
+  ANTHROPIC_MODEL: string;
+  ANTHROPIC_MAX_CONCURRENT_REQUESTS: number;
+  MODEL_FIRST_TOKEN_TIMEOUT_MS: number;
+  MODEL_REQUEST_TIMEOUT_MS: number;
+}
 
 // Which models a session may choose, and how a choice becomes a LanguageModel. Keys stay in
 // the server's environment; the browser only ever sees provider and model names.
 
 export type { ModelOption };
 
-function configured(env: Env, provider: ModelChoice["provider"]): boolean {
+function configured(env: ModelSettings, provider: ModelChoice["provider"]): boolean {
   if (provider === "openai-compatible") return Boolean(env.OPENAI_BASE_URL || env.OPENAI_API_KEY);
   if (provider === "anthropic") return Boolean(env.ANTHROPIC_API_KEY);
   return true;
@@ -25,7 +41,7 @@ function configured(env: Env, provider: ModelChoice["provider"]): boolean {
  * provider the list names no model of. A `MODELS` entry for the keyless model sets its label
  * and price (so the demo can show costs).
  */
-export function availableModels(env: Env): ModelOption[] {
+export function availableModels(env: ModelSettings): ModelOption[] {
   const listed = env.MODELS;
   const entryFor = (c: ModelChoice) => listed.find((e) => sameModel(e, c));
   const option = (c: ModelChoice, fallbackLabel: string): ModelOption => {
@@ -49,13 +65,13 @@ export function availableModels(env: Env): ModelOption[] {
 }
 
 /** What a model's steps cost: its `MODELS` entry's price (offered or not any more), else nothing. */
-export function priceOf(env: Env, choice: ModelChoice): Price {
+export function priceOf(env: ModelSettings, choice: ModelChoice): Price {
   return env.MODELS.find((e) => sameModel(e, choice))?.price ?? FREE;
 }
 
 export type ModelResolver = (choice: ModelChoice) => LanguageModel;
 
-export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}): ModelResolver {
+export function createModelResolver(env: ModelSettings, opts: { playbook?: Playbook } = {}): ModelResolver {
   const scripted = new ScriptedModel({ delayMs: env.SCRIPTED_MODEL_DELAY_MS, playbook: opts.playbook });
   // One limiter per provider family for this resolver, i.e. for the process (main.ts makes one).
   const resilient = (limiter: ConcurrencyLimiter) => (model: LanguageModel) =>
@@ -86,7 +102,7 @@ export function createModelResolver(env: Env, opts: { playbook?: Playbook } = {}
 }
 
 /** Validates a choice against what this server offers. */
-export function assertModelAvailable(env: Env, choice: ModelChoice): void {
+export function assertModelAvailable(env: ModelSettings, choice: ModelChoice): void {
   if (!availableModels(env).some((m) => sameModel(m, choice))) {
     throw new AppError("MODEL_UNAVAILABLE", `Model ${modelKey(choice)} is not offered on this server`);
   }

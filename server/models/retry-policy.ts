@@ -14,6 +14,19 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
+/** The settings the retry policy comes from (env.ts validates them). */
+export interface RetrySettings {
+  MODEL_MAX_RETRIES: number;
+  MODEL_RETRY_BASE_MS: number;
+  MODEL_RETRY_MAX_MS: number;
+  MODEL_RETRY_AFTER_MAX_MS: number;
+}
+
+/** The retry policy the settings give. */
+export function retryPolicyOf(env: RetrySettings): RetryPolicy {
+  return { maxRetries: env.MODEL_MAX_RETRIES, baseDelayMs: env.MODEL_RETRY_BASE_MS, maxDelayMs: env.MODEL_RETRY_MAX_MS, maxRetryAfterMs: env.MODEL_RETRY_AFTER_MAX_MS };
+}
+
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = { maxRetries: 4, baseDelayMs: 1000, maxDelayMs: 60_000, maxRetryAfterMs: 300_000 };
 
 /** What went wrong with one attempt, as the provider adapter saw it. */

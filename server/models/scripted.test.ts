@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { formatRuntimeContext } from "../runtime/context-registry";
+import { formatRuntimeContext } from "./runtime-context";
 import { defaultPlaybook, formatScriptedSummary, parseScriptedSummary, readTail, ScriptedModel, SUMMARY_PREFIX } from "./scripted";
 import type { ModelMessage } from "./types";
 

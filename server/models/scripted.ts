@@ -1,6 +1,6 @@
 import { abortError } from "../abortable";
-import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "../runtime/context-registry";
-import { parseHumanPrompt } from "../runtime/human-prompt";
+import { isRuntimeContext, RUNTIME_CONTEXT_HEADER } from "./runtime-context";
+import { parseHumanPrompt } from "./human-prompt";
 import { estimateOutputTokens, estimateUsage } from "./estimate";
 import type { LanguageModel, ModelChunk, ModelMessage, ModelRequest, ToolResultPart } from "./types";
 

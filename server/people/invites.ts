@@ -3,7 +3,7 @@ import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, newInviteId, type SessionId } from "../ids";
 import { LIMITS } from "../limits";
-import { lockTeam } from "../team/membership";
+import { lockTeam } from "../members/membership";
 import { recordAction } from "./actions";
 import { TeamRoleSchema } from "./roles";
 import type { Person } from "./person";

@@ -4,7 +4,7 @@ import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, type SessionId, type UserId } from "../ids";
 import { notifyActivity } from "../db/notify";
-import { lockTeam } from "../team/membership";
+import { lockTeam } from "../members/membership";
 import { recordAction } from "./actions";
 import { refusalFor, TeamRoleSchema, type Need, type TeamRole } from "./roles";
 import type { Person } from "./person";

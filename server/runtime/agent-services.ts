@@ -17,7 +17,7 @@ import type { ToolMode } from "./approvals";
 
 
 // What a resident agent (agent.ts) is given: the database, its tools, context and model, and
-// the hooks a team plugs in (teams: server/team/team-layer.ts).
+// the hooks a team plugs in (teams: server/team-layer.ts).
 
 export interface AgentServices {
   db: Db;

@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { RUNTIME_CONTEXT_LABEL } from "./context-registry";
+import { RUNTIME_CONTEXT_LABEL } from "../models/runtime-context";
 
 export interface RuntimeConfig {
   idleEvictMs: number;

@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { asSessionId } from "../ids";
-import {
-  ContextRegistry,
-  formatRuntimeContext,
-  isRuntimeContext,
-  parseRuntimeContext,
-  RUNTIME_CONTEXT_HEADER,
-  type ContextSection,
-} from "./context-registry";
+import { ContextRegistry } from "./context-registry";
+import { formatRuntimeContext, isRuntimeContext, parseRuntimeContext, RUNTIME_CONTEXT_HEADER, type ContextSection } from "../models/runtime-context";
 
 // The runtime-context text format: written by the registry, read back by the keyless model.
 

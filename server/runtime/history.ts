@@ -2,7 +2,7 @@ import { toolErrorOutput } from "../errors";
 import type { ModelMessage, ToolCall } from "../models/types";
 import type { SessionEvent } from "./events";
 import { REPLY_CUT_OFF, TURN_STOPPED } from "./config";
-import { formatHumanPrompt } from "./human-prompt";
+import { formatHumanPrompt } from "../models/human-prompt";
 
 // Projections of the session log. The model history is derived, never stored (ModelHistory
 // keeps a driver's derivation up to date in memory).

@@ -2,7 +2,7 @@ import { describe, expect } from "vitest";
 import { inTx, type Db } from "../db/client";
 import { asSessionId, newMessageId, newTurnId, type SessionId } from "../ids";
 import type { LanguageModel, ModelChunk, ModelRequest } from "../models/types";
-import { membershipOf } from "../team/membership";
+import { membershipOf } from "../members/membership";
 import { spawnTeammate } from "../team/provisioning";
 import { runtimeTest } from "../testing/fixtures";
 import { eventsOf, newTestSession, waitFor, waitForTurns } from "../testing/runtime-harness";

@@ -3,7 +3,7 @@ import { inTx, type Db } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import type { SessionId } from "../ids";
 import { recordAction, type HumanActor } from "../people/actions";
-import { membershipOf } from "./membership";
+import { membershipOf } from "../members/membership";
 import { APPROVAL_KINDS, settleApproval } from "../runtime/approvals";
 
 // What waits for people in a team (SPEC.md §17): tool calls to approve and questions to answer,

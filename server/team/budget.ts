@@ -14,7 +14,7 @@ import type { Lease } from "../runtime/session-log";
 import { abortableWait } from "../abortable";
 import { recordTeamEvent } from "../runtime/team-events";
 import { BudgetLimitSchema, type BudgetLimit } from "./budget-input";
-import { lockTeam } from "./membership";
+import { lockTeam } from "../members/membership";
 
 // Team budgets (SPEC.md §15, §17): a limit in tokens and/or cost, binding. Before each step a
 // member reserves the step's most against the budget (`reserveStep`); the spend and the

@@ -6,7 +6,7 @@ import { promptSession } from "../runtime/sessions";
 import { childProcessDatabase, spawnRuntime, waitForLine } from "../testing/runtime-child";
 import { eventsOf, newTestSession, waitFor } from "../testing/runtime-harness";
 import { createTask } from "./task-board";
-import { leadOf } from "./membership";
+import { leadOf } from "../members/membership";
 import { workspaceLimits } from "../limits";
 import { readFile, writeFile } from "../workspace";
 

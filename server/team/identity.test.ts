@@ -6,7 +6,7 @@ import { createSession, getSession, promptSession } from "../runtime/sessions";
 import { runtimeTest } from "../testing/fixtures";
 import { eventsOf, waitFor, waitForTurns } from "../testing/runtime-harness";
 import { sendMessage } from "./mailbox";
-import { membershipOf } from "./membership";
+import { membershipOf } from "../members/membership";
 import { listMembers } from "./roster";
 import { spawnTeammate } from "./provisioning";
 

@@ -1,6 +1,6 @@
 import type { SqlRunner } from "../db/sql";
 import type { ContextProvider } from "../runtime/context-registry";
-import { membershipAndTeamTitle } from "./membership";
+import { membershipAndTeamTitle } from "../members/membership";
 
 // team:identity (SPEC.md §5, the identity decision): the member's role, name, team and how to
 // address peers, rendered from current membership before every step. Required: optional-context

@@ -33,7 +33,7 @@ import {
   type SendOptions,
   type SendResult,
 } from "./mailbox";
-import type { MemberRef } from "./membership";
+import type { MemberRef } from "../members/membership";
 
 // The team mailbox against real Postgres: Steer delivery to running, idle and inactive
 // targets, sender attribution, message states, limits, temporary failure and recovery, crash

@@ -9,7 +9,7 @@ import { utf8Bytes } from "../input-guard";
 import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
 import { notifyColumnSql, notifySql } from "../db/notify";
 import { steerAdmission } from "../runtime/inbox";
-import type { MemberRef } from "./membership";
+import type { MemberRef } from "../members/membership";
 
 // The team mailbox (SPEC.md §7, the mailbox decision). A send is two transactions:
 //

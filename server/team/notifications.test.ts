@@ -12,7 +12,7 @@ import { newTestSession, waitFor, waitForTurns, type TestRuntime } from "../test
 import { answerQuestion, decideApproval, pendingRequests } from "./approvals";
 import { setBudget } from "./budget";
 import { dispatchTeamEvents } from "./dispatch";
-import { leadOf } from "./membership";
+import { leadOf } from "../members/membership";
 import { promptMentioning } from "./mentions";
 import { createTask } from "./task-board";
 import { setToolMode } from "./tool-policy";

@@ -5,7 +5,7 @@ import { listNotifications } from "../people/notifications";
 import { runtimeTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { newTestSession, waitFor } from "../testing/runtime-harness";
-import { leadOf, type Membership } from "./membership";
+import { leadOf, type Membership } from "../members/membership";
 import { decidePlan, pendingPlans, setPlanApproval } from "./plans";
 import { createTask, listTasks, updateTask } from "./task-board";
 

@@ -7,8 +7,8 @@ import { recordAction, type HumanActor } from "../people/actions";
 import { PersonRefSchema } from "../person-ref";
 import { enqueue } from "../runtime/inbox";
 import { recordTeamEvent } from "../runtime/team-events";
-import { lockTeam } from "./membership";
-import { formatTaskId } from "./task-board/schema";
+import { lockTeam } from "../members/membership";
+import { formatTaskId } from "../task-ids";
 
 // Plan approval (SPEC.md §17), a team setting: the tasks the Lead creates in one turn form a
 // plan that waits for a person. Its tasks cannot be claimed or assigned (TEAM_TASK_PLAN_PENDING,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ModelMessage, ModelRequest, ToolCall } from "../models/types";
 import { REPLY_CUT_OFF, RESUME_NOTICE, TURN_STOPPED } from "../runtime/config";
-import { formatRuntimeContext } from "../runtime/context-registry";
+import { formatRuntimeContext } from "../models/runtime-context";
 import { formatIdentity, TEAM_IDENTITY } from "./identity";
 import { teamPlaybook } from "./playbook";
 

@@ -13,8 +13,8 @@ import { appendEvents } from "../runtime/session-log";
 import { completedTurnsSeed } from "../runtime/sessions";
 import { recordAction, type HumanActor } from "../people/actions";
 import { ref } from "../person-ref";
-import { lockTeam, type Membership } from "./membership";
-import { LEAD_NAME, MemberNameSchema } from "./names";
+import { lockTeam, type Membership } from "../members/membership";
+import { LEAD_NAME, MemberNameSchema } from "../members/names";
 import { listMembers, type MemberView } from "./roster";
 
 // Making a teammate (SPEC.md §5): the name is reserved durably before its session exists, the

@@ -10,7 +10,7 @@ import { AgentStatusSchema, deriveStatus, spendOf, SpendRowSchema, STATUS_COLUMN
 import { Prisma } from "../db/generated/client";
 import { PersonRefSchema } from "../person-ref";
 import { TeamRoleSchema } from "../people/roles";
-import { LEAD_NAME } from "./names";
+import { LEAD_NAME } from "../members/names";
 
 // The roster: who is in a team. The Lead is the pseudo-member `lead`; teammates are created
 // by the Lead, go provisioning → active | failed, and their names are never reused.

@@ -2,7 +2,7 @@ import { describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import type { SessionId } from "../ids";
 import type { Playbook } from "../models/scripted";
-import { isRuntimeContext } from "../runtime/context-registry";
+import { isRuntimeContext } from "../models/runtime-context";
 import { runtimeTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { eventsOf, newTestSession, turnEnds, waitFor } from "../testing/runtime-harness";

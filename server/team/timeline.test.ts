@@ -13,7 +13,7 @@ import { newTestSession } from "../testing/runtime-harness";
 import { DEFAULT_WORKSPACE_LIMITS } from "../limits";
 import { writeFile } from "../workspace";
 import { consumedStatement, deliverPending, queueMessage } from "./mailbox";
-import { leadOf, type Membership } from "./membership";
+import { leadOf, type Membership } from "../members/membership";
 import { createTask, updateTask, type TaskView } from "./task-board";
 import { compactTask } from "./tools/views";
 import {

@@ -12,8 +12,8 @@ import { eventsOf, waitFor, waitForTurns } from "../testing/runtime-harness";
 import type { ModelOption } from "../models/catalog";
 import { listMembers } from "./roster";
 import { initialTaskId, recoverProvisioning, reserveTeammate } from "./provisioning";
-import { leadOf } from "./membership";
-import { createTeamLayer } from "./team-layer";
+import { leadOf } from "../members/membership";
+import { createTeamLayer } from "../team-layer";
 import { TEAM_TOOLSET_OPTIONS } from "./tools";
 
 // The nine Team tools called the way the runtime calls them (runTool), plus the identity rules

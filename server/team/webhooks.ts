@@ -10,7 +10,7 @@ import { notifySql } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { privateWebhooksAllowed } from "../people/instance";
 import { TeamEventKindSchema, type TeamEventData } from "../runtime/team-events";
-import { lockTeam } from "./membership";
+import { lockTeam } from "../members/membership";
 import { isPrivateAddress } from "./webhook-address";
 
 // A team's webhooks (SPEC.md §17): owners add an endpoint (URL, the events it wants) and get its

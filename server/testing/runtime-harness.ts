@@ -8,7 +8,7 @@ import { ScriptedModel, type Playbook } from "../models/scripted";
 import { DEFAULT_SYSTEM_PROMPT, type RuntimeConfig } from "../runtime/config";
 import type { ContextRegistry } from "../runtime/context-registry";
 import type { SessionEvent } from "../runtime/events";
-import { createTeamLayer, type TeamLayerOptions } from "../team/team-layer";
+import { createTeamLayer, type TeamLayerOptions } from "../team-layer";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime";
 import { readEventsAfter } from "../runtime/session-log";
 import { createSession } from "../runtime/sessions";

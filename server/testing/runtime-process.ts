@@ -34,7 +34,7 @@ import { availableModels, createModelResolver, priceOf } from "../models/registr
 import { runtimeConfigFromEnv } from "../runtime/config";
 import { Runtime } from "../runtime/runtime";
 import { teamPlaybook } from "../team/playbook";
-import { createTeamLayer } from "../team/team-layer";
+import { createTeamLayer } from "../team-layer";
 
 const Extra = z.object({
   RUNTIME_DELTA_FLUSH_MS: z.coerce.number().int().nonnegative().default(10),

@@ -11,7 +11,7 @@ import { personFromHeaders, type Person } from "../people/person";
 import { createInvite } from "../people/invites";
 import type { Runtime } from "../runtime/runtime";
 import { promptSession } from "../runtime/sessions";
-import { leadOf } from "../team/membership";
+import { leadOf } from "../members/membership";
 import { createTask } from "../team/task-board";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";

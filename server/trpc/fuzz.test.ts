@@ -6,7 +6,7 @@ import { asSessionId, type SessionId } from "../ids";
 import { startAppServer, type AppServer } from "../main";
 import { createTask } from "../team/task-board";
 import { encodeCursor } from "../team/timeline";
-import { leadOf } from "../team/membership";
+import { leadOf } from "../members/membership";
 import { asUserId } from "../ids";
 import { workspaceLimits } from "../limits";
 import { writeFile } from "../workspace";

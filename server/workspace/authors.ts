@@ -3,11 +3,12 @@ import type { Tx } from "../db/client";
 import type { SessionId } from "../ids";
 import { recordAction, type HumanActor } from "../people/actions";
 import { ref } from "../person-ref";
-import type { Membership } from "../team/membership";
-import { LEAD_NAME } from "../team/names";
-import { formatTaskId } from "../team/task-board";
+import type { Membership } from "../members/membership";
+import { LEAD_NAME } from "../members/names";
+
 import { pathWithin } from "./paths";
 import type { Author } from "./schema";
+import { formatTaskId } from "../task-ids";
 
 // Who changes a file, and what the board says about it (SPEC.md §14, "write scopes meet
 // files"): the author's in-progress tasks are recorded with the version, and a change outside

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LIMITS, type WorkspaceLimits } from "../limits";
 import { defineTool, type ToolCallScope, type ToolDefinition } from "../runtime/tools";
-import { membershipOf } from "../team/membership";
+import { membershipOf } from "../members/membership";
 import type { Writer } from "./authors";
 import { listFiles, readFile, searchFiles } from "./reads";
 import { SearchMatchSchema, WorkspaceInput as W, type Author, type ChangeResult } from "./schema";

@@ -6,7 +6,7 @@ import { workspaceLimits, type WorkspaceLimits } from "../limits";
 import { SCRIPTED_CHOICE } from "../models/choice";
 import { appendEvents } from "../runtime/session-log";
 import { forkTeam } from "../team/person-actions";
-import { leadOf, type Membership } from "../team/membership";
+import { leadOf, type Membership } from "../members/membership";
 import { createTask, updateTask } from "../team/task-board";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";

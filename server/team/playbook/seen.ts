@@ -1,7 +1,7 @@
 import { parseScriptedSummary, readTail, toolDirectives } from "../../models/scripted";
 import type { ModelMessage, ModelRequest } from "../../models/types";
 import { REPLY_CUT_OFF, RUNTIME_NOTICES, TURN_STOPPED } from "../../runtime/config";
-import { isRuntimeContext, parseRuntimeContext } from "../../runtime/context-registry";
+import { isRuntimeContext, parseRuntimeContext } from "../../models/runtime-context";
 import { parseIdentity, TEAM_IDENTITY } from "../identity";
 import { parseTeamMessage } from "../mailbox";
 

@@ -1,12 +1,13 @@
 import type { Tx } from "../../db/client";
 import type { Prisma, TeamTask } from "../../db/generated/client";
 import { AppError } from "../../errors";
-import { resolveActiveMember, type Membership } from "../membership";
+import { resolveActiveMember, type Membership } from "../../members/membership";
 import { planHold } from "../plans";
 import { checkAcyclic, checkDependenciesExist } from "./dependencies";
 import type { Change } from "./input";
-import { formatTaskId, taskNumbers } from "./schema";
+
 import { ownerNameOf } from "./views";
+import { formatTaskId, taskNumbers } from "../../task-ids";
 
 // The per-action policy (docs/SPEC.md §8): who may do what, and when, against the current
 // (locked) task. Authority is exactly SPEC.md's table: the task's creator has no special

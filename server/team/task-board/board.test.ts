@@ -9,7 +9,7 @@ import { createSession } from "../../runtime/sessions";
 import { LIMITS } from "../../limits";
 import type { TestDatabase } from "../../testing/db";
 import { databaseTest } from "../../testing/fixtures";
-import { leadOf, type Membership } from "../membership";
+import { leadOf, type Membership } from "../../members/membership";
 import {
   createTask,
   getTask,

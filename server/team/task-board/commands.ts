@@ -5,7 +5,7 @@ import { notifyActivity } from "../../db/notify";
 import { recordMentions } from "../mentions";
 import { needsNewPlan, planForLeadTask } from "../plans";
 import { recordAction, type HumanActor } from "../../people/actions";
-import { assertMembership, lockTeam, type Membership } from "../membership";
+import { assertMembership, lockTeam, type Membership } from "../../members/membership";
 import { decide } from "./actions";
 import { checkDependenciesExist } from "./dependencies";
 import {
@@ -20,7 +20,6 @@ import {
 } from "./input";
 import {
   CreateTaskInputSchema,
-  formatTaskId,
   UpdateTaskInputSchema,
   type ChangedBy,
   type CreateTaskInput,
@@ -28,6 +27,7 @@ import {
   type UpdateTaskInput,
 } from "./schema";
 import { toView } from "./views";
+import { formatTaskId } from "../../task-ids";
 
 // Mutations. Each runs in one transaction that first locks the team row (lockTeam), which
 // serialises every board change of a team: the revision compare-and-set, the live-task

@@ -2,7 +2,7 @@ import type { Tx } from "../../db/client";
 import { AppError } from "../../errors";
 import { findCycle } from "./graph";
 import { taskNotFound } from "./input";
-import { formatTaskId, taskNumbers } from "./schema";
+import { formatTaskId, taskNumbers } from "../../task-ids";
 
 // Dependencies name existing, non-deleted tasks of the same team, and keep the board a DAG.
 // Both run inside a board transaction (team row locked), so the graph cannot change under them.

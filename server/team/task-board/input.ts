@@ -3,7 +3,8 @@ import { AppError } from "../../errors";
 import { utf8Bytes } from "../../input-guard";
 import { LIMITS } from "../../limits";
 import { normaliseWriteScopes } from "../write-scopes";
-import { parseTaskId, type TaskAction, type UpdateTaskInput } from "./schema";
+import { type TaskAction, type UpdateTaskInput } from "./schema";
+import { parseTaskId } from "../../task-ids";
 
 // Input checks that need no database: they refuse with TEAM_INVALID_ARGUMENT (or
 // TEAM_TASK_NOT_FOUND for an id that names no task) before any transaction starts, so a

@@ -4,21 +4,19 @@ import { Prisma, type TeamTask } from "../../db/generated/client";
 import { asSessionId, type SessionId } from "../../ids";
 import type { SqlRunner } from "../../db/sql";
 import { LIMITS } from "../../limits";
-import { memberSessionOf } from "../membership";
-import { LEAD_NAME } from "../names";
+import { memberSessionOf } from "../../members/membership";
+import { LEAD_NAME } from "../../members/names";
 import { scopesOverlap } from "../write-scopes";
 import { invalidArgument, parseInput, requireTaskNumber, taskNotFound } from "./input";
 import {
-  formatTaskId,
   ListTasksInputSchema,
-  parseTaskId,
-  taskNumbers,
   TaskViewSchema,
   type ListTasksInput,
   type TaskPage,
   type TaskView,
   type TaskWarning,
 } from "./schema";
+import { formatTaskId, parseTaskId, taskNumbers } from "../../task-ids";
 
 // Reads and views: rows become TaskViews with owner names, readiness and write-scope
 // warnings (shown on pending and in-progress tasks only: a completed or deleted task no

@@ -2,9 +2,10 @@ import { z } from "zod";
 import type { DbOrTx } from "../../db/client";
 import type { Prisma } from "../../db/generated/client";
 import type { SessionId } from "../../ids";
-import { formatTaskId, parseTaskId } from "../task-board";
+
 import { TaskChangeSchema } from "./schema";
 import { ACTIONS, orderKey, type Plan, type Sourced } from "./sources";
+import { formatTaskId, parseTaskId } from "../../task-ids";
 
 // People's board changes (the action record's task_changed rows), each as a task entry.
 

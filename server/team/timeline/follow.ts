@@ -3,7 +3,7 @@ import { Prisma } from "../../db/generated/client";
 import type { SessionId } from "../../ids";
 import { LIMITS } from "../../limits";
 import { listWorkspaceChanges } from "../../workspace";
-import { teamMemberRefs, type MemberRef } from "../membership";
+import { teamMemberRefs, type MemberRef } from "../../members/membership";
 import { actionEntries, readActions } from "./actions";
 import { encodeCursor, type TimelineCursor } from "./cursor";
 import { fileCounts, fileEntry } from "./files";

@@ -4,7 +4,7 @@ import { Prisma } from "../../db/generated/client";
 import type { SessionId } from "../../ids";
 import { INT4_MAX } from "../../input-guard";
 import { LIMITS } from "../../limits";
-import { teamMemberRefs, type MemberRef } from "../membership";
+import { teamMemberRefs, type MemberRef } from "../../members/membership";
 import { actionEntries, readActions } from "./actions";
 import { encodeCursor, type TimelineCursor } from "./cursor";
 import { readOlderFiles } from "./files";

@@ -1,4 +1,4 @@
-import type { MemberRef } from "../membership";
+import type { MemberRef } from "../../members/membership";
 import { TimelineKindSchema, type TimelineEntry, type TimelineFilter, type TimelineKind } from "./schema";
 
 /** A read entry with its source and its position there. */

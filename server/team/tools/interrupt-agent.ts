@@ -3,8 +3,8 @@ import { AppError } from "../../errors";
 import { LIMITS } from "../../limits";
 import { requestAbort } from "../../runtime/sessions";
 import { defineTool } from "../../runtime/tools";
-import { membershipOf, resolveActiveMember } from "../membership";
-import { LEAD_NAME } from "../names";
+import { membershipOf, resolveActiveMember } from "../../members/membership";
+import { LEAD_NAME } from "../../members/names";
 import { listMembers } from "../roster";
 
 // One transaction: the stored abort request commits with the tool_result.

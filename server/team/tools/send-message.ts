@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../../limits";
 import { defineTool } from "../../runtime/tools";
 import { sendMessage, sendResultOfToolCall } from "../mailbox";
-import { assertActiveMember, membershipOf, resolveActiveMember } from "../membership";
+import { assertActiveMember, membershipOf, resolveActiveMember } from "../../members/membership";
 import type { TeamToolDeps } from "./deps";
 
 // Multi-transaction: the queued row (with this call's key) commits, then delivery. `recover`

@@ -1,7 +1,7 @@
 import { isTransientDbError } from "../../db/errors";
 import { modelKey, priceText, type ModelOption } from "../../models/catalog";
 import { defineTool } from "../../runtime/tools";
-import { membershipOf } from "../membership";
+import { membershipOf } from "../../members/membership";
 import { listMembers } from "../roster";
 import { completeProvisioning, memberByToolCall, provisionOrReport, reserveTeammate, SpawnInputSchema } from "../provisioning";
 import type { TeamToolDeps } from "./deps";

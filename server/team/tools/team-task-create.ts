@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../../runtime/tools";
-import { membershipOf } from "../membership";
+import { membershipOf } from "../../members/membership";
 import { createTask, CreateTaskRequestSchema } from "../task-board";
 import type { TeamToolDeps } from "./deps";
 import { CompactTask, compactTask } from "./views";

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { defineTool } from "../../runtime/tools";
-import { membershipOf } from "../membership";
-import { getTask, TaskIdSchema } from "../task-board";
+import { membershipOf } from "../../members/membership";
+import { getTask } from "../task-board";
 import { CompactTask, compactTask } from "./views";
+import { TaskIdSchema } from "../../task-ids";
 
 export const teamTaskGetTool = () =>
   defineTool({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../../runtime/tools";
-import { membershipOf } from "../membership";
+import { membershipOf } from "../../members/membership";
 import { OwnerNameSchema, updateTask, UpdateTaskRequestSchema } from "../task-board";
 import { CompactTask, compactTask } from "./views";
 

@@ -6,7 +6,7 @@ import { LIMITS } from "../../limits";
 import type { SessionId } from "../../ids";
 import { NEEDS_DRIVER } from "../../runtime/lease";
 import { defineTool } from "../../runtime/tools";
-import { membershipOf } from "../membership";
+import { membershipOf } from "../../members/membership";
 import { listMembers } from "../roster";
 import type { TeamToolDeps } from "./deps";
 

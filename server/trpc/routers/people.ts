@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../../limits";
 import { AppError } from "../../errors";
 import { asSessionId, asUserId } from "../../ids";
-import { PresenceClientId, PresenceWhereSchema, updatePresence } from "../../people/presence";
+import { PresenceClientId, PresenceWhereSchema, updatePresence } from "../../team/presence";
 import { listPeople, removePerson, setRole, TeamPersonViewSchema } from "../../people/team-people";
 import { acceptInvite, createInvite, INVITE_DEFAULT_HOURS, INVITE_MAX_HOURS, inviteInfo, InviteInfoSchema, InviteRoleSchema, InviteTokenSchema, InviteViewSchema, listInvites, revokeInvite } from "../../people/invites";
 import { TeamRoleSchema } from "../../people/roles";

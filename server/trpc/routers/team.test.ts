@@ -64,7 +64,7 @@ describe("team router", () => {
     const lead = await caller.session.create({ title: "Board" });
     const leadId = asSessionId(lead.id);
     const { createTask } = await import("../../team/task-board");
-    const { leadOf } = await import("../../team/membership");
+    const { leadOf } = await import("../../members/membership");
     const task = await createTask(rt.db, leadOf(leadId), { subject: "Ship it", description: "" });
     const claimed = await caller.team.updateTask({ teamId: lead.id, taskId: task.id, expectedRevision: 1, action: "claim" });
     expect(claimed).toMatchObject({ status: "in_progress", revision: 2, ownerName: "lead" });

@@ -8,7 +8,7 @@ import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../limits";
 import { BudgetViewSchema, setBudget } from "../../team/budget";
 import { BudgetInputSchema, costNanosOf } from "../../team/budget-input";
-import { leadOf } from "../../team/membership";
+import { leadOf } from "../../members/membership";
 import { availableModels } from "../../models/registry";
 import { listMembers, listTeams, MemberViewSchema, TeamSummarySchema } from "../../team/roster";
 import { spawnTeammate, SpawnInputSchema } from "../../team/provisioning";
@@ -16,24 +16,23 @@ import {
   getTask,
   ListTasksInputSchema,
   listTasks,
-  TaskIdSchema,
   TaskPageSchema,
   TaskViewSchema,
   updateTask,
   UpdateTaskRequestSchema,
 } from "../../team/task-board";
-import { leavePresence, PresenceClientId } from "../../people/presence";
+import { leavePresence, PresenceClientId } from "../../team/presence";
 import type { TeamRole } from "../../people/roles";
 import { feedAccess, teamAccess } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
 import { liveFeed, type FeedReader } from "../live-feed";
 import { ListInput, TeamRef } from "../schemas";
+import { TaskIdSchema } from "../../task-ids";
 
 // The team room's API. Every procedure checks the person's role in the team first
 // (trpc/access.ts); a person who acts does so with Lead authority: the tools' rules apply, the
 // board records the person, and task updates carry the revision the person saw (a stale one
 // is a CONFLICT).
-
 
 export { TeamStateSchema, type TeamState, type TeamMessage } from "../../live/team-feed";
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { SessionId } from "../../ids";
 import { LIMITS } from "../../limits";
 import { activityWaiter } from "../../live/activity";
-import { teamMemberRefs, type MemberRef } from "../../team/membership";
+import { teamMemberRefs, type MemberRef } from "../../members/membership";
 import {
   encodeCursor,
   followTimeline,

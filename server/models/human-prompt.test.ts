@@ -1,17 +1,17 @@
 import { describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import { asSessionId } from "../ids";
-import { ScriptedModel } from "../models/scripted";
-import type { LanguageModel, ModelRequest } from "../models/types";
+import { ScriptedModel } from "./scripted";
+import type { LanguageModel, ModelRequest } from "./types";
 import { parseTeamMessage } from "../team/mailbox";
 import { teamPlaybook } from "../team/playbook";
 import { runtimeTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { eventsOf, newTestSession, waitFor, waitForTurns } from "../testing/runtime-harness";
 import { createCaller } from "../trpc/root";
-import { isRuntimeContext } from "./context-registry";
+import { isRuntimeContext } from "./runtime-context";
 import { formatHumanPrompt, parseHumanPrompt } from "./human-prompt";
-import { promptSession } from "./sessions";
+import { promptSession } from "../runtime/sessions";
 
 // Who wrote a prompt, as the model sees it (docs/SPEC.md §13 Attribution): a person's prompt
 // reaches the model with `From <display name>:` as its first line, while the log keeps the text

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { buildMcpServer, type LoopGuard } from "./tools";
-import { CALLER_HEADER, callerTag } from "./toolset";
+import { CALLER_HEADER, callerTag } from "../mcp/toolset";
 
 // /api/mcp: the product as an MCP server over Streamable HTTP, stateless (a server and transport
 // per request, no MCP session to keep), for the person whose personal API token is the request's
