@@ -4,7 +4,7 @@ import pg from "pg";
 import { z } from "zod";
 import type { DatabaseUrls, Db } from "../server/db/client";
 import { dropDatabase, withClient } from "../server/db/admin";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { startPgBouncer } from "../server/testing/pgbouncer";
 
 // What every benchmark shares: its own database (dropped again, also on Ctrl-C), the raw

@@ -45,7 +45,7 @@ import { chromium, type Browser, type Page } from "@playwright/test";
 import { chromiumLaunchOptions } from "../e2e/chromium";
 import { createDb, type Db, directUrlOf } from "../server/db/client";
 import { dropDatabase } from "../server/db/admin";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { asSessionId, type SessionId } from "../server/ids";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";

@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { expect, test } from "@playwright/test";
 import pg from "pg";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { type Haproxy, startHaproxy } from "../server/testing/haproxy";
 import { startPgBouncer } from "../server/testing/pgbouncer";
 import type { TranscriptEvent } from "../components/api-types";

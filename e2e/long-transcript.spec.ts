@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { createDb } from "../server/db/client";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { asSessionId } from "../server/ids";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import type { EventPayload } from "../server/runtime/events";

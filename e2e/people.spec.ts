@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { anonymousContext, createInstanceOwner, fillAccountForm, trpcMutation, trpcQuery, type TestPerson } from "./accounts";
 import { agent, createTeam, transcript, panelTab } from "./helpers";
 import { startServer, stopServer } from "./server";

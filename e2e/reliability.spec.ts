@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { startFakeProviderServer } from "../server/models/testing/fake-provider-server";
 import { anonymousContext, createInstanceOwner, type TestPerson } from "./accounts";
 import { agent, send, transcript } from "./helpers";

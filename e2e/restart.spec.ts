@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import pg from "pg";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { anonymousContext, signUpOverApi } from "./accounts";
 import { agentStatus, createTeam, finalAnswer, send, transcript } from "./helpers";
 import { startServer, stopServer } from "./server";

@@ -1,6 +1,6 @@
 import { type BrowserContext, expect, test, type Page } from "@playwright/test";
 import { axeViolations } from "./axe";
-import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/db/temporary";
+import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from "../server/testing/temporary-db";
 import { anonymousContext, signUpOverApi, trpcMutation, trpcQuery, type TestPerson } from "./accounts";
 import { startTestIdp, type IdpAccount } from "./oidc-provider";
 import { startServer, stopServer } from "./server";

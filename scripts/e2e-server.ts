@@ -10,7 +10,7 @@ import {
   temporaryDatabaseName,
   testServerUrl,
   type TemporaryDatabase,
-} from "../server/db/temporary";
+} from "../server/testing/temporary-db";
 import { parseEnv } from "../server/env";
 import { startAppServer } from "../server/main";
 import { nextBuild } from "./next-build";

@@ -5,7 +5,7 @@ import { startPgBouncer, type PgBouncer } from "../testing/pgbouncer";
 import { createDb, type DatabaseUrls, type Db, directUrlOf } from "./client";
 import { Prisma } from "./generated/client";
 import { BatchedSql, sqlTx } from "./sql";
-import { testServerUrl } from "./temporary";
+import { testServerUrl } from "../testing/temporary-db";
 
 const it = databaseTest();
 /** The database with its direct URL only (prepared statements are a direct connection's). */

@@ -3,7 +3,7 @@
 // read whole tables: a file must never see rows another file's tests wrote.
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { createTemporaryDatabase, type TemporaryDatabase } from "../db/temporary";
+import { createTemporaryDatabase, type TemporaryDatabase } from "./temporary-db";
 import { throughPooler } from "./pgbouncer";
 
 /** `drop()` is idempotent; the run's teardown drops leftovers anyway. */

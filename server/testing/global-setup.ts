@@ -10,7 +10,7 @@ import {
   olderThan,
   temporaryDatabaseName,
   testServerUrl,
-} from "../db/temporary";
+} from "./temporary-db";
 
 export type TestDatabaseContext =
   /** `poolerPort`: the PgBouncer (transaction mode) test databases' `url`s go through. */

@@ -2,9 +2,9 @@
 // test server, dropped once. Their names say who made them and when, so a later run can drop
 // what a killed process left behind.
 import { randomBytes } from "node:crypto";
-import { createDatabase, databaseUrl, dropDatabase, listDatabases, redactUrl, withClient } from "./admin";
-import type { DatabaseUrls } from "./client";
-import { applyMigrations } from "./migrate";
+import { createDatabase, databaseUrl, dropDatabase, listDatabases, redactUrl, withClient } from "../db/admin";
+import type { DatabaseUrls } from "../db/client";
+import { applyMigrations } from "../db/migrate";
 
 /** The server throwaway databases go on: `TEST_DATABASE_URL`, else the local trust-auth default. */
 export function testServerUrl(): string {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { createDatabase, dropDatabase, listDatabases, withClient } from "./admin";
+import { createDatabase, dropDatabase, listDatabases, withClient } from "../db/admin";
 import {
   CreateDatabaseError,
   createTemporaryDatabase,
@@ -9,7 +9,7 @@ import {
   olderThan,
   parseTemporaryDatabaseName,
   temporaryDatabaseName,
-} from "./temporary";
+} from "./temporary-db";
 
 const ctx = inject("testDatabase");
 const adminUrl = ctx.available ? ctx.adminUrl : "";
