@@ -4,7 +4,8 @@ import { Prisma } from "../db/generated/client";
 import { newTurnId, type SessionId } from "../ids";
 import { databaseTest } from "../testing/fixtures";
 import { newTestSession } from "../testing/runtime-harness";
-import { claimCtes, enqueue, listInbox } from "./inbox";
+import { claimCtes, enqueue } from "./inbox";
+import { listInbox } from "../testing/inbox";
 import { appendEvents, appendStatement, leaseLockStatement, readEventsAfter, type Lease } from "./session-log";
 
 // The claim inside an append (claimCtes + appendStatement's `claim`), as the driver's step start

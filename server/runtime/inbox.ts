@@ -27,7 +27,7 @@ export const InboxItemSchema = z.object({
 });
 export type InboxItemView = z.infer<typeof InboxItemSchema>;
 
-const select = { id: true, mode: true, text: true, source: true, editedBy: true, position: true, createdAt: true } as const;
+export const INBOX_ITEM_SELECT = { id: true, mode: true, text: true, source: true, editedBy: true, position: true, createdAt: true } as const;
 /** The same columns in raw SQL, named as InboxItemSchema reads them. */
 export const INBOX_ITEM_COLUMNS = Prisma.sql`id, mode, text, source, edited_by AS "editedBy", position, created_at AS "createdAt"`;
 
@@ -85,11 +85,6 @@ export function steerAdmission(sessionId: SessionId, items: Prisma.Sql): { ctes:
   };
 }
 
-export async function listInbox(db: DbOrTx, sessionId: SessionId): Promise<InboxItemView[]> {
-  const rows = await db.inboxItem.findMany({ where: { sessionId }, orderBy: { position: "asc" }, select });
-  return rows.map((r) => InboxItemSchema.parse(r));
-}
-
 function notFound(itemId: string): AppError {
   return new AppError("QUEUE_ITEM_NOT_FOUND", `Queued prompt ${itemId} is no longer queued`, { itemId });
 }
@@ -101,7 +96,7 @@ export async function editQueued(db: DbOrTx, sessionId: SessionId, itemId: strin
     const { count } = await tx.inboxItem.updateMany({ where: { sessionId, id: itemId, mode: "queue" }, data: { text, editedBy } });
     if (count === 0) throw notFound(itemId);
     await notifyActivity(tx, sessionId, "inbox");
-    return InboxItemSchema.parse(await tx.inboxItem.findUniqueOrThrow({ where: { sessionId_id: { sessionId, id: itemId } }, select }));
+    return InboxItemSchema.parse(await tx.inboxItem.findUniqueOrThrow({ where: { sessionId_id: { sessionId, id: itemId } }, select: INBOX_ITEM_SELECT }));
   });
 }
 
@@ -134,7 +129,7 @@ export async function steerNow(tx: Tx, sessionId: SessionId, itemId: string): Pr
   throw new AppError("STEER_UNAVAILABLE", "Steer now needs a running turn; the prompt stays queued", { itemId });
 }
 
-const ClaimedRow = z.object({
+export const ClaimedRow = z.object({
   id: z.string(),
   mode: z.enum(["queue", "steer"]),
   text: z.string(),
@@ -168,13 +163,4 @@ export function claimCtes(sessionId: SessionId, at: { firstStep: boolean; unless
       SELECT c.id, c.mode, c.text, c.source, c.position FROM claimed c
       WHERE NOT EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = ${sessionId} AND e.message_id = c.id)
     )`;
-}
-
-const ClaimedRows = z.array(ClaimedRow);
-
-/** The claim on its own (claimCtes), giving the claimed items: for callers that append them themselves. */
-export async function claimInbox(tx: SqlRunner, sessionId: SessionId, at: { firstStep: boolean }): Promise<ClaimedItem[]> {
-  return ClaimedRows.parse(
-    await tx.$queryRaw`WITH ${claimCtes(sessionId, at)} SELECT id, mode, text, source, position FROM claimed_items ORDER BY position`,
-  );
 }

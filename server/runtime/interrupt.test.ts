@@ -11,7 +11,7 @@ import { childProcessDatabase, spawnRuntime } from "../testing/runtime-child";
 import { eventsOf, newTestSession, startTestRuntime, turnEnds, waitFor, waitForTurns, type TestRuntime } from "../testing/runtime-harness";
 import { isRuntimeContext } from "../models/runtime-context";
 import type { SessionEvent } from "./events";
-import { listInbox } from "./inbox";
+import { listInbox } from "../testing/inbox";
 import { appendEvents } from "./session-log";
 import { promptSession, requestAbort } from "./sessions";
 import { runTool } from "./tools";

@@ -22,7 +22,8 @@ import {
 } from "../testing/runtime-harness";
 import { builtinTools } from "./builtin-tools";
 import type { PayloadOf, SessionEvent } from "./events";
-import { claimInbox, enqueue, listInbox } from "./inbox";
+import { enqueue } from "./inbox";
+import { claimInbox, listInbox } from "../testing/inbox";
 import { acquireLease, releaseLease, renewLeases } from "./lease";
 import { appendEvents, type Lease } from "./session-log";
 import { Runtime } from "./runtime";

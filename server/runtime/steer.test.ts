@@ -4,7 +4,8 @@ import type { SessionId } from "../ids";
 import { runtimeTest } from "../testing/fixtures";
 import { eventsOf, newTestSession, turnEnds, waitFor, waitForTurns } from "../testing/runtime-harness";
 import type { SessionEvent } from "./events";
-import { enqueue, listInbox } from "./inbox";
+import { enqueue } from "./inbox";
+import { listInbox } from "../testing/inbox";
 import { getSession, promptSession, requestAbort } from "./sessions";
 
 // The Steer adapter and interrupts, against real Postgres with a paced scripted model.

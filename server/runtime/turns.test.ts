@@ -11,7 +11,8 @@ import {
   waitFor,
   waitForTurns,
 } from "../testing/runtime-harness";
-import { enqueue, listInbox } from "./inbox";
+import { enqueue } from "./inbox";
+import { listInbox } from "../testing/inbox";
 import { promptSession } from "./sessions";
 
 // Turns and steps against real Postgres: Queue turns, tool calls, bad tool arguments,

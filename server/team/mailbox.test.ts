@@ -8,7 +8,7 @@ import { isAppError } from "../errors";
 import { ACTIVITY_CHANNEL } from "../db/notify";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
 import type { PayloadOf, SessionEvent } from "../runtime/events";
-import { listInbox } from "../runtime/inbox";
+import { listInbox } from "../testing/inbox";
 import { getSession, promptSession } from "../runtime/sessions";
 import type { TestDatabase } from "../testing/db";
 import { databaseTest } from "../testing/fixtures";

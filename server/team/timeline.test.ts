@@ -4,7 +4,7 @@ import { inTx, type Db } from "../db/client";
 import { asSessionId, newMessageId, newSessionId, newTurnId, type SessionId } from "../ids";
 import type { Person } from "../people/person";
 import type { EventPayload, PayloadOf } from "../runtime/events";
-import { claimInbox } from "../runtime/inbox";
+import { claimInbox } from "../testing/inbox";
 import { appendEvents } from "../runtime/session-log";
 import { toolCallKey } from "../runtime/tools";
 import { databaseTest } from "../testing/fixtures";

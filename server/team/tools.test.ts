@@ -3,7 +3,7 @@ import { asSessionId, asTurnId, newMessageId, type SessionId } from "../ids";
 import { defaultPlaybook } from "../models/scripted";
 import { activityWaiter } from "../live/activity";
 import { notifyActivity } from "../db/notify";
-import { listInbox } from "../runtime/inbox";
+import { listInbox } from "../testing/inbox";
 import { findOrphanedSessions } from "../runtime/lease";
 import { createSession, forkSession, getSession, promptSession } from "../runtime/sessions";
 import { runTool, toolSpec, type ToolOutcome } from "../runtime/tools";

@@ -9,7 +9,7 @@ import { asSessionId, type SessionId } from "../../ids";
 import { defaultPlaybook, ScriptedModel } from "../../models/scripted";
 import type { LanguageModel } from "../../models/types";
 import type { SessionEvent } from "../../runtime/events";
-import { listInbox } from "../../runtime/inbox";
+import { listInbox } from "../../testing/inbox";
 import { runtimeTest } from "../../testing/fixtures";
 import {
   eventsOf,
