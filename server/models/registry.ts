@@ -8,6 +8,9 @@ import { retryPolicyOf, type RetrySettings } from "./retry-policy";
 import { ScriptedModel, type Playbook } from "./scripted";
 import type { LanguageModel } from "./types";
 
+// Which models a session may choose, and how a choice becomes a LanguageModel. Keys stay in
+// the server's environment; the browser only ever sees provider and model names.
+
 /** What the model registry reads of the server's settings (env.ts's Env has these, validated). */
 export interface ModelSettings extends RetrySettings {
   MODELS: readonly CatalogEntry[];
@@ -23,9 +26,6 @@ export interface ModelSettings extends RetrySettings {
   MODEL_FIRST_TOKEN_TIMEOUT_MS: number;
   MODEL_REQUEST_TIMEOUT_MS: number;
 }
-
-// Which models a session may choose, and how a choice becomes a LanguageModel. Keys stay in
-// the server's environment; the browser only ever sees provider and model names.
 
 export type { ModelOption };
 
