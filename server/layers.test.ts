@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-// The floors of server/, lowest first (docs/ARCHITECTURE.md, "The order of the folders"): a
+// The floors of server/, lowest first (docs/ARCHITECTURE.md, "Floors"): a
 // module imports its own floor and the floors below, never one above, type imports included.
 // The domain announces changes through db/notify.ts; live/ listens, trpc/ serves, the MCP server
 // and http/ face the outside, and main.ts wires it all. Tests and test helpers may cross floors.
@@ -47,15 +47,15 @@ function floorOf(file: string): string {
   return name === "env.ts" ? name : WIRING.includes(name) ? "wiring" : "base";
 }
 
-/** Every relative import (value, type, re-export, dynamic) as "from.ts → floor of the target". */
-function imports(): { from: string; fromFloor: string; toFloor: string; edge: string }[] {
+/** Every relative import (value, type, re-export, dynamic): "from → to" and the floors of both. */
+function imports(): { fromFloor: string; toFloor: string; edge: string }[] {
   return productModules(SERVER).flatMap((file) =>
     ts.preProcessFile(readFileSync(file, "utf8"), true, true).importedFiles
       .filter(({ fileName }) => fileName.startsWith("."))
       .map(({ fileName }) => {
         const target = path.resolve(path.dirname(file), fileName);
         const [fromFloor, toFloor] = [floorOf(file), floorOf(target)];
-        return { from: path.relative(SERVER, file), fromFloor, toFloor, edge: `${path.relative(SERVER, file)} → ${path.relative(SERVER, target)}` };
+        return { fromFloor, toFloor, edge: `${path.relative(SERVER, file)} → ${path.relative(SERVER, target)}` };
       }),
   );
 }
