@@ -48,6 +48,25 @@ export default defineConfig([
     },
   },
   {
+    // shared/ is what the browser and the server both load: it imports only zod and itself, so
+    // nothing server-only (node:, the database, env, logging) can reach the bundle through it.
+    name: "project/shared",
+    files: ["shared/**"],
+    ignores: ["shared/**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ regex: "^(?!zod$|\\./)", message: "shared/ imports only zod and shared/ (it is loaded by the browser)." }] }],
+    },
+  },
+  {
+    // The browser takes only types from server/; values it shares with the server are in shared/.
+    name: "project/browser",
+    files: ["app/**", "components/**"],
+    ignores: ["**/*.test.ts", "components/testing/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": ["error", { patterns: [{ group: ["~/server/*", "**/server/*"], allowTypeImports: true, message: "The browser imports only types from server/; move what it shares to shared/." }] }],
+    },
+  },
+  {
     // Tests, scripts and configs are plain Node code: anonymous default exports (vitest's
     // globalSetup, config files) are the norm there.
     name: "project/node-files",

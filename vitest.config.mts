@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "~": fileURLToPath(new URL(".", import.meta.url)) } },
   test: {
-    include: ["server/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts"],
+    include: ["server/**/*.test.ts", "shared/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts"],
     globalSetup: ["server/testing/global-setup.ts"],
     pool: "forks",
     // Two test files at once: they wait on Postgres and child processes far more than they

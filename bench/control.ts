@@ -32,7 +32,7 @@ import { setToolMode } from "../server/team/tool-policy";
 import { addWebhook } from "../server/team/webhooks";
 import { createTestPerson } from "../server/testing/people";
 import { newTestSession, startTestRuntime } from "../server/testing/runtime-harness";
-import { spendTokens } from "../server/models/catalog";
+import { spendTokens } from "../shared/model-text";
 import { ScriptedModel } from "../server/models/scripted";
 import { setBudget, teamBudget } from "../server/team/budget";
 import { createTeam } from "../server/team/person-actions";

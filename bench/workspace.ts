@@ -45,7 +45,7 @@ import { chromiumLaunchOptions } from "../e2e/chromium";
 import { createDb, type DatabaseUrls, type Db, directUrlOf } from "../server/db/client";
 import { parseEnv } from "../server/env";
 import { asSessionId, newSessionId, type SessionId } from "../server/ids";
-import { workspaceLimits } from "../server/limits";
+import { workspaceLimits } from "../shared/limits";
 import { ActivityHub } from "../server/live/activity";
 import { SCRIPTED_CHOICE } from "../server/models/choice";
 import { createSession } from "../server/runtime/sessions";

@@ -8,7 +8,7 @@ import { authClient, authErrorText } from "./auth-client";
 import { CopyButton } from "./copy-button";
 import { useTRPC } from "./trpc";
 import { leaveToSignIn, useAccountStatus } from "./use-account";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 import { PasswordField } from "./form-fields";
 import { InstanceToolDefaults } from "./tool-policy";
 import { SettingCheckbox } from "./ui/setting-checkbox";

@@ -1,4 +1,4 @@
-import { formatCost } from "~/server/models/model-text";
+import { formatCost } from "~/shared/model-text";
 import type { MemberView, PersonAction, TeamPerson } from "./api-types";
 
 // "Recent activity": the team's recorded human actions (server/people/actions.ts) as short

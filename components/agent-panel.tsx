@@ -14,7 +14,7 @@ import { Transcript } from "./transcript";
 import { useTRPC } from "./trpc";
 import { useSessionLive } from "./use-session-live";
 import { ViewerHint } from "./viewer-hint";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 import type { StopRecord } from "./transcript-model";
 
 /**

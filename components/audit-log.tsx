@@ -5,7 +5,7 @@ import { useState } from "react";
 import { useTRPC } from "./trpc";
 import { InlineError } from "./ui/skeleton";
 import type { AuditEntry } from "./api-types";
-import { AUDIT_KINDS, type AuditKind } from "~/server/people/audit-kinds";
+import { AUDIT_KINDS, type AuditKind } from "~/shared/audit-kinds";
 
 // The audit log (SPEC.md §19) for the instance owner (everything) and team owners (their
 // teams): filter by kind, person, team and time, page back, export what the filter shows as CSV.

@@ -1,8 +1,8 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { LIMITS } from "~/server/limits";
-import { SSO_PROVIDER_ID } from "~/server/people/sso";
+import { LIMITS } from "~/shared/limits";
+import { SSO_PROVIDER_ID } from "~/shared/sso";
 import { authClient, authErrorText, type AuthFailure } from "./auth-client";
 import { EmailField, PasswordField } from "./form-fields";
 

@@ -2,8 +2,8 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { formatCost, spendTokens } from "~/server/models/model-text";
-import { BudgetInputSchema, type BudgetInput } from "~/server/team/budget-input";
+import { formatCost, spendTokens } from "~/shared/model-text";
+import { BudgetInputSchema, type BudgetInput } from "~/shared/budget-input";
 import type { MemberView, TeamState } from "./api-types";
 import { modelKey, useModels } from "./models";
 import { useTRPC } from "./trpc";

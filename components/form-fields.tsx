@@ -1,4 +1,4 @@
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 // Labelled inputs the account forms share (sign-up, sign-in, password change).
 

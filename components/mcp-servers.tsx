@@ -6,7 +6,7 @@ import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
 import { InlineError } from "./ui/skeleton";
 import { useRefetchOn } from "./use-refetch-on";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 // A team's MCP servers (SPEC.md §18): each with its health (connected and its tools, or failing
 // with the error and when it was tried), for everyone; owners add one (name, URL, token),

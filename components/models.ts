@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { ModelChoice, ModelOption, Spend } from "./api-types";
 import { useTRPC } from "./trpc";
-import { formatCost, modelKey, priceText, spendTokens, unlistedModelText } from "~/server/models/model-text";
+import { formatCost, modelKey, priceText, spendTokens, unlistedModelText } from "~/shared/model-text";
 
 // The models the server offers (labels and prices) and how models and spend read in the UI.
 

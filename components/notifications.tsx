@@ -11,7 +11,7 @@ import { RelativeTime } from "./ui/relative-time";
 import { SettingCheckbox } from "./ui/setting-checkbox";
 import { InlineError, Skeleton } from "./ui/skeleton";
 import { WaitingRequestItem } from "./waiting-requests";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 // A person's notifications across their teams (SPEC.md §17): the unread count in the top bar,
 // live; the /notifications page to read them, mark them read, decide or answer what waits, and

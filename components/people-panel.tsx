@@ -5,7 +5,7 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import type { ApiError, InviteRole, TeamPerson, TeamRole } from "./api-types";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 import { appCodeOf } from "./app-error";
 import { CopyButton } from "./copy-button";
 import { ConfirmButton } from "./ui/confirm-button";

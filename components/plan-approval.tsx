@@ -5,7 +5,7 @@ import { useState } from "react";
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
 import { useRefetchOn } from "./use-refetch-on";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 // The Lead's plans waiting for a person (plan approval, SPEC.md §17): its tasks, with Approve
 // (they may start) and Revise (the note goes to the Lead). Shown beside "Waiting for people" to

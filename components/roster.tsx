@@ -9,7 +9,7 @@ import { SPLIT_MAX } from "./room-url";
 import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 type TeammateContext = NonNullable<RouterInputs["team"]["addTeammate"]["context"]>;
 

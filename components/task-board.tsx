@@ -7,7 +7,7 @@ import { appCodeOf } from "./app-error";
 import { taskAnchor } from "./room-keys";
 import { useReportEditing } from "./use-presence";
 import { useTRPC } from "./trpc";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 /** Fields an action may carry, and the revision the person saw when it is not the task's current one. */
 type ActExtra = Pick<TaskUpdate, "owner" | "subject"> & { seenRevision?: number };

@@ -11,7 +11,7 @@ import { agentStatus } from "./agent-status";
 import { RelativeTime } from "./ui/relative-time";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 export function TeamHome() {
   const trpc = useTRPC();

@@ -3,7 +3,7 @@
 import { useRefetchOn } from "./use-refetch-on";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 import { useTRPC } from "./trpc";
 import { SettingCheckbox } from "./ui/setting-checkbox";
 

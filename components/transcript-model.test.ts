@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { TranscriptEvent, TranscriptPayload } from "./api-types";
 import { listToArray } from "./chunk-list";
 import { EMPTY_FOLD, extendFold, focusItemKey, foldTranscript, stoppedBy, waitText, type TranscriptFold, type TranscriptItem } from "./transcript-model";
-import { history, referenceFold } from "./transcript-testing";
+import { history, referenceFold } from "./testing/transcript";
 
 const at = new Date(0);
 const log = (...payloads: TranscriptPayload[]): TranscriptEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));

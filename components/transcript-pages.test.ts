@@ -4,7 +4,7 @@ import type { TranscriptEvent } from "./api-types";
 import { listToArray } from "./chunk-list";
 import { EMPTY_FOLD, extendFold, foldTranscript } from "./transcript-model";
 import { fromNewestPage, withEarlierPage, withLive, type LoadedTranscript, type TranscriptPage } from "./transcript-pages";
-import { history } from "./transcript-testing";
+import { history } from "./testing/transcript";
 
 /** What `session.transcript` returns: the newest `limit` events before `beforeSeq`. */
 function page(log: readonly TranscriptEvent[], beforeSeq: number, limit: number): TranscriptPage {

@@ -3,7 +3,7 @@
 import { summaryLine } from "./summary-line";
 import { Skeleton } from "./ui/skeleton";
 import { Link } from "./ui/link";
-import { parseTeamMessage } from "~/server/team/message-format";
+import { parseTeamMessage } from "~/shared/message-format";
 import { MessageMenu } from "./ui/message-menu";
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type Ref } from "react";
 import { listItems, listSlice } from "./chunk-list";

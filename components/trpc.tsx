@@ -5,7 +5,7 @@ import { createTRPCClient, httpBatchLink, httpSubscriptionLink, retryLink, split
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import superjson from "superjson";
-import { MAX_BATCH_SIZE } from "~/server/trpc/batch";
+import { MAX_BATCH_SIZE } from "~/shared/batch";
 import type { AppRouter } from "./api-types";
 import { feedRetries, retryDelayMs } from "./app-error";
 import { TooltipProvider } from "./ui/tooltip";

@@ -3,7 +3,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from "react";
 import type { PresenceEditing, PresenceWhere } from "~/server/team/presence";
-import { PRESENCE_HEARTBEAT_MS } from "~/server/people/presence-timing";
+import { PRESENCE_HEARTBEAT_MS } from "~/shared/presence-timing";
 import { useTRPC } from "./trpc";
 
 // This tab's presence in a team room (docs/SPEC.md §13 Presence): which agent the person is

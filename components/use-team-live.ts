@@ -2,7 +2,7 @@
 
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
-import { applyTeamMessage } from "~/server/live/team-delta";
+import { applyTeamMessage } from "~/shared/team-delta";
 import type { TeamState } from "./api-types";
 import { useTRPC } from "./trpc";
 

@@ -8,7 +8,7 @@ import { NOTIFICATION_KINDS } from "./notifications";
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
 import { InlineError } from "./ui/skeleton";
-import { LIMITS } from "~/server/limits";
+import { LIMITS } from "~/shared/limits";
 
 // A team's webhooks (SPEC.md §17), for its owners: add an endpoint for some of the team's events
 // (its signing secret is shown once, to copy), see each delivery's status, remove it.

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CatalogEnvSchema } from "./models/catalog";
 import { defaultModelOf } from "./models/known-models";
 import { DEFAULT_RETRY_POLICY } from "./models/retry-policy";
-import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "./limits";
+import { DEFAULT_TEAM_LIMITS, DEFAULT_WORKSPACE_LIMITS, type TeamLimits, type WorkspaceLimits, WORKSPACE_FILE_BYTES_CEILING } from "../shared/limits";
 
 // Validated once at start-up; every tunable of the runtime is here with its default.
 const intMs = (def: number) => z.coerce.number().int().nonnegative().default(def);
@@ -89,12 +89,12 @@ const EnvSchema = z.object({
   MAX_STEPS_PER_TURN: z.coerce.number().int().positive().default(256),
   /** Streamed text reaches the log (and other processes' viewers) at most this often per agent. */
   STREAM_FLUSH_MS: z.coerce.number().int().min(10).max(5_000).default(400),
-  /** Agent Teams limits (limits.ts; docs/SPEC.md §4, §7, §8). */
+  /** Agent Teams limits (shared/limits.ts; docs/SPEC.md §4, §7, §8). */
   TEAM_MAX_MEMBERS: z.coerce.number().int().min(1).max(64).default(DEFAULT_TEAM_LIMITS.maxMembers),
   TEAM_MAX_TASKS: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxTasks),
   TEAM_MESSAGE_MAX_BYTES: z.coerce.number().int().min(1).max(1_048_576).default(DEFAULT_TEAM_LIMITS.maxMessageBytes),
   TEAM_MAILBOX_MAX_PENDING: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_TEAM_LIMITS.maxPending),
-  /** Workspace limits (limits.ts; docs/SPEC.md §14). */
+  /** Workspace limits (shared/limits.ts; docs/SPEC.md §14). */
   WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).max(WORKSPACE_FILE_BYTES_CEILING).default(DEFAULT_WORKSPACE_LIMITS.maxFileBytes),
   WORKSPACE_MAX_FILES: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_WORKSPACE_LIMITS.maxFiles),
   WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).max(16 * 1024 * 1_048_576).default(DEFAULT_WORKSPACE_LIMITS.maxBytes),

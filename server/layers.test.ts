@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 // and http/ face the outside, and main.ts wires it all. Tests and test helpers may cross floors.
 
 const FLOORS = [
+  "shared", // ../shared: what the browser loads too (its lint rule keeps it free of server code)
   "base", // the top-level modules: errors, ids, limits, log, task ids…
   "db",
   "models",
@@ -39,9 +40,13 @@ function productModules(dir: string): string[] {
   });
 }
 
-/** The floor a module is on: its server/ folder, or for a top-level module base, env.ts or wiring. */
+/**
+ * The floor a module is on: its server/ folder, or for a top-level module base, env.ts or
+ * wiring; shared/ for ../shared, and "outside" for anything else beyond server/.
+ */
 function floorOf(file: string): string {
   const parts = path.relative(SERVER, file).split(path.sep);
+  if (parts[0] === "..") return parts[1] === "shared" ? "shared" : "outside";
   if (parts.length > 1) return parts[0]!;
   const name = parts[0]!.replace(/\.tsx?$/, ".ts");
   return name === "env.ts" ? name : WIRING.includes(name) ? "wiring" : "base";
@@ -75,6 +80,10 @@ describe("server/'s floors", () => {
       .filter((e) => e.isDirectory() && e.name !== "testing")
       .map((e) => e.name);
     expect(folders.filter((f) => rank(f) < 0)).toEqual([]);
+  });
+
+  it("imports nothing beyond server/ but shared/", () => {
+    expect(all.filter((i) => i.toFloor === "outside").map((i) => i.edge)).toEqual([]);
   });
 
   it("never imports a floor above its own", () => {

@@ -10,7 +10,7 @@ import { isDownload, serveDownload } from "./http/downloads";
 import { answerFailure, RETRY_AFTER_SECONDS } from "./http/failure";
 import { heldRequests } from "./http/held-requests";
 import { bodyRefusal, checkRequest, clientAddress, contentSecurityPolicy, newNonce, refuse, setSecurityHeaders, webPolicy } from "./http/security";
-import { LIMITS } from "./limits";
+import { LIMITS } from "../shared/limits";
 import { ActivityHub } from "./live/activity";
 import { CLIENT_IP_HEADER, createAuth } from "./people/auth";
 import { authSecretOf } from "./people/instance";
@@ -27,7 +27,7 @@ import { createHealth } from "./http/health";
 import { createMetrics, routeOf } from "./http/metrics";
 import { createTracing } from "./http/tracing";
 import { createLogger, type Logger } from "./log";
-import { MAX_BATCH_SIZE } from "./trpc/batch";
+import { MAX_BATCH_SIZE } from "../shared/batch";
 import { isUnavailable } from "./trpc/init";
 import { appRouter } from "./trpc/root";
 

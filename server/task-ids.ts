@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { INT4_MAX } from "./input-guard";
+import { INT4_MAX } from "../shared/input-guard";
 
 // Task ids: `task-<n>`, n ≥ 1 in canonical form (no leading zeros) and within int4.
 

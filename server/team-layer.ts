@@ -6,7 +6,7 @@ import { ContextRegistry, dateContextProvider } from "./runtime/context-registry
 import type { RuntimeOptions } from "./runtime/runtime";
 import { teamIdentityProvider } from "./team/identity";
 import { TEAM_SYSTEM_PROMPT } from "./team/policy";
-import { teamLimits, workspaceLimits, type TeamLimits, type WorkspaceLimits } from "./limits";
+import { teamLimits, workspaceLimits, type TeamLimits, type WorkspaceLimits } from "../shared/limits";
 import { createWorkspaceTools } from "./workspace/tools";
 import { reserveStep } from "./team/budget";
 import { consumedStatement, recoverMailbox } from "./team/mailbox";

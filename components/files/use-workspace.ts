@@ -5,7 +5,7 @@ import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
 import type { FileEntry } from "../api-types";
 import { useTRPC, useTRPCClient } from "../trpc";
-import { applyFilesMessage } from "~/server/workspace/schema";
+import { applyFilesMessage } from "~/shared/files-delta";
 
 // The Files view's reads. The listing is live (the workspace feed); a file's latest version and
 // its history are keyed by `live`, the file's head version in that listing, so a change to

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId } from "../ids";
-import { findUnstorableText } from "../input-guard";
+import { findUnstorableText } from "../../shared/input-guard";
 import type { Person } from "../people/person";
 import { answerFailure } from "./failure";
 import { teamAccess } from "../trpc/access";

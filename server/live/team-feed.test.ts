@@ -4,7 +4,7 @@ import { newTestSession, waitFor } from "../testing/runtime-harness";
 import { createTask } from "../team/task-board";
 import { leadOf } from "../members/membership";
 import { ActivityHub } from "./activity";
-import { applyListDelta, applyTeamMessage } from "./team-delta";
+import { applyListDelta, applyTeamMessage } from "../../shared/team-delta";
 import { TeamFeeds, type FeedCursor } from "./team-feed";
 import { TrackedRows } from "./tracked-values";
 

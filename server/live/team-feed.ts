@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Db, DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { asSessionId, type SessionId } from "../ids";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import { SpendSchema, type Spend } from "../models/catalog";
 import { recentActions, PersonActionViewSchema, type PersonActionView } from "../people/actions";
 import { listPresence, PresenceViewSchema, type PresenceView } from "../team/presence";
@@ -18,7 +18,7 @@ import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from 
 import type { ActivityKind } from "../db/notify";
 import type { Activity, ActivityHub } from "./activity";
 import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./shared-readers";
-import type { TeamFeedMessage, TeamPatch } from "./team-delta";
+import type { TeamFeedMessage, TeamPatch } from "../../shared/team-delta";
 import { TrackedRows, Value } from "./tracked-values";
 
 // The shared reader behind every live feed of one team in this process. Each change re-reads
@@ -26,7 +26,7 @@ import { TrackedRows, Value } from "./tracked-values";
 // status: the roster; a board change: the board; a person's action: the recent actions), once
 // for all of the team's feeds;
 // each section keeps the tail's seq of its last change, so a feed sends only what changed
-// since what it sent (team-delta.ts), and a reconnect that names an id of this tail resumes
+// since what it sent (shared/team-delta.ts), and a reconnect that names an id of this tail resumes
 // with just the changes since. Notifications stay hints: presence and the roster (a crashed
 // process's leases lapse without one) are re-read every 10 s, everything every
 // TEAM_FEED_REREAD_MS, and a LISTEN reconnect re-reads it all.

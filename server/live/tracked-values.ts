@@ -1,4 +1,4 @@
-import type { ListDelta } from "./team-delta";
+import type { ListDelta } from "../../shared/team-delta";
 
 // A team tail's sections: each remembers the tail seq of its last change, so a feed that sent
 // up to seq n gets only what changed after it (team-feed.ts).

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 
 // An MCP tool result as the model reads it: one text. Text blocks as they are; an embedded text
 // resource with its URI; a resource link as its URI and name; images, audio and binary

@@ -5,7 +5,7 @@ import { CONNECT_TIMEOUT_MS, endClient, errorText, listAllTools } from "./connec
 import { inTx, type Db, type DbOrTx } from "../db/client";
 import { AppError } from "../errors";
 import { newMcpServerId, type SessionId } from "../ids";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import { notifyActivity } from "../db/notify";
 import { recordAction, type HumanActor } from "../people/actions";
 import { privateWebhooksAllowed } from "../people/instance";

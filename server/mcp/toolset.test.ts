@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { SessionId } from "../ids";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import type { Person } from "../people/person";
 import { setPrivateWebhooksAllowed } from "../people/instance";
 import type { SessionEvent } from "../runtime/events";

@@ -8,7 +8,7 @@ import { inTx, type Db } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import { privateWebhooksAllowed } from "../people/instance";
 import type { ToolMode } from "../runtime/approvals";
 import { defineTool, type ToolCallScope, type ToolDefinition } from "../runtime/tools";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 
 // Teammate names: lowercase kebab-case, 1–64 characters, never `lead` (the Lead's address)
 // nor `unowned` (a task-board filter word).

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseEnv } from "../env";
-import { costNanos, formatCost, modelKey, priceText, sumSpend } from "./catalog";
+import { costNanos, sumSpend } from "./catalog";
+import { formatCost, modelKey, priceText } from "../../shared/model-text";
 import { availableModels, priceOf } from "./registry";
 
 // The price table and how costs read (pure).

@@ -5,9 +5,7 @@ import { ModelChoiceSchema, type ModelChoice } from "./choice";
 // tokens become its cost. The list comes from the environment (`MODELS`, JSON); the keyless
 // model is always offered. Prices are USD per million tokens, costs integers in nano-USD so
 // sums are exact. No SDK imports: the env schema uses this. How models, prices and costs read
-// is in model-text.ts (no imports, so the browser loads no zod).
-
-export { formatCost, modelKey, priceText, spendTokens } from "./model-text";
+// is in shared/model-text.ts (no imports, so the browser loads no zod).
 
 export const PriceSchema = z
   .object({

@@ -3,7 +3,7 @@ import { parseEnv } from "../env";
 import { asSessionId } from "../ids";
 import { ScriptedModel } from "./scripted";
 import type { LanguageModel, ModelRequest } from "./types";
-import { parseTeamMessage } from "../team/mailbox";
+import { parseTeamMessage } from "../../shared/message-format";
 import { teamPlaybook } from "../team/playbook";
 import { runtimeTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";

@@ -1,6 +1,7 @@
 import { AppError } from "../errors";
 import { createAnthropicModel, createOpenAICompatibleModel } from "./ai-sdk";
-import { FREE, modelKey, sameModel, type CatalogEntry, type ModelOption, type Price } from "./catalog";
+import { FREE, sameModel, type CatalogEntry, type ModelOption, type Price } from "./catalog";
+import { modelKey } from "../../shared/model-text";
 import { maxOutputTokensOf } from "./known-models";
 import { SCRIPTED_CHOICE, type ModelChoice } from "./choice";
 import { ConcurrencyLimiter, resilientModel } from "./resilience";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { recordAudit } from "./audit";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import { newApiTokenId, type UserId } from "../ids";
 import type { UserRow } from "./person";
 import { newSecret, secretHash } from "./tokens";

@@ -3,13 +3,13 @@ import type { DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { PersonActionKind } from "./actions";
-import { AUDIT_KINDS, AUDITED_TEAM_ACTION_KINDS, type AuditKind } from "./audit-kinds";
+import { AUDIT_KINDS, AUDITED_TEAM_ACTION_KINDS, type AuditKind } from "../../shared/audit-kinds";
 
 // The audit log: who did what security-relevant thing, append-only (a trigger refuses any
 // change). Written in the transaction of what it records (team actions through recordAction,
 // API tokens with the token's row), or right after a sign-in. The instance owner reads all of
 // it; a team's owners read their teams' entries. Filterable by kind, person, team and time, and
-// exported as CSV. The kinds: people/audit-kinds.ts.
+// exported as CSV. The kinds: shared/audit-kinds.ts.
 
 export { AUDIT_KINDS };
 const AUDITED: ReadonlySet<string> = new Set(AUDITED_TEAM_ACTION_KINDS satisfies readonly PersonActionKind[]);

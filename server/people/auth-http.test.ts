@@ -3,7 +3,7 @@ import http from "node:http";
 import { describe, expect } from "vitest";
 import { createDb, type DatabaseUrls, type Db } from "../db/client";
 import { parseEnv } from "../env";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import { startAppServer, type AppServer } from "../main";
 import { createTestDatabase } from "../testing/db";
 import { databaseTest } from "../testing/fixtures";

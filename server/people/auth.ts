@@ -3,14 +3,15 @@ import { betterAuth } from "better-auth";
 import { APIError, createAuthMiddleware, getOAuthState, isAPIError } from "better-auth/api";
 import { genericOAuth } from "better-auth/plugins";
 import type { Db } from "../db/client";
-import { findUnstorableText } from "../input-guard";
-import { LIMITS } from "../limits";
+import { findUnstorableText } from "../../shared/input-guard";
+import { LIMITS } from "../../shared/limits";
 import { asUserId } from "../ids";
 import { revokeAllApiTokens } from "./api-tokens";
 import { instanceStatus } from "./instance";
 import { recordAudit } from "./audit";
 import { claimSignInAttempt, signInSucceeded } from "./sign-in-throttle";
-import { SSO_PROVIDER_ID, type SsoConfig } from "./sso";
+import { SSO_PROVIDER_ID } from "../../shared/sso";
+import type { SsoConfig } from "./sso";
 import { adoptOrphanTeams } from "./team-people";
 import { claimInviteForSignUp, InviteTokenSchema, joinByClaimedInvite } from "./invites";
 
@@ -38,7 +39,7 @@ function displayName(name: unknown): string {
   const trimmed = typeof name === "string" ? name.trim() : "";
   // One line: the name heads the person's prompts for the model ("From <name>:"). Control
   // characters and the Unicode line and paragraph separators would each start another.
-  // Characters are code points (limits.ts counts labels in characters, not UTF-16 units).
+  // Characters are code points (shared/limits.ts counts labels in characters, not UTF-16 units).
   const chars = [...trimmed].length;
   if (chars === 0 || chars > LIMITS.displayNameChars || /[\p{Cc}\p{Zl}\p{Zp}]/u.test(trimmed)) {
     throw new APIError("BAD_REQUEST", {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
 import { AppError } from "../errors";
 import { asSessionId, newInviteId, type SessionId } from "../ids";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import { lockTeam } from "../members/membership";
 import { recordAction } from "./actions";
 import { TeamRoleSchema } from "./roles";

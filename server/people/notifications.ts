@@ -3,7 +3,7 @@ import type { Db, DbOrTx } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
 import { newNotificationStem, type UserId } from "../ids";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 import { credentialsKey, notifyActivity, notifyColumnSql } from "../db/notify";
 import { TeamEventKindSchema, type TeamEventKind } from "../runtime/team-events";
 

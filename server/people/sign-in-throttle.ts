@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Db } from "../db/client";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 
 // Sign-in attempts per account, beside the library's limit per client address: an attack
 // spread over many addresses on one account is slowed too. After a few free attempts each

@@ -4,9 +4,6 @@ import type { Env } from "../env";
 // Auth's generic OAuth plugin runs the flow (discovery, PKCE, state, ID token checked against
 // the provider's keys); this module says what is configured.
 
-/** The provider id in Better Auth's routes (the redirect URI is /api/auth/callback/oidc). */
-export const SSO_PROVIDER_ID = "oidc";
-
 export interface SsoConfig {
   issuer: string;
   clientId: string;

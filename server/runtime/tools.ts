@@ -3,7 +3,7 @@ import { inTx, type Db, type Tx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { isAppError, toolErrorOutput, type AppErrorCode } from "../errors";
 import type { SessionId, TurnId } from "../ids";
-import { findUnstorableText } from "../input-guard";
+import { findUnstorableText } from "../../shared/input-guard";
 import type { ToolSpec } from "../models/types";
 import type { ToolMode } from "./approvals";
 import type { SessionEvent } from "./events";

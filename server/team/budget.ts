@@ -4,7 +4,8 @@ import type { SqlRunner } from "../db/sql";
 import { Prisma } from "../db/generated/client";
 import type { SessionId } from "../ids";
 import { notifyActivity, notifySql } from "../db/notify";
-import { NO_SPEND, SpendSchema, spendTokens, type Spend } from "../models/catalog";
+import { NO_SPEND, SpendSchema, type Spend } from "../models/catalog";
+import { spendTokens } from "../../shared/model-text";
 import { tokensOfChars } from "../models/estimate";
 import { recordAction, type HumanActor } from "../people/actions";
 import { leaseLost } from "../runtime/session-log";
@@ -13,7 +14,7 @@ import { fitOutput, MIN_STEP_OUTPUT_TOKENS, reservationOf, StepWaitAborted, type
 import type { Lease } from "../runtime/session-log";
 import { abortableWait } from "../abortable";
 import { recordTeamEvent } from "../runtime/team-events";
-import { BudgetLimitSchema, type BudgetLimit } from "./budget-input";
+import { BudgetLimitSchema, type BudgetLimit } from "../../shared/budget-input";
 import { lockTeam } from "../members/membership";
 
 // Team budgets (SPEC.md §15, §17): a limit in tokens and/or cost, binding. Before each step a

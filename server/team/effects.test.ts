@@ -7,7 +7,7 @@ import { childProcessDatabase, spawnRuntime, waitForLine } from "../testing/runt
 import { eventsOf, newTestSession, waitFor } from "../testing/runtime-harness";
 import { createTask } from "./task-board";
 import { leadOf } from "../members/membership";
-import { workspaceLimits } from "../limits";
+import { workspaceLimits } from "../../shared/limits";
 import { readFile, writeFile } from "../workspace";
 
 // Every Team and Workspace tool with a durable effect, with a real runtime process SIGKILLed in the window

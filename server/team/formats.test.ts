@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatIdentity, parseIdentity } from "./identity";
-import { parseTeamMessage, teamMessageText } from "./mailbox";
+import { parseTeamMessage, teamMessageText } from "../../shared/message-format";
 
 // The texts the keyless playbook reads back are written by other modules: each writer
 // exports its parser, and these round trips keep the two from drifting apart.

@@ -21,18 +21,8 @@ import {
   waitForTurns,
   type TestRuntime,
 } from "../testing/runtime-harness";
-import {
-  deliverPending,
-  listMessages,
-  recentMessages,
-  consumedStatement,
-  queueMessage,
-  recoverMailbox,
-  sendMessage,
-  teamMessageText,
-  type SendOptions,
-  type SendResult,
-} from "./mailbox";
+import { deliverPending, listMessages, recentMessages, consumedStatement, queueMessage, recoverMailbox, sendMessage, type SendOptions, type SendResult } from "./mailbox";
+import { teamMessageText } from "../../shared/message-format";
 import type { MemberRef } from "../members/membership";
 
 // The team mailbox against real Postgres: Steer delivery to running, idle and inactive

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { TEAM_MESSAGE_FORMAT } from "./message-format";
+import { TEAM_MESSAGE_FORMAT } from "../../shared/message-format";
 import { Prisma, type TeamMessage as TeamMessageRow } from "../db/generated/client";
 import type { Db, DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { asMessageId, asSessionId, newMessageId, type MessageId, type SessionId } from "../ids";
-import { utf8Bytes } from "../input-guard";
-import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../limits";
+import { utf8Bytes } from "../../shared/input-guard";
+import { DEFAULT_TEAM_LIMITS, LIMITS, type TeamLimits } from "../../shared/limits";
 import { notifyColumnSql, notifySql } from "../db/notify";
 import { steerAdmission } from "../runtime/inbox";
 import type { MemberRef } from "../members/membership";
@@ -98,8 +98,7 @@ export const TeamMessageViewSchema = z.object({
 });
 export type TeamMessageView = z.infer<typeof TeamMessageViewSchema>;
 
-// The text a target reads (its format, writer and parser): message-format.ts.
-export { parseTeamMessage, teamMessageText } from "./message-format";
+// The text a target reads (its format, writer and parser): shared/message-format.ts.
 
 // ------------------------------------------------------------------ locking
 

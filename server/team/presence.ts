@@ -2,16 +2,13 @@ import { z } from "zod";
 import type { DbOrTx } from "../db/client";
 import type { SessionId, UserId } from "../ids";
 import { notifyActivity } from "../db/notify";
-
 import { WorkspaceInput } from "../workspace/schema";
-import { PRESENCE_TTL_MS } from "../people/presence-timing";
+import { PRESENCE_TTL_MS } from "../../shared/presence-timing";
 import { TaskIdSchema } from "../task-ids";
 
 // Who is in a team room (docs/SPEC.md §13 Presence). Each open tab has a row, refreshed by
 // its heartbeat and removed when its team feed closes; a tab that vanished without closing
 // (crash, lost network) drops out once its row is older than PRESENCE_TTL_MS.
-
-export { PRESENCE_HEARTBEAT_MS, PRESENCE_TTL_MS } from "../people/presence-timing";
 
 /** A browser tab's own random id. */
 export const PresenceClientId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "A client id is 8–64 letters, digits, - or _");

@@ -10,7 +10,7 @@ import { toolCallKey } from "../runtime/tools";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { newTestSession } from "../testing/runtime-harness";
-import { DEFAULT_WORKSPACE_LIMITS } from "../limits";
+import { DEFAULT_WORKSPACE_LIMITS } from "../../shared/limits";
 import { writeFile } from "../workspace";
 import { consumedStatement, deliverPending, queueMessage } from "./mailbox";
 import { leadOf, type Membership } from "../members/membership";

@@ -4,7 +4,7 @@ import { asSessionId, type SessionId } from "../ids";
 import { BUDGET_RESUME_NOTICE } from "../runtime/config";
 import type { SessionEvent } from "../runtime/events";
 import { findOrphanedSessions } from "../runtime/lease";
-import { spendTokens } from "../models/catalog";
+import { spendTokens } from "../../shared/model-text";
 import { setBudget, teamBudget } from "../team/budget";
 import { listTasks } from "../team/task-board";
 import { eventsOf, waitFor } from "./runtime-harness";

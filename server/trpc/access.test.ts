@@ -17,7 +17,7 @@ import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
 import { inertRuntime, newTestSession } from "../testing/runtime-harness";
-import { workspaceLimits } from "../limits";
+import { workspaceLimits } from "../../shared/limits";
 import { writeFile } from "../workspace";
 import type { TrpcContext } from "./init";
 import { appRouter, createCaller } from "./root";

@@ -8,13 +8,13 @@ import { createTask } from "../team/task-board";
 import { encodeCursor } from "../team/timeline";
 import { leadOf } from "../members/membership";
 import { asUserId } from "../ids";
-import { workspaceLimits } from "../limits";
+import { workspaceLimits } from "../../shared/limits";
 import { writeFile } from "../workspace";
 import { tableDigests } from "../testing/db-snapshot";
 import { databaseTest } from "../testing/fixtures";
 import { signUpOverHttp } from "../testing/people";
 import { newTestSession } from "../testing/runtime-harness";
-import { MAX_BATCH_SIZE } from "./batch";
+import { MAX_BATCH_SIZE } from "../../shared/batch";
 import { appRouter } from "./root";
 
 // Every procedure over real HTTP with hostile input: NUL characters and lone surrogates in

@@ -5,7 +5,7 @@ import type { Db } from "../db/client";
 import { isTransientDbError } from "../db/errors";
 import type { Env } from "../env";
 import { AppError, ERROR_CODES, type AppErrorCode } from "../errors";
-import { findUnstorableText } from "../input-guard";
+import { findUnstorableText } from "../../shared/input-guard";
 import type { ActivityHub } from "../live/activity";
 import type { Person } from "../people/person";
 import type { Runtime } from "../runtime/runtime";

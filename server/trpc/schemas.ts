@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { asSessionId } from "../ids";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../shared/limits";
 
 // Input shapes several routers share.
 

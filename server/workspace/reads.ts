@@ -4,8 +4,8 @@ import { sqlStateOf } from "../db/errors";
 import { Prisma } from "../db/generated/client";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
-import { utf8Bytes } from "../input-guard";
-import { LIMITS } from "../limits";
+import { utf8Bytes } from "../../shared/input-guard";
+import { LIMITS } from "../../shared/limits";
 import { normaliseFilePath, normalisePrefix } from "./path-input";
 import {
   AuthorSchema,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS, WORKSPACE_FILE_BYTES_CEILING } from "../limits";
+import { LIMITS, WORKSPACE_FILE_BYTES_CEILING } from "../../shared/limits";
 
 // The workspace's shapes (SPEC.md §14): who wrote a version, what a listing, a read, a history
 // entry and a change look like. The tools compact these; the router returns them as they are.
@@ -115,22 +115,9 @@ export const WorkspaceInput = {
   searchLimit: z.number().int().min(1).max(LIMITS.workspaceSearchMax),
 };
 
-/**
- * The Files view's live listing: every live file first, then what changed since (new heads, and
- * the paths deleted). Its id is the workspace's change number it has caught up with.
- */
+/** The Files view's live listing (shared/files-delta.ts says how it is applied). */
 export const FilesMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("files"), files: z.array(FileEntrySchema), lastChange: z.number().int() }),
   z.object({ type: z.literal("changes"), upsert: z.array(FileEntrySchema), removed: z.array(z.string()), lastChange: z.number().int() }),
 ]);
 export type FilesMessage = z.infer<typeof FilesMessageSchema>;
-
-/** The listing after `m`, in path order (code units: the server's byte-wise order for the names people use). */
-export function applyFilesMessage(prev: { files: FileEntry[]; lastChange: number } | null, m: FilesMessage): { files: FileEntry[]; lastChange: number } {
-  if (m.type === "files" || !prev) return { files: m.type === "files" ? m.files : m.upsert, lastChange: m.lastChange };
-  const byPath = new Map(prev.files.map((f) => [f.path, f]));
-  for (const path of m.removed) byPath.delete(path);
-  for (const f of m.upsert) byPath.set(f.path, f);
-  const files = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, lastChange: m.lastChange };
-}

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS, type WorkspaceLimits } from "../limits";
+import { LIMITS, type WorkspaceLimits } from "../../shared/limits";
 import { defineTool, type ToolCallScope, type ToolDefinition } from "../runtime/tools";
 import { membershipOf } from "../members/membership";
 import type { Writer } from "./authors";

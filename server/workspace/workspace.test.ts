@@ -2,7 +2,7 @@ import { describe, expect } from "vitest";
 import { asJson, type Db } from "../db/client";
 import { AppError, type AppErrorCode } from "../errors";
 import { asSessionId, newSessionId, type SessionId } from "../ids";
-import { workspaceLimits, type WorkspaceLimits } from "../limits";
+import { workspaceLimits, type WorkspaceLimits } from "../../shared/limits";
 import { SCRIPTED_CHOICE } from "../models/choice";
 import { appendEvents } from "../runtime/session-log";
 import { forkTeam } from "../team/person-actions";

@@ -1,6 +1,6 @@
 import type { ScriptedReply } from "../../models/scripted";
 import { RUNTIME_NOTICES } from "../../runtime/config";
-import { parseTeamMessage } from "../mailbox";
+import { parseTeamMessage } from "../../../shared/message-format";
 import { ack, isInterrupted, justGot, lastOf, refusedSend, say, short, taskIn, tasksIn, WAIT } from "./reply";
 import { FINAL_ANSWER, FROM_EARLIER, NO_RESULT_YET, roleOf, ROLES, type Result, type Role, type Seen } from "./seen";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { teamMessageText } from "../message-format";
+import { teamMessageText } from "../../../shared/message-format";
 import { ack } from "./reply";
 import type { Seen } from "./seen";
 

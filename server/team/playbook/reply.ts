@@ -1,5 +1,5 @@
 import type { ScriptedReply } from "../../models/scripted";
-import { parseTeamMessage } from "../mailbox";
+import { parseTeamMessage } from "../../../shared/message-format";
 import { isTeamMessage, type Result, type Seen } from "./seen";
 
 // What every member's script uses: a reply, the results it looks up, and an acknowledgement

@@ -3,7 +3,7 @@ import type { ModelMessage, ModelRequest } from "../../models/types";
 import { REPLY_CUT_OFF, RUNTIME_NOTICES, TURN_STOPPED } from "../../runtime/config";
 import { isRuntimeContext, parseRuntimeContext } from "../../models/runtime-context";
 import { parseIdentity, TEAM_IDENTITY } from "../identity";
-import { parseTeamMessage } from "../mailbox";
+import { parseTeamMessage } from "../../../shared/message-format";
 
 // What a member has seen, read from its history alone: who it is, this round's goal, its tool
 // calls and their results, the messages it received.

@@ -6,7 +6,7 @@ import { ActivityHub, type Activity } from "../../live/activity";
 import { notifyActivity } from "../../db/notify";
 import { SCRIPTED_CHOICE } from "../../models/choice";
 import { createSession } from "../../runtime/sessions";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import type { TestDatabase } from "../../testing/db";
 import { databaseTest } from "../../testing/fixtures";
 import { leadOf, type Membership } from "../../members/membership";

@@ -1,6 +1,6 @@
 import { asJson, inTx, type DbOrTx } from "../../db/client";
 import { AppError } from "../../errors";
-import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../limits";
+import { DEFAULT_TEAM_LIMITS, type TeamLimits } from "../../../shared/limits";
 import { notifyActivity } from "../../db/notify";
 import { recordMentions } from "../mentions";
 import { needsNewPlan, planForLeadTask } from "../plans";

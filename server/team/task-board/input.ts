@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { AppError } from "../../errors";
-import { utf8Bytes } from "../../input-guard";
-import { LIMITS } from "../../limits";
+import { utf8Bytes } from "../../../shared/input-guard";
+import { LIMITS } from "../../../shared/limits";
 import { normaliseWriteScopes } from "../write-scopes";
 import { type TaskAction, type UpdateTaskInput } from "./schema";
 import { parseTaskId } from "../../task-ids";

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { int4 } from "../../input-guard";
+import { int4 } from "../../../shared/input-guard";
 import { TaskIdSchema } from "../../task-ids";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 
 // The board's contract: ids, statuses, actions, inputs and views. The one source for the
 // domain functions, the team router (which extends the request schemas with the team id) and

@@ -3,7 +3,7 @@ import type { DbOrTx } from "../../db/client";
 import { Prisma, type TeamTask } from "../../db/generated/client";
 import { asSessionId, type SessionId } from "../../ids";
 import type { SqlRunner } from "../../db/sql";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { memberSessionOf } from "../../members/membership";
 import { LEAD_NAME } from "../../members/names";
 import { scopesOverlap } from "../write-scopes";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { int4 } from "../../input-guard";
+import { int4 } from "../../../shared/input-guard";
 
 /** Seqs, the mailbox's seq and workspace changes are int4 columns; action ids are bigint. */
 const Pos = int4();

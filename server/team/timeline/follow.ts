@@ -1,7 +1,7 @@
 import type { DbOrTx } from "../../db/client";
 import { Prisma } from "../../db/generated/client";
 import type { SessionId } from "../../ids";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { listWorkspaceChanges } from "../../workspace";
 import { teamMemberRefs, type MemberRef } from "../../members/membership";
 import { actionEntries, readActions } from "./actions";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { DbOrTx } from "../../db/client";
 import { Prisma } from "../../db/generated/client";
 import type { SessionId } from "../../ids";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { assistantMessageIdOfCallKey } from "../../runtime/tools";
 import { messageState } from "../mailbox";
 import { MAIL, orderKey, type Plan, type Sourced } from "./sources";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { TurnEndReasonSchema } from "../../runtime/events";
 import { AuthorSchema } from "../../workspace";
 import { TeamMessageStateSchema } from "../mailbox";

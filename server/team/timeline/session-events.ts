@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { DbOrTx } from "../../db/client";
 import { Prisma } from "../../db/generated/client";
-import { INT4_MAX } from "../../input-guard";
-import { LIMITS } from "../../limits";
+import { INT4_MAX } from "../../../shared/input-guard";
+import { LIMITS } from "../../../shared/limits";
 import { MessageSourceSchema, TurnEndReasonSchema } from "../../runtime/events";
 import { FILE_CHANGE_TOOLS } from "../../workspace/tools";
 import { TaskActionSchema, TaskStatusSchema } from "../task-board";

@@ -1,4 +1,4 @@
-import type { TeamLimits } from "../../limits";
+import type { TeamLimits } from "../../../shared/limits";
 import type { ActivityBus } from "../../db/notify";
 import type { SessionEvent } from "../../runtime/events";
 import type { ModelOption } from "../../models/catalog";

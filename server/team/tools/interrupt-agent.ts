@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../errors";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { requestAbort } from "../../runtime/sessions";
 import { defineTool } from "../../runtime/tools";
 import { membershipOf, resolveActiveMember } from "../../members/membership";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { defineTool } from "../../runtime/tools";
 import { sendMessage, sendResultOfToolCall } from "../mailbox";
 import { assertActiveMember, membershipOf, resolveActiveMember } from "../../members/membership";

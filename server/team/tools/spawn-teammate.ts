@@ -1,5 +1,6 @@
 import { isTransientDbError } from "../../db/errors";
-import { modelKey, priceText, type ModelOption } from "../../models/catalog";
+import { type ModelOption } from "../../models/catalog";
+import { modelKey, priceText } from "../../../shared/model-text";
 import { defineTool } from "../../runtime/tools";
 import { membershipOf } from "../../members/membership";
 import { listMembers } from "../roster";

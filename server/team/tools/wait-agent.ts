@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db } from "../../db/client";
 import { abortableWait } from "../../abortable";
 import { AppError } from "../../errors";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import type { SessionId } from "../../ids";
 import { NEEDS_DRIVER } from "../../runtime/lease";
 import { defineTool } from "../../runtime/tools";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../errors";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeAllApiTokens, revokeApiToken } from "../../people/api-tokens";
 import { instanceStatus, InstanceStatusSchema, privateWebhooksAllowed, setOpenSignUp, setPrivateWebhooksAllowed } from "../../people/instance";
 import { ssoConfigOf } from "../../people/sso";

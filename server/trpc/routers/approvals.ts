@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../errors";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { answerQuestion, decideApproval, pendingRequests, WaitingViewSchema } from "../../team/approvals";
 import { approvalExpiryOf, setApprovalExpiry, setToolMode, ToolModeSchema, toolPolicyOf } from "../../team/tool-policy";
 import { teamAccess } from "../access";

@@ -14,7 +14,7 @@ import { createTestPerson } from "../../testing/people";
 import { waitFor, waitForTurns } from "../../testing/runtime-harness";
 import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
-import { applyTeamMessage } from "../../live/team-delta";
+import { applyTeamMessage } from "../../../shared/team-delta";
 import type { TeamMessage, TeamState } from "./team";
 
 // Models and cost through the routers: the offered models with labels and prices, a teammate

@@ -11,7 +11,7 @@ import {
   NotificationViewSchema,
   setNotificationSettings,
 } from "../../people/notifications";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { feedSignedIn } from "../access";
 import { personProcedure, router, type PersonContext } from "../init";
 import { liveFeed, type FeedReader } from "../live-feed";

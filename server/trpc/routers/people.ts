@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { AppError } from "../../errors";
 import { asSessionId, asUserId } from "../../ids";
 import { PresenceClientId, PresenceWhereSchema, updatePresence } from "../../team/presence";

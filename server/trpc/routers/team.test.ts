@@ -9,7 +9,7 @@ import { waitFor } from "../../testing/runtime-harness";
 import { createTestPerson } from "../../testing/people";
 import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
-import { applyTeamMessage } from "../../live/team-delta";
+import { applyTeamMessage } from "../../../shared/team-delta";
 import type { TeamMessage, TeamState } from "./team";
 
 // The team router in-process: a human acts with Lead authority; stale revisions conflict.

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { asSessionId, type SessionId } from "../../ids";
-import { int4 } from "../../input-guard";
+import { int4 } from "../../../shared/input-guard";
 import { stopTeam } from "../../team/team-stop";
 import { TEAM_FEED_REREAD_MS, TeamFeedEventId, teamFeedsOf, type FeedCursor, type TeamMessage } from "../../live/team-feed";
 import { listMessages, TeamMessageViewSchema } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { BudgetViewSchema, setBudget } from "../../team/budget";
-import { BudgetInputSchema, costNanosOf } from "../../team/budget-input";
+import { BudgetInputSchema, costNanosOf } from "../../../shared/budget-input";
 import { leadOf } from "../../members/membership";
 import { availableModels } from "../../models/registry";
 import { listMembers, listTeams, MemberViewSchema, TeamSummarySchema } from "../../team/roster";
@@ -113,7 +113,7 @@ export const teamRouter = router({
 
   /**
    * Live team state: roster, board, mailbox and people. The first message is the whole state,
-   * later ones patches with only what changed (live/team-delta.ts), all read once per change
+   * later ones patches with only what changed (shared/team-delta.ts), all read once per change
    * for every feed of the team in this process (live/team-feed.ts). A reconnect with an id of
    * the same reader gets only the changes since; any other id gets the whole state again.
    * `clientId` names the browser tab: its presence leaves when the feed closes.

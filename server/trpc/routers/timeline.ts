@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { SessionId } from "../../ids";
-import { LIMITS } from "../../limits";
+import { LIMITS } from "../../../shared/limits";
 import { activityWaiter } from "../../live/activity";
 import { teamMemberRefs, type MemberRef } from "../../members/membership";
 import {

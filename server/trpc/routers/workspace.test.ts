@@ -1,6 +1,7 @@
 import { describe, expect } from "vitest";
 import { parseEnv } from "../../env";
-import { applyFilesMessage, type FileEntry, type FilesMessage } from "../../workspace";
+import { applyFilesMessage } from "../../../shared/files-delta";
+import type { FileEntry, FilesMessage } from "../../workspace";
 import { runtimeTest } from "../../testing/fixtures";
 import { createTestPerson } from "../../testing/people";
 import { waitFor } from "../../testing/runtime-harness";

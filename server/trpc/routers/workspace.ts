@@ -19,7 +19,7 @@ import {
   type Writer,
 } from "../../workspace";
 import type { SessionId } from "../../ids";
-import { int4String } from "../../input-guard";
+import { int4String } from "../../../shared/input-guard";
 import { activityWaiter } from "../../live/activity";
 import { TEAM_FEED_REREAD_MS } from "../../live/team-feed";
 import { feedAccess, teamAccess, type Access } from "../access";

@@ -1,6 +1,6 @@
 // How models, prices and costs read, for the browser and for agents' tool descriptions. No
 // imports (the UI loads it without zod): costs are nano-USD integers, prices USD per million
-// tokens (models/catalog.ts).
+// tokens (server/models/catalog.ts).
 
 /** "provider:model", the way a model is named to agents (spawn_teammate's `model`) and in forms. */
 export function modelKey(c: { provider: string; model: string }): string {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { int4 } from "../input-guard";
+import { int4 } from "./input-guard";
 
 // What a team budget may be: import-safe (no database), so the room's form checks the same rule
 // the procedure does. Null: no limit of that kind. Costs are stored in nano-USD.

@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import type { TranscriptEvent, TranscriptPayload } from "./api-types";
-import { fileOfTool, type TranscriptItem } from "./transcript-model";
+import type { TranscriptEvent, TranscriptPayload } from "../api-types";
+import { fileOfTool, type TranscriptItem } from "../transcript-model";
 
 // Random session logs for the transcript's property tests, and the fold they are checked
 // against (test-only).
