@@ -184,9 +184,3 @@ export function refusalText(d: Decision): string {
   if (d.status === "expired") return "Not run: nobody decided in the time the team allows, so the request expired.";
   return `Denied by ${who}${d.note ? `: ${d.note}` : "."}`;
 }
-
-/** A new team's tool policy: the instance owner's defaults, copied (later changes to them leave it alone). */
-export async function startingToolPolicy(tx: SqlRunner, teamId: string): Promise<void> {
-  await tx.$executeRaw`INSERT INTO tool_policies (team_id, tool_name, mode, changed_by)
-    SELECT ${teamId}, tool_name, mode, changed_by FROM instance_tool_defaults ON CONFLICT DO NOTHING`;
-}

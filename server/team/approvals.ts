@@ -5,6 +5,7 @@ import type { SessionId } from "../ids";
 import { recordAction, type HumanActor } from "../people/actions";
 import { membershipOf } from "../members/membership";
 import { APPROVAL_KINDS, settleApproval } from "../runtime/approvals";
+import { writeToolMode } from "./tool-policy";
 
 // What waits for people in a team (SPEC.md §17): tool calls to approve and questions to answer,
 // each decided once (runtime/approvals.ts settles it; this module attributes it). The room
@@ -74,9 +75,7 @@ export async function decideApproval(
       detail: { approved: d.approve, tool: settled.toolName, member, ...(d.note ? { note: d.note } : {}) },
     });
     if (d.approve && d.alwaysAllow) {
-      await tx.$executeRaw`INSERT INTO tool_policies (team_id, tool_name, mode, changed_by) VALUES (${by.teamId}, ${settled.toolName}, 'allow', ${JSON.stringify({ id: by.person.id, name: by.person.name })}::jsonb)
-        ON CONFLICT (team_id, tool_name) DO UPDATE SET mode = 'allow', changed_by = EXCLUDED.changed_by, updated_at = now()`;
-      await recordAction(tx, by, "tool_policy_set", { detail: { tool: settled.toolName, mode: "allow" } });
+      await writeToolMode(tx, by, settled.toolName, "allow");
     }
   });
 }

@@ -1,10 +1,6 @@
 import { z } from "zod";
-import { inTx, type Db, type DbOrTx } from "../db/client";
-import type { SessionId } from "../ids";
-import type { HumanActor } from "../people/actions";
-import type { InboxItemView } from "../runtime/inbox";
+import type { DbOrTx } from "../db/client";
 import { excerpt, recordTeamEvent } from "../runtime/team-events";
-import { promptAs } from "./person-actions";
 
 // Mentions (SPEC.md §17): `@name` in a prompt or a task names a person of the team, who is
 // notified. A name matches a person whose name, without spaces, or whose first name is it
@@ -41,17 +37,4 @@ export async function recordMentions(
   const userIds = people.filter((p) => p.user_id !== m.by.userId && tokens.some((t) => namesPerson(t, p.name))).map((p) => p.user_id);
   if (userIds.length === 0) return;
   await recordTeamEvent(tx, teamId, m.key, { kind: "mention", userIds, by: m.by.name, where: m.where, text: excerpt(text) });
-}
-
-/** A person's prompt (Queue), with the people it mentions told, in one transaction. */
-export async function promptMentioning(db: Db, sessionId: SessionId, input: { text: string; by: HumanActor; traceparent?: string }): Promise<InboxItemView> {
-  return inTx(db, async (tx) => {
-    const item = await promptAs(tx, sessionId, input);
-    await recordMentions(tx, input.by.teamId, input.text, {
-      by: { name: input.by.person.name, userId: input.by.person.id },
-      where: "A prompt",
-      key: `mention:prompt:${item.id}`,
-    });
-    return item;
-  });
 }

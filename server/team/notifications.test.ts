@@ -13,7 +13,7 @@ import { answerQuestion, decideApproval, pendingRequests } from "./approvals";
 import { setBudget } from "./budget";
 import { dispatchTeamEvents } from "./dispatch";
 import { leadOf } from "../members/membership";
-import { promptMentioning } from "./mentions";
+import { promptAs } from "./person-actions";
 import { createTask } from "./task-board";
 import { setToolMode } from "./tool-policy";
 
@@ -139,7 +139,7 @@ describe("notifications", () => {
 
   it("a mention in a prompt or a task reaches the person named, not its author", async ({ rt }) => {
     const { lead, owner, member, viewer, by } = await teamOfThree(rt, "Mentions");
-    await promptMentioning(rt.db, lead, { text: "@max please review, and @olive too; mail vic@example.com", by });
+    await promptAs(rt.db, lead, { text: "@max please review, and @olive too; mail vic@example.com", by });
     const page = await notified(rt, member, 1);
     expect(page.items[0]).toMatchObject({ kind: "mention", title: "Olive Mentions mentioned you in Mentions", body: expect.stringContaining("A prompt: @max please review") });
     // The author named herself: not notified. The viewer was not named (an address is no mention).

@@ -5,10 +5,11 @@ import { recordAction, type HumanActor } from "../people/actions";
 import type { Person } from "../people/person";
 import { addOwner } from "../people/team-people";
 import { ref } from "../person-ref";
-import { startingToolPolicy } from "../runtime/approvals";
 import { editQueued, removeQueued, steerNow, type InboxItemView } from "../runtime/inbox";
 import { createSession, forkSession, promptSession, requestAbort, type SessionView } from "../runtime/sessions";
 import { copyWorkspaceAsOf } from "../workspace/fork";
+import { recordMentions } from "./mentions";
+import { startingToolPolicy } from "./tool-policy";
 
 // What people do to a team's agents: each is the runtime's own operation plus the record of who
 // did it (people/actions.ts), in one transaction. An action and its author commit together, and
@@ -46,11 +47,21 @@ async function ownNewTeam(tx: Tx, teamId: SessionId, person: Person, action: "te
   await recordAction(tx, { person, teamId }, action, { sessionId: teamId, detail });
 }
 
-/** A person's prompt (the Queue adapter), with its author. */
-export async function promptAs(tx: Tx, sessionId: SessionId, input: { text: string; by: HumanActor; traceparent?: string }): Promise<InboxItemView> {
-  const item = await promptSession(tx, sessionId, { text: input.text, from: ref(input.by.person), traceparent: input.traceparent });
-  await recordAction(tx, input.by, "prompt", { sessionId, detail: { itemId: item.id } });
-  return item;
+/**
+ * A person's prompt: the one way a human prompt enters (the API, the MCP server). In one
+ * transaction: the Queue item (SPEC.md §2), its author's record, and the people it mentions told.
+ */
+export async function promptAs(db: DbOrTx, sessionId: SessionId, input: { text: string; by: HumanActor; traceparent?: string }): Promise<InboxItemView> {
+  return inTx(db, async (tx) => {
+    const item = await promptSession(tx, sessionId, { text: input.text, from: ref(input.by.person), traceparent: input.traceparent });
+    await recordAction(tx, input.by, "prompt", { sessionId, detail: { itemId: item.id } });
+    await recordMentions(tx, input.by.teamId, input.text, {
+      by: { name: input.by.person.name, userId: input.by.person.id },
+      where: "A prompt",
+      key: `mention:prompt:${item.id}`,
+    });
+    return item;
+  });
 }
 
 /** A person's Stop of the session's running turn. */

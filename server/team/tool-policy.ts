@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { inTx, type Db } from "../db/client";
+import { inTx, type Db, type Tx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import type { SessionId } from "../ids";
@@ -11,7 +11,7 @@ import { TOOL_MODES, type ToolMode } from "../runtime/approvals";
 // tool leaves every member's list). A tool without a row has its default: every built-in
 // tool is allowed, an MCP tool allowed when its server marks it read-only and asks otherwise
 // (mcp/toolset.ts). Owners change it; each change is attributed. A new team starts with the
-// instance owner's defaults (runtime/approvals.ts startingToolPolicy copies them).
+// instance owner's defaults (startingToolPolicy). This module is the table's one writer.
 
 export const ToolModeSchema = z.enum(TOOL_MODES);
 
@@ -39,15 +39,24 @@ export async function toolPolicyOf(
   return tools.map((t) => ({ tool: t.name, mode: set.get(t.name) ?? t.defaultMode }));
 }
 
+/** A new team's tool policy: the instance owner's defaults, copied (later changes to them leave it alone). */
+export async function startingToolPolicy(tx: SqlRunner, teamId: string): Promise<void> {
+  await tx.$executeRaw`INSERT INTO tool_policies (team_id, tool_name, mode, changed_by)
+    SELECT ${teamId}, tool_name, mode, changed_by FROM instance_tool_defaults ON CONFLICT DO NOTHING`;
+}
+
 /** Sets one tool's mode in the team (attributed); a tool not in the team's list is refused. */
 export async function setToolMode(db: Db, by: HumanActor, toolNames: readonly string[], tool: string, mode: ToolMode): Promise<void> {
   if (!toolNames.includes(tool)) throw new AppError("TOOL_NOT_FOUND", `No tool named "${tool}" in this team`, { tool });
-  await inTx(db, async (tx) => {
-    await tx.$executeRaw`INSERT INTO tool_policies (team_id, tool_name, mode, changed_by) VALUES (${by.teamId}, ${tool}, ${mode}, ${JSON.stringify({ id: by.person.id, name: by.person.name })}::jsonb)
-      ON CONFLICT (team_id, tool_name) DO UPDATE SET mode = EXCLUDED.mode, changed_by = EXCLUDED.changed_by, updated_at = now()`;
-    await recordAction(tx, by, "tool_policy_set", { detail: { tool, mode } });
-    await notifyActivity(tx, by.teamId, "team");
-  });
+  await inTx(db, (tx) => writeToolMode(tx, by, tool, mode));
+}
+
+/** In the caller's transaction: the mode, who set it, and the room told (also "always allow"). */
+export async function writeToolMode(tx: Tx, by: HumanActor, tool: string, mode: ToolMode): Promise<void> {
+  await tx.$executeRaw`INSERT INTO tool_policies (team_id, tool_name, mode, changed_by) VALUES (${by.teamId}, ${tool}, ${mode}, ${JSON.stringify({ id: by.person.id, name: by.person.name })}::jsonb)
+    ON CONFLICT (team_id, tool_name) DO UPDATE SET mode = EXCLUDED.mode, changed_by = EXCLUDED.changed_by, updated_at = now()`;
+  await recordAction(tx, by, "tool_policy_set", { detail: { tool, mode } });
+  await notifyActivity(tx, by.teamId, "team");
 }
 
 const ExpiryRows = z.array(z.object({ approval_expiry_minutes: z.number().int().nullable() }));

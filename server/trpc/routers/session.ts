@@ -9,11 +9,10 @@ import { InboxItemSchema } from "../../runtime/inbox";
 import { readEventsAfter, readEventsBefore } from "../../runtime/session-log";
 import { getSessionWithInbox, listSessions, SessionViewSchema } from "../../runtime/sessions";
 import { teamsOf } from "../../people/team-people";
-import { createTeam, editQueuedAs, forkTeam, removeQueuedAs, steerNowAs, stopAs } from "../../team/person-actions";
+import { createTeam, editQueuedAs, forkTeam, promptAs, removeQueuedAs, steerNowAs, stopAs } from "../../team/person-actions";
 import { boundedText, int4, int4String } from "../../../shared/input-guard";
 import { LIMITS } from "../../../shared/limits";
 import { personProcedure, router, type PersonContext, type TrpcContext } from "../init";
-import { promptMentioning } from "../../team/mentions";
 import { feedAccess, sessionAccess } from "../access";
 import { liveFeed, type FeedReader } from "../live-feed";
 import { ListInput, SessionIdInput, TitleInput } from "../schemas";
@@ -84,7 +83,7 @@ export const sessionRouter = router({
     .output(InboxItemSchema)
     .mutation(async ({ ctx, input }) => {
       const by = await sessionAccess(ctx, input.sessionId, "act");
-      const item = await promptMentioning(ctx.db, input.sessionId, { text: input.text, by, traceparent: ctx.traceparent?.() });
+      const item = await promptAs(ctx.db, input.sessionId, { text: input.text, by, traceparent: ctx.traceparent?.() });
       wakeLocal(ctx, input.sessionId);
       return item;
     }),
