@@ -14,7 +14,7 @@ import { freePort } from "../server/testing/net";
 import { signUpOverHttp } from "../server/testing/people";
 import { startPgBouncer, type PgBouncer } from "../server/testing/pgbouncer";
 import { eventsOf, waitFor } from "../server/testing/runtime-harness";
-import type { LiveMessage } from "../server/trpc/routers/session";
+import type { SessionLiveMessage as LiveMessage } from "../server/live/feed-readers";
 
 // Three `npm start` processes behind HAProxy, on one database through PgBouncer in transaction
 // mode (LISTEN and migrations direct), as an operator deploys several app processes. Teams are

@@ -6,7 +6,7 @@ import { databaseTest } from "../testing/fixtures";
 import { httpClient } from "../testing/http-client";
 import { signUpOverHttp, type HttpPerson } from "../testing/people";
 import { waitFor } from "../testing/runtime-harness";
-import type { LiveMessage } from "../trpc/routers/session";
+import type { SessionLiveMessage as LiveMessage } from "./feed-readers";
 
 // Two app server processes' worth of stack (HTTP, SSE, runtime, LISTEN/NOTIFY) on one
 // database: a prompt sent to one server streams live through the other. One person, signed up

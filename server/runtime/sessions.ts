@@ -139,11 +139,16 @@ export async function getSession(db: DbOrTx, sessionId: SessionId): Promise<Sess
 const RecordRows = z.array(z.record(z.string(), z.unknown()));
 const QueuedInput = z.array(InboxItemSchema.extend({ createdAt: z.coerce.date() }));
 
+/** A session with its inbox, in queue order: what the room shows of an agent besides its events. */
+export const SessionWithInboxSchema = z.object({ session: SessionViewSchema, inbox: z.array(InboxItemSchema) });
+export type SessionWithInbox = z.infer<typeof SessionWithInboxSchema>;
+
 /**
  * The session with its pending input in position order, in one statement: what its room shows,
  * re-read by the live feed at every turn's end and claim.
  */
-export async function getSessionWithInbox(db: SqlRunner, sessionId: SessionId): Promise<{ session: SessionView; inbox: InboxItemView[] }> {
+
+export async function getSessionWithInbox(db: SqlRunner, sessionId: SessionId): Promise<SessionWithInbox> {
   const rows = RecordRows.parse(
     await db.$queryRaw`SELECT s.id, s.title, s.model, s.status, s.active_turn_id AS "activeTurnId", s.lease_owner AS "leaseOwner",
         s.lease_expires_at AS "leaseExpiresAt", s.waiting_for AS "waitingFor", s.last_seq AS "lastSeq", s.optional_context AS "optionalContext",

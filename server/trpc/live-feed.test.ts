@@ -3,7 +3,8 @@ import { describe, expect } from "vitest";
 import { credentialsKey, notifyActivity } from "../db/notify";
 import { activityWaiter, ActivityHub } from "../live/activity";
 import { databaseTest } from "../testing/fixtures";
-import { liveFeed, type FeedReader } from "./live-feed";
+import type { FeedReader } from "../live/feed-readers";
+import { liveFeed } from "./live-feed";
 
 // The loop every live feed runs, against a real hub (LISTEN/NOTIFY on a test database) and a
 // log kept in memory: a reconnect with the last id resumes after it, and a credential that ends

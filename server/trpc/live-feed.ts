@@ -1,6 +1,7 @@
 import { tracked, type TrackedEnvelope } from "@trpc/server";
 import { abortableWait } from "../abortable";
 import { accessWaiter } from "../live/activity";
+import type { FeedReader } from "../live/feed-readers";
 import type { PersonContext } from "./init";
 
 // Every live feed (session, team, timeline, files, notifications) is this one loop:
@@ -12,32 +13,6 @@ import type { PersonContext } from "./init";
 //    when the reader asks, and every `recheckMs` (a sign-in that expired);
 //  - each read costs what changed since the cursor, and a reconnect with the last event id
 //    resumes after it: no gap, no duplicate.
-
-/** Something to wait for, subscribed before a read. */
-export interface Wake {
-  fired: Promise<unknown>;
-  dispose(): void;
-}
-
-export interface FeedRead<C, M> {
-  /** What to send, in order, each with the event id a reconnect sends back. */
-  messages: { id: string; data: M }[];
-  cursor: C;
-  /** More is ready now: read again without waiting. */
-  more?: boolean;
-}
-
-export interface FeedReader<C, A, M> {
-  /** Where the feed starts: after the event id the client sent back on reconnect, or fresh. */
-  start(): Promise<C>;
-  /** Subscribes to what can change this feed's next read. */
-  wake(): Wake | Promise<Wake>;
-  /** What follows `cursor`, for a viewer with `access`. */
-  read(cursor: C, access: A): Promise<FeedRead<C, M>>;
-  /** Whether access must be checked again before this read (the people changed, say); asked before every read. */
-  recheck?(): boolean;
-  close?(): void | Promise<void>;
-}
 
 export interface LiveFeedOptions<C, A, M> {
   /** The team whose people changes wake the feed for an access check; null: credentials only. */

@@ -1,8 +1,6 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
 import { FEED_REREAD_MS } from "../../live/session-feed";
-import { activityWaiter } from "../../live/activity";
-import { credentialsKey } from "../../db/notify";
+import { notificationsReader } from "../../live/feed-readers";
 import {
   listNotifications,
   markRead,
@@ -13,15 +11,14 @@ import {
 } from "../../people/notifications";
 import { LIMITS } from "../../../shared/limits";
 import { feedSignedIn } from "../access";
-import { personProcedure, router, type PersonContext } from "../init";
-import { liveFeed, type FeedReader } from "../live-feed";
+import { personProcedure, router } from "../init";
+import { liveFeed } from "../live-feed";
 
 // A person's notifications across their teams (SPEC.md §17): only ever their own, so the
 // sign-in is the whole authorisation. Deciding or answering from a notification goes through
 // the approvals router, which checks the team role.
 
 const Page = z.object({ items: z.array(NotificationViewSchema), unread: z.number().int() });
-type NotificationPage = z.infer<typeof Page>;
 const NotificationId = z.string().min(1).max(64);
 
 export const notificationsRouter = router({
@@ -48,20 +45,7 @@ export const notificationsRouter = router({
    * Live: the newest page and the unread count, again whenever they change (and every
    * FEED_REREAD_MS). A sign-out ends the feed at once.
    */
-  live: personProcedure.subscription(({ ctx, signal }) => notificationsFeed(ctx, signal)),
+  live: personProcedure.subscription(({ ctx, signal }) =>
+    liveFeed(ctx, { teamId: null, access: () => feedSignedIn(ctx), open: () => notificationsReader(ctx, ctx.person.id), signal, recheckMs: FEED_REREAD_MS }),
+  ),
 });
-
-/** The person's newest page and unread count, sent again when they change; the id is the page's version. */
-function notificationsFeed(ctx: PersonContext, signal: AbortSignal | undefined) {
-  const open = (): FeedReader<string, void, NotificationPage> => ({
-    start: async () => "",
-    wake: () => activityWaiter(ctx.hub, credentialsKey(ctx.person.id), ["notifications"]),
-    recheck: () => true,
-    async read(sent) {
-      const page = await listNotifications(ctx.db.sql, ctx.person.id);
-      const version = createHash("sha256").update(JSON.stringify(page)).digest("base64url").slice(0, 16);
-      return { messages: version === sent ? [] : [{ id: version, data: page }], cursor: version };
-    },
-  });
-  return liveFeed(ctx, { teamId: null, access: () => feedSignedIn(ctx), open, signal, recheckMs: FEED_REREAD_MS });
-}

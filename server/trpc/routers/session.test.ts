@@ -24,7 +24,7 @@ import type { Person } from "../../people/person";
 import { createTestPerson } from "../../testing/people";
 import type { TrpcContext } from "../init";
 import { appRouter, createCaller } from "../root";
-import type { LiveMessage } from "./session";
+import type { SessionLiveMessage as LiveMessage } from "../../live/feed-readers";
 
 // The session router called in-process through createCaller, against a real runtime and a real
 // Postgres: validation and error mapping, the transcript pages, queue controls, Stop, fork and

@@ -1,20 +1,21 @@
 import { z } from "zod";
 import type { SessionId } from "../../ids";
-import { FEED_BATCH, FEED_REREAD_MS, sessionFeedsOf } from "../../live/session-feed";
+import { sessionReader } from "../../live/feed-readers";
+import { FEED_REREAD_MS } from "../../live/session-feed";
 import { ModelOptionSchema } from "../../models/catalog";
 import { ModelChoiceSchema, SCRIPTED_CHOICE } from "../../models/choice";
 import { assertModelAvailable, availableModels } from "../../models/registry";
 import { SessionEventSchema } from "../../runtime/events";
 import { InboxItemSchema } from "../../runtime/inbox";
-import { readEventsAfter, readEventsBefore } from "../../runtime/session-log";
-import { getSessionWithInbox, listSessions, SessionViewSchema } from "../../runtime/sessions";
+import { readEventsBefore } from "../../runtime/session-log";
+import { getSessionWithInbox, listSessions, SessionViewSchema, SessionWithInboxSchema } from "../../runtime/sessions";
 import { teamsOf } from "../../people/team-people";
 import { createTeam, editQueuedAs, forkTeam, promptAs, removeQueuedAs, steerNowAs, stopAs } from "../../team/person-actions";
 import { boundedText, int4, int4String } from "../../../shared/input-guard";
 import { LIMITS } from "../../../shared/limits";
-import { personProcedure, router, type PersonContext, type TrpcContext } from "../init";
+import { personProcedure, router, type TrpcContext } from "../init";
 import { feedAccess, sessionAccess } from "../access";
-import { liveFeed, type FeedReader } from "../live-feed";
+import { liveFeed } from "../live-feed";
 import { ListInput, SessionIdInput, TitleInput } from "../schemas";
 
 // Thin procedures: validate, check access (trpc/access.ts), call the domain function, return.
@@ -26,13 +27,6 @@ const SessionRef = z.object({ sessionId });
 const itemId = z.string().min(1).max(64);
 const promptText = boundedText(LIMITS.promptBytes, "Prompt", { trim: true });
 
-const StateSchema = z.object({ session: SessionViewSchema, inbox: z.array(InboxItemSchema) });
-export const LiveMessageSchema = z.discriminatedUnion("type", [
-  /** A batch of consecutive events; its tracked id is the last one's seq. */
-  z.object({ type: z.literal("events"), events: z.array(SessionEventSchema) }),
-  z.object({ type: z.literal("state"), state: StateSchema }),
-]);
-export type LiveMessage = z.infer<typeof LiveMessageSchema>;
 
 /** Local wake: skip waiting for the NOTIFY round trip when this process can drive the agent. */
 function wakeLocal(ctx: TrpcContext, id: SessionId) {
@@ -52,7 +46,7 @@ export const sessionRouter = router({
 
   get: personProcedure
     .input(SessionRef)
-    .output(StateSchema)
+    .output(SessionWithInboxSchema)
     .query(async ({ ctx, input }) => {
       await sessionAccess(ctx, input.sessionId, "view");
       return getSessionWithInbox(ctx.db.sql, input.sessionId);
@@ -147,34 +141,8 @@ export const sessionRouter = router({
     .subscription(async ({ ctx, input, signal }) => {
       // Checked before the feed starts, so a refusal is the typed NOT_FOUND, not a broken stream.
       const { teamId } = await sessionAccess(ctx, input.sessionId, "view");
-      return sessionFeed(ctx, input.sessionId, teamId, input.lastEventId ?? null, signal);
+      const id = input.sessionId;
+      const access = () => feedAccess(ctx, (db) => sessionAccess(ctx, id, "view", db));
+      return liveFeed(ctx, { teamId, access, open: () => sessionReader(ctx, id, input.lastEventId ?? null), signal, recheckMs: FEED_REREAD_MS });
     }),
 });
-
-/** One session's feed over its process-wide tail (live/session-feed.ts): the cursor is the last event's seq. */
-function sessionFeed(ctx: PersonContext, id: SessionId, teamId: SessionId, lastEventId: string | null, signal: AbortSignal | undefined) {
-  const open = (): FeedReader<{ after: number; state: string }, unknown, LiveMessage> => {
-    const feeds = sessionFeedsOf(ctx.db, ctx.hub);
-    const tail = feeds.acquire(id);
-    return {
-      start: async () => ({ after: lastEventId ? Number(lastEventId) : 0, state: "" }),
-      wake: async () => {
-        await tail.ready;
-        return { fired: tail.changed(), dispose: () => undefined };
-      },
-      async read({ after, state }) {
-        const messages: { id: string; data: LiveMessage }[] = [];
-        const events = tail.eventsAfter(after, FEED_BATCH) ?? (await readEventsAfter(ctx.db.sql, id, after, FEED_BATCH));
-        const last = events.at(-1);
-        if (last) messages.push({ id: String(last.seq), data: { type: "events", events } });
-        const seq = last?.seq ?? after;
-        const current = tail.state;
-        if (current && current.key !== state) messages.push({ id: String(seq), data: { type: "state", state: current.state } });
-        return { messages, cursor: { after: seq, state: current?.key ?? state }, more: events.length === FEED_BATCH };
-      },
-      close: () => feeds.release(tail),
-    };
-  };
-  const access = () => feedAccess(ctx, (db) => sessionAccess(ctx, id, "view", db));
-  return liveFeed(ctx, { teamId, access, open, signal, recheckMs: FEED_REREAD_MS });
-}

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { asSessionId, type SessionId } from "../../ids";
+import { asSessionId } from "../../ids";
 import { int4 } from "../../../shared/input-guard";
 import { stopTeam } from "../../team/team-stop";
-import { TEAM_FEED_REREAD_MS, TeamFeedEventId, teamFeedsOf, type FeedCursor, type TeamMessage } from "../../live/team-feed";
+import { teamReader } from "../../live/feed-readers";
+import { TEAM_FEED_REREAD_MS, TeamFeedEventId } from "../../live/team-feed";
 import { listMessages, TeamMessageViewSchema } from "../../team/mailbox";
 import { teamLimitsOf } from "../../env";
 import { LIMITS } from "../../../shared/limits";
@@ -21,11 +22,10 @@ import {
   updateTask,
   UpdateTaskRequestSchema,
 } from "../../team/task-board";
-import { leavePresence, PresenceClientId } from "../../team/presence";
-import type { TeamRole } from "../../people/roles";
+import { PresenceClientId } from "../../team/presence";
 import { feedAccess, teamAccess } from "../access";
-import { personProcedure, router, type PersonContext } from "../init";
-import { liveFeed, type FeedReader } from "../live-feed";
+import { personProcedure, router } from "../init";
+import { liveFeed } from "../live-feed";
 import { ListInput, TeamRef } from "../schemas";
 import { TaskIdSchema } from "../../task-ids";
 
@@ -122,41 +122,8 @@ export const teamRouter = router({
     .input(TeamRef.extend({ lastEventId: TeamFeedEventId.nullish(), clientId: PresenceClientId.optional() }))
     .subscription(async ({ ctx, input, signal }) => {
       const id = (await teamAccess(ctx, input.teamId, "view")).teamId;
-      return teamFeed(ctx, id, input.lastEventId ?? null, input.clientId ?? null, signal);
+      const access = async () => (await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db))).role;
+      const open = () => teamReader(ctx, id, input.lastEventId ?? null, { userId: ctx.person.id, clientId: input.clientId ?? null });
+      return liveFeed(ctx, { teamId: null, access, open, signal, recheckMs: TEAM_FEED_REREAD_MS });
     }),
 });
-
-/**
- * One team's feed over its process-wide tail (live/team-feed.ts): the cursor is what the tail
- * sent this feed, for its role; access is checked again whenever the team's people changed.
- */
-function teamFeed(ctx: PersonContext, id: SessionId, lastEventId: string | null, clientId: string | null, signal: AbortSignal | undefined) {
-  const open = (): FeedReader<FeedCursor, TeamRole, TeamMessage> => {
-    const feeds = teamFeedsOf(ctx.db, ctx.hub);
-    const tail = feeds.acquire(id);
-    let peopleAt = -1;
-    return {
-      start: async () => {
-        await tail.ready;
-        return tail.cursorOf(lastEventId);
-      },
-      wake: () => ({ fired: tail.changed(), dispose: () => undefined }),
-      recheck: () => {
-        const moved = tail.peopleAt !== peopleAt;
-        peopleAt = tail.peopleAt;
-        return moved;
-      },
-      async read(cursor, role) {
-        const next = tail.next(cursor, role);
-        return next ? { messages: [{ id: next.id, data: next.message }], cursor: next.cursor } : { messages: [], cursor };
-      },
-      async close() {
-        feeds.release(tail);
-        // The tab closed (or lost access): it leaves the room now rather than at its TTL.
-        if (clientId) await leavePresence(ctx.db, id, ctx.person.id, clientId).catch(() => undefined);
-      },
-    };
-  };
-  const access = async () => (await feedAccess(ctx, (db) => teamAccess(ctx, id, "view", db))).role;
-  return liveFeed(ctx, { teamId: null, access, open, signal, recheckMs: TEAM_FEED_REREAD_MS });
-}

@@ -9,7 +9,7 @@ import { createTestPerson } from "../../testing/people";
 import { waitFor } from "../../testing/runtime-harness";
 import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
-import type { TimelineLiveMessage } from "./timeline";
+import type { TimelineLiveMessage } from "../../live/feed-readers";
 
 // The timeline procedures in-process, with the keyless team playing (SPEC.md §11): the live
 // feed shows both teammates' work as it commits, converges on what a page reads, and resumes

@@ -6,10 +6,7 @@ import {
   fileHistory,
   FileContentSchema,
   FilePageSchema,
-  filesAsOfNow,
-  filesChangedAfter,
   listFiles,
-  type FilesMessage,
   readFile,
   SearchResultSchema,
   searchFiles,
@@ -18,13 +15,12 @@ import {
   writeFile,
   type Writer,
 } from "../../workspace";
-import type { SessionId } from "../../ids";
 import { int4String } from "../../../shared/input-guard";
-import { activityWaiter } from "../../live/activity";
+import { filesReader } from "../../live/feed-readers";
 import { TEAM_FEED_REREAD_MS } from "../../live/team-feed";
 import { feedAccess, teamAccess, type Access } from "../access";
-import { personProcedure, router, type PersonContext } from "../init";
-import { liveFeed, type FeedReader } from "../live-feed";
+import { personProcedure, router } from "../init";
+import { liveFeed } from "../live-feed";
 import { TeamRef } from "../schemas";
 
 // The Files view's API (docs/SPEC.md §14). Reading needs any role in the team; writing needs
@@ -43,7 +39,9 @@ export const workspaceRouter = router({
     .input(TeamRef.extend({ lastEventId: int4String.nullish() }))
     .subscription(async ({ ctx, input, signal }) => {
       const { teamId } = await teamAccess(ctx, input.teamId, "view");
-      return filesFeed(ctx, teamId, input.lastEventId ? Number(input.lastEventId) : null, signal);
+      const access = () => feedAccess(ctx, (db) => teamAccess(ctx, teamId, "view", db));
+      const open = () => filesReader(ctx, teamId, input.lastEventId ? Number(input.lastEventId) : null);
+      return liveFeed(ctx, { teamId, access, open, signal, recheckMs: TEAM_FEED_REREAD_MS });
     }),
 
   list: personProcedure
@@ -97,21 +95,3 @@ export const workspaceRouter = router({
       return deleteFile(ctx.db, by.teamId, asPerson(by), input, workspaceLimitsOf(ctx.env));
     }),
 });
-
-function filesFeed(ctx: PersonContext, teamId: SessionId, from: number | null, signal: AbortSignal | undefined) {
-  const open = (): FeedReader<number | null, unknown, FilesMessage> => ({
-    start: async () => from,
-    wake: () => activityWaiter(ctx.hub, teamId, ["workspace"]),
-    async read(after) {
-      if (after === null) {
-        const { files, lastChange } = await filesAsOfNow(ctx.db, teamId);
-        return { messages: [{ id: String(lastChange), data: { type: "files", files, lastChange } }], cursor: lastChange };
-      }
-      const { upsert, removed, lastChange, more } = await filesChangedAfter(ctx.db, teamId, after);
-      const changed = upsert.length > 0 || removed.length > 0;
-      return { messages: changed ? [{ id: String(lastChange), data: { type: "changes", upsert, removed, lastChange } }] : [], cursor: lastChange, more };
-    },
-  });
-  const access = () => feedAccess(ctx, (db) => teamAccess(ctx, teamId, "view", db));
-  return liveFeed(ctx, { teamId, access, open, signal, recheckMs: TEAM_FEED_REREAD_MS });
-}
