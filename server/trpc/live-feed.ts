@@ -6,7 +6,8 @@ import type { PersonContext } from "./init";
 
 // Every live feed (session, team, timeline, files, notifications) is this one loop:
 // subscribe → access check → incremental read → send → wait, with the cursor the client sends
-// back on reconnect. A feed says only where a cursor resumes, what follows it, and what wakes it:
+// back on reconnect. Its reader (live/feed-readers.ts) says where a cursor resumes, what follows
+// it and what wakes it:
 //  - it subscribes before each read, so a change committed while it reads wakes it again;
 //  - the person's access is checked before the first read and again when their credentials or
 //    the team's people change (a sign-out, a revoked token, a removal end the feed at once),
