@@ -124,16 +124,23 @@ async function consumerHost(database: DatabaseUrls, config: RuntimeConfig) {
       progress(`runtime: ${l}`);
     },
   });
-  return { db, hub, runtime, logs };
+  // The senders' own pool, warm, so the first sends do not pay for connecting.
+  const senderDb = createDb(database, DB_POOL);
+  await warmPool(senderDb, DB_POOL);
+  async function close() {
+    await runtime.stop();
+    await hub.close();
+    await senderDb.$disconnect();
+    await db.$disconnect();
+  }
+  return { db, runtime, logs, senderDb, close };
 }
 
 // ------------------------------------------------------------------ end to end
 
 async function endToEnd(database: DatabaseUrls, config: RuntimeConfig, senders: number, messages: number) {
-  const { db, hub, runtime, logs } = await consumerHost(database, config);
+  const { db, runtime, logs, senderDb, close } = await consumerHost(database, config);
   await runtime.start();
-  const senderDb = createDb(database, DB_POOL);
-  await warmPool(senderDb, DB_POOL);
   try {
     const team = await newTeam(db, senders, `${senders}x`);
     const perSender = Math.ceil(messages / senders);
@@ -192,10 +199,7 @@ async function endToEnd(database: DatabaseUrls, config: RuntimeConfig, senders: 
       runtimeLogLines: logs.length,
     };
   } finally {
-    await runtime.stop();
-    await hub.close();
-    await senderDb.$disconnect();
-    await db.$disconnect();
+    await close();
   }
 }
 
@@ -213,10 +217,8 @@ const cpuCores = (since: NodeJS.CpuUsage, t0: number) => {
 // ------------------------------------------------------------------ 8 senders to 8 targets
 
 async function fanOut(database: DatabaseUrls, config: RuntimeConfig, messages: number, consume = true) {
-  const { db, hub, runtime, logs } = await consumerHost(database, config);
+  const { db, runtime, logs, senderDb, close } = await consumerHost(database, config);
   if (consume) await runtime.start();
-  const senderDb = createDb(database, DB_POOL);
-  await warmPool(senderDb, DB_POOL);
   try {
     const team = await newTeam(db, FAN_OUT, `fan-out`, FAN_OUT);
     const perSender = Math.ceil(messages / FAN_OUT);
@@ -279,10 +281,7 @@ async function fanOut(database: DatabaseUrls, config: RuntimeConfig, messages: n
       runtimeLogLines: logs.length,
     };
   } finally {
-    await runtime.stop();
-    await hub.close();
-    await senderDb.$disconnect();
-    await db.$disconnect();
+    await close();
   }
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { TranscriptEvent, TranscriptPayload } from "./api-types";
 import { listToArray } from "./chunk-list";
 import { EMPTY_FOLD, extendFold, focusItemKey, foldTranscript, stoppedBy, waitText, type TranscriptFold, type TranscriptItem } from "./transcript-model";
-import { history, referenceFold } from "./testing/transcript";
+import { history } from "./testing/transcript";
 
 const at = new Date(0);
 const log = (...payloads: TranscriptPayload[]): TranscriptEvent[] => payloads.map((payload, i) => ({ seq: i + 1, createdAt: at, payload }));
@@ -194,15 +194,6 @@ describe("folding in batches", () => {
         const whole = extendFold(EMPTY_FOLD, events);
         const inBatches = batches(events, cuts).reduce(extendFold, EMPTY_FOLD);
         expect(view(inBatches)).toEqual(view(whole));
-      }),
-      { numRuns: 500 },
-    );
-  });
-
-  it("shows what the fold before incremental folding showed (its code, kept as the reference)", () => {
-    fc.assert(
-      fc.property(history, (events) => {
-        expect(foldTranscript(events)).toEqual(referenceFold(events));
       }),
       { numRuns: 500 },
     );

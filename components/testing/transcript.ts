@@ -1,9 +1,7 @@
 import fc from "fast-check";
 import type { TranscriptEvent, TranscriptPayload } from "../api-types";
-import { fileOfTool, type TranscriptItem } from "../transcript-model";
 
-// Random session logs for the transcript's property tests, and the fold they are checked
-// against (test-only).
+// Random session logs for the transcript's property tests (test-only).
 
 const turnIds = ["turn_a", "turn_b"];
 const reasons = ["completed", "aborted", "error", "interrupted", "budget"] as const;
@@ -27,103 +25,3 @@ const payload: fc.Arbitrary<TranscriptPayload> = fc.record({ kind: fc.nat(9), tu
   }
 });
 export const history = fc.array(payload, { maxLength: 120 }).map((ps) => ps.map((p, i): TranscriptEvent => ({ seq: i + 1, createdAt: new Date(1_000 * (i + 1)), payload: p })));
-
-// The transcript fold as it was before it became incremental (re-folding the whole log per
-// batch), kept only as the reference `transcript-model.test.ts` checks `extendFold` against on
-// random logs. Not used by the app.
-
-export function referenceFold(events: readonly TranscriptEvent[]): TranscriptItem[] {
-  const items: TranscriptItem[] = [];
-  // The reply being streamed for (turn, step), if any, as an index into items.
-  let streamingAt: { turnId: string; step: number; index: number } | null = null;
-  // The step's wait line while it is live, as an index into items.
-  let waitingAt: { turnId: string; step: number; index: number } | null = null;
-  // Wait lines of steps that were never retried: gone once the step moves on.
-  const dropped = new Set<number>();
-  const settleWait = (byTurnEnd: boolean) => {
-    const cur = waitingAt && items[waitingAt.index];
-    if (waitingAt && cur?.kind === "wait") {
-      if (cur.retries === 0) dropped.add(waitingAt.index);
-      else items[waitingAt.index] = { ...cur, live: false, endedWaiting: byTurnEnd && cur.wait.kind === "retry" };
-    }
-    waitingAt = null;
-  };
-
-  for (const e of events) {
-    const p = e.payload;
-    if (waitingAt && (p.kind === "assistant_delta" || p.kind === "assistant_message" || p.kind === "turn_end" || p.kind === "step_start")) {
-      // Ended during the wait: the turn's end, or the empty reply a Stop records first.
-      settleWait(p.kind === "turn_end" || (p.kind === "assistant_message" && p.interrupted && p.text === "" && p.toolCalls.length === 0));
-    }
-    switch (p.kind) {
-      case "model_wait": {
-        const retry = p.wait.kind === "retry" ? p.wait : null;
-        const cur = waitingAt && waitingAt.turnId === p.turnId && waitingAt.step === p.step ? items[waitingAt.index] : null;
-        if (cur?.kind === "wait") {
-          items[waitingAt!.index] = { ...cur, wait: p.wait, waitSeq: e.seq, retries: cur.retries + (retry ? 1 : 0), reason: retry?.reason ?? cur.reason };
-        } else {
-          waitingAt = { turnId: p.turnId, step: p.step, index: items.length };
-          items.push({ kind: "wait", key: `wait-${e.seq}`, seq: e.seq, live: true, wait: p.wait, waitSeq: e.seq, retries: retry ? 1 : 0, reason: retry?.reason ?? null });
-        }
-        break;
-      }
-      case "user_message":
-        items.push({ kind: "user", key: p.messageId, seq: e.seq, text: p.text, source: p.source });
-        break;
-      case "assistant_delta": {
-        const cur = streamingAt && streamingAt.turnId === p.turnId && streamingAt.step === p.step ? items[streamingAt.index] : null;
-        if (cur && cur.kind === "assistant") cur.text += p.text;
-        else {
-          streamingAt = { turnId: p.turnId, step: p.step, index: items.length };
-          items.push({ kind: "assistant", key: `stream-${e.seq}`, seq: e.seq, text: p.text, streaming: true, interrupted: false, toolCalls: [] });
-        }
-        break;
-      }
-      case "assistant_message": {
-        const final: TranscriptItem = {
-          kind: "assistant",
-          key: p.messageId,
-          seq: e.seq,
-          text: p.text,
-          streaming: false,
-          interrupted: p.interrupted,
-          toolCalls: p.toolCalls,
-        };
-        if (streamingAt && streamingAt.turnId === p.turnId && streamingAt.step === p.step) {
-          items[streamingAt.index] = { ...final, key: items[streamingAt.index]!.key };
-        } else items.push(final);
-        streamingAt = null;
-        break;
-      }
-      case "tool_result":
-        items.push({
-          kind: "tool",
-          key: `tool-${e.seq}`,
-          seq: e.seq,
-          toolName: p.toolName,
-          output: p.output,
-          isError: p.isError,
-          errorCode: p.errorCode,
-          ...fileOfTool(p.toolName, p.isError, p.output),
-        });
-        break;
-      case "compaction":
-        items.push({ kind: "compaction", key: `compaction-${e.seq}`, seq: e.seq, throughSeq: p.throughSeq });
-        break;
-      case "turn_end":
-        // A reply still "streaming" when its turn ended was cut off.
-        if (streamingAt) {
-          const cur = items[streamingAt.index];
-          if (cur?.kind === "assistant") items[streamingAt.index] = { ...cur, streaming: false, interrupted: true };
-          streamingAt = null;
-        }
-        if (p.reason !== "completed") {
-          items.push({ kind: "turn_end", key: `end-${e.seq}`, seq: e.seq, reason: p.reason, error: p.error, at: e.createdAt });
-        }
-        break;
-      default:
-        break;
-    }
-  }
-  return dropped.size === 0 ? items : items.filter((_, i) => !dropped.has(i));
-}

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { withClient } from "./admin";
 import { directUrlOf } from "./client";
-import { applyMigrations, defaultMigrationsDir, readMigrations } from "./migrate";
+import { applyMigrations, defaultMigrationsDir, readMigrations, type MigrationRow } from "./migrate";
 
 const databases: TestDatabase[] = [];
 const tempDirs: string[] = [];
@@ -42,13 +42,7 @@ async function query<R extends pg.QueryResultRow>(url: string, text: string, val
   return withClient(url, async (client) => (await client.query<R>(text, values)).rows);
 }
 
-interface Row {
-  id: string;
-  checksum: string;
-  finished_at: Date | null;
-  migration_name: string;
-  logs: string | null;
-  rolled_back_at: Date | null;
+interface Row extends MigrationRow {
   applied_steps_count: number;
 }
 

@@ -26,7 +26,8 @@ export interface LocalMigration {
   checksum: string;
 }
 
-interface MigrationRow {
+/** A row of `_prisma_migrations`, as this module reads it. */
+export interface MigrationRow {
   id: string;
   checksum: string;
   finished_at: Date | null;

@@ -8,6 +8,9 @@ import { BatchedSql, sqlTx } from "./sql";
 import { testServerUrl } from "../testing/temporary-db";
 
 const it = databaseTest();
+
+/** The ids in a test table, in order. */
+const idsIn = async (db: Db, table: string) => ((await db.sql.$queryRaw`SELECT id FROM ${Prisma.raw(table)} ORDER BY id`) as { id: number }[]).map((r) => r.id);
 /** The database with its direct URL only (prepared statements are a direct connection's). */
 const direct = (tdb: DatabaseUrls): DatabaseUrls => ({ url: directUrlOf(tdb) });
 
@@ -49,7 +52,7 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
 
   it("commits a transaction's statements together, rolls them all back when it throws, and joins an open one", async ({ db }) => {
     await db.sql.$executeRaw`CREATE TABLE sql_test_tx (id int PRIMARY KEY)`;
-    const ids = async () => ((await db.sql.$queryRaw`SELECT id FROM sql_test_tx ORDER BY id`) as { id: number }[]).map((r) => r.id);
+    const ids = () => idsIn(db, "sql_test_tx");
 
     await expect(
       db.sqlTx(async (tx) => {
@@ -170,7 +173,7 @@ describe("db.sql (raw statements on the adapter's pool)", () => {
 
   it("commitWith sends a transaction's last statements with its COMMIT; an error there rolls it all back", async ({ db }) => {
     await db.sql.$executeRaw`CREATE TABLE sql_test_last (id int PRIMARY KEY)`;
-    const ids = async () => ((await db.sql.$queryRaw`SELECT id FROM sql_test_last ORDER BY id`) as { id: number }[]).map((r) => r.id);
+    const ids = () => idsIn(db, "sql_test_last");
     await expect(
       db.sqlTx(async (tx) => {
         await tx.$executeRaw`INSERT INTO sql_test_last VALUES (1)`;

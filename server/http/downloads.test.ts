@@ -1,7 +1,6 @@
 import { describe, expect } from "vitest";
-import { parseEnv } from "../env";
-import { startAppServer, type AppServer } from "../main";
-import { databaseTest } from "../testing/fixtures";
+import type { AppServer } from "../main";
+import { appServerTest } from "../testing/app-tests";
 import { httpClient } from "../testing/http-client";
 import { signUpOverHttp } from "../testing/people";
 import { unzip } from "../testing/zip";
@@ -9,12 +8,7 @@ import { unzip } from "../testing/zip";
 // Workspace downloads over real HTTP (server/http/downloads.ts): one file at any version and
 // the whole workspace as a zip, for people of the team only, refusals as typed JSON.
 
-const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "5" });
-  const server = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
-  onCleanup(() => server.close());
-  return server;
-});
+const it = appServerTest({ SCRIPTED_MODEL_DELAY_MS: "5" });
 
 let server: AppServer;
 let cookie: string;

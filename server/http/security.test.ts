@@ -6,7 +6,7 @@ import type { Db } from "../db/client";
 import { parseEnv } from "../env";
 import { startAppServer, type AppServer } from "../main";
 import { tableDigests } from "../testing/db-snapshot";
-import { databaseTest } from "../testing/fixtures";
+import { appServerTest } from "../testing/app-tests";
 import { signUpOverHttp } from "../testing/people";
 import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, webPolicy, type WebPolicy } from "./security";
 
@@ -16,11 +16,7 @@ import { checkRequest, clientAddress, contentSecurityPolicy, newNonce, webPolicy
 // headers. Then the policy's pure functions. Pages (pages: true needs a `next build`) are
 // checked by the Playwright suite.
 
-const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1" }), database: tdb, pages: false, log: () => undefined });
-  onCleanup(() => server.close());
-  return server;
-});
+const it = appServerTest();
 
 let server: AppServer;
 let db: Db;

@@ -1,23 +1,14 @@
 // The real SDK clients against a local fake provider: what we send on the wire and what we make
 // of what comes back, for both the OpenAI-compatible and the Anthropic format.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createAnthropicModel, createOpenAICompatibleModel, ModelProviderError } from "./ai-sdk";
 import { decide, DEFAULT_RETRY_POLICY } from "./retry-policy";
-import { startFakeProviderServer, type FakeProviderServer } from "./testing/fake-provider-server";
+import { fakeProviderServerForFile, startFakeProviderServer, type FakeProviderServer } from "./testing/fake-provider-server";
 import type { LanguageModel, ModelChunk, ModelRequest } from "./types";
 
-// Compatibility-mode notices about test model ids are noise here.
-globalThis.AI_SDK_LOG_WARNINGS = false;
-
 let server: FakeProviderServer;
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => server.reset());
+fakeProviderServerForFile((s) => (server = s));
 
 const READ_FILE_SCHEMA = {
   type: "object",

@@ -2,22 +2,14 @@
 // wire formats: retries and their waits, timeouts, the Stop during a backoff, the concurrency
 // cap. Timing is driven by the fake server holding responses until the test releases them.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createAnthropicModel, createOpenAICompatibleModel, ModelProviderError } from "./ai-sdk";
 import { ConcurrencyLimiter, resilientModel, type ResilienceOptions, type Slot } from "./resilience";
-import { startFakeProviderServer, type FakeProviderServer } from "./testing/fake-provider-server";
+import { fakeProviderServerForFile, type FakeProviderServer } from "./testing/fake-provider-server";
 import type { LanguageModel, ModelChunk, ModelRequest } from "./types";
 
-globalThis.AI_SDK_LOG_WARNINGS = false;
-
 let server: FakeProviderServer;
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => server.reset());
+fakeProviderServerForFile((s) => (server = s));
 
 const REQUEST: ModelRequest = { system: "Be brief.", purpose: "step", tools: [], messages: [{ role: "user", text: "Hi" }] };
 

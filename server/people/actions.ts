@@ -3,6 +3,7 @@ import { asJson, type DbOrTx, type Tx } from "../db/client";
 import type { SessionId } from "../ids";
 import { AppError } from "../errors";
 import { notifyActivity } from "../db/notify";
+import { AUDITED_TEAM_ACTION_KINDS } from "../../shared/audit-kinds";
 import { isAudited, recordAudit } from "./audit";
 import type { Person } from "./person";
 import { refusalFor, TeamRoleSchema, type Need } from "./roles";
@@ -21,22 +22,8 @@ export const PersonActionKindSchema = z.enum([
   "file_changed",
   "teammate_added",
   "fork",
-  "team_created",
-  "role_changed",
-  "person_removed",
-  "left",
-  "joined",
-  "invite_created",
-  "invite_revoked",
-  "budget_set",
-  "tool_policy_set",
-  "approval_decided",
-  "question_answered",
-  "webhook_added",
-  "webhook_removed",
-  "plan_decided",
-  "mcp_server_added",
-  "mcp_server_removed",
+  // …and every action that is audited too.
+  ...AUDITED_TEAM_ACTION_KINDS,
 ]);
 export type PersonActionKind = z.infer<typeof PersonActionKindSchema>;
 

@@ -3,14 +3,7 @@ import { z } from "zod";
 import { inTx } from "../db/client";
 import { newMessageId } from "../ids";
 import { runtimeTest } from "../testing/fixtures";
-import {
-  eventsOf,
-  kinds,
-  newTestSession,
-  turnEnds,
-  waitFor,
-  waitForTurns,
-} from "../testing/runtime-harness";
+import { eventsOf, kinds, newTestSession, turnEnds, waitFor, waitForTurns } from "../testing/runtime-harness";
 import { enqueue } from "./inbox";
 import { listInbox } from "../testing/inbox";
 import { promptSession } from "./sessions";

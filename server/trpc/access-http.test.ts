@@ -1,10 +1,9 @@
 import type { TRPCClientError } from "@trpc/client";
 import { describe, expect } from "vitest";
 import type { Db } from "../db/client";
-import { parseEnv } from "../env";
-import { startAppServer, type AppServer } from "../main";
+import type { AppServer } from "../main";
 import { tableDigests } from "../testing/db-snapshot";
-import { databaseTest } from "../testing/fixtures";
+import { appServerTest } from "../testing/app-tests";
 import { httpClient, type HttpIdentity } from "../testing/http-client";
 import { signUpOverHttp } from "../testing/people";
 import { waitFor } from "../testing/runtime-harness";
@@ -14,12 +13,7 @@ import type { AppRouter } from "./root";
 // tokens through `Authorization: Bearer` on a real server, and the live feeds over real SSE for
 // each kind of caller, including a member whose feeds must end the moment they are removed.
 
-const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", SCRIPTED_MODEL_DELAY_MS: "5" });
-  const server = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
-  onCleanup(() => server.close());
-  return server;
-});
+const it = appServerTest({ SCRIPTED_MODEL_DELAY_MS: "5" });
 
 let server: AppServer;
 let db: Db;

@@ -1,9 +1,8 @@
 import superjson from "superjson";
 import { describe, expect } from "vitest";
 import type { Db } from "../db/client";
-import { parseEnv } from "../env";
 import { asSessionId, type SessionId } from "../ids";
-import { startAppServer, type AppServer } from "../main";
+import type { AppServer } from "../main";
 import { createTask } from "../team/task-board";
 import { encodeCursor } from "../team/timeline";
 import { leadOf } from "../members/membership";
@@ -11,7 +10,7 @@ import { asUserId } from "../ids";
 import { workspaceLimits } from "../../shared/limits";
 import { writeFile } from "../workspace";
 import { tableDigests } from "../testing/db-snapshot";
-import { databaseTest } from "../testing/fixtures";
+import { appServerTest } from "../testing/app-tests";
 import { signUpOverHttp } from "../testing/people";
 import { newTestSession } from "../testing/runtime-harness";
 import { MAX_BATCH_SIZE } from "../../shared/batch";
@@ -24,11 +23,7 @@ import { appRouter } from "./root";
 // make them (session cookie, and the app's Origin on mutations), so the input checks, not the
 // access checks, are what refuses.
 
-const it = databaseTest({ poolSize: 3 }).extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const server = await startAppServer({ env: parseEnv({ PORT: "0", HOST: "127.0.0.1", AUTH_SIGN_IN_PER_MINUTE: "10000" }), database: tdb, pages: false, log: () => undefined });
-  onCleanup(() => server.close());
-  return server;
-});
+const it = appServerTest({ AUTH_SIGN_IN_PER_MINUTE: "10000" }, { poolSize: 3 });
 // The file's client and server (fixtures), bound once for the helpers below, and its team.
 let server: AppServer;
 let db: Db;

@@ -5,6 +5,7 @@
 
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 
 export interface FakeToolCall {
   id: string;
@@ -384,4 +385,21 @@ function anthropicEvents(script: StreamScript, body: unknown): ScriptedEvents {
   );
   events.push(ev({ type: "message_stop" }));
   return events;
+}
+
+/**
+ * One fake server for the test file, handed to `use` once started, reset before each test and
+ * closed after the file. The SDK's compatibility notices about test model ids are silenced.
+ */
+export function fakeProviderServerForFile(use: (server: FakeProviderServer) => void): void {
+  globalThis.AI_SDK_LOG_WARNINGS = false;
+  let server: FakeProviderServer | undefined;
+  beforeAll(async () => {
+    server = await startFakeProviderServer();
+    use(server);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  beforeEach(() => server?.reset());
 }

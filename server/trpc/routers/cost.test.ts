@@ -9,10 +9,8 @@ import { priceOf } from "../../models/registry";
 import { defaultPlaybook, ScriptedModel } from "../../models/scripted";
 import type { LanguageModel } from "../../models/types";
 import { SPEND_COLUMNS, spendOf } from "../../runtime/sessions";
-import { runtimeTest } from "../../testing/fixtures";
-import { createTestPerson } from "../../testing/people";
+import { callerTest } from "../../testing/app-tests";
 import { waitFor, waitForTurns } from "../../testing/runtime-harness";
-import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
 import { applyTeamMessage } from "../../../shared/team-delta";
 import type { TeamMessage, TeamState } from "./team";
@@ -44,15 +42,7 @@ const gated: LanguageModel = {
   },
 };
 
-const it = runtimeTest({ team: { provisioningGraceMs: 60_000 }, resolveModel: () => gated, priceOf: (c) => priceOf(env, c) })
-  .extend("ctx", { scope: "file" }, async ({ rt }): Promise<TrpcContext> => ({
-    db: rt.db,
-    env,
-    hub: rt.hub,
-    runtime: rt.runtime,
-    person: await createTestPerson(rt.db, "Cora Cost"),
-  }))
-  .extend("trpc", { scope: "file" }, ({ ctx }) => createCaller(ctx));
+const it = callerTest({ team: { provisioningGraceMs: 60_000 }, resolveModel: () => gated, priceOf: (c) => priceOf(env, c) }, "Cora Cost", env);
 
 describe("offered models", () => {
   it("are listed with labels and prices", async ({ trpc }) => {

@@ -124,6 +124,9 @@ function formatted(error: TRPCError, path: string) {
   return getErrorShape({ config: appRouter._def._config, error, type: "unknown", path, input: undefined, ctx });
 }
 
+/** A queue control on an item that is no longer queued: the typed NOT_FOUND naming it. */
+const expectQueueItemGone = (call: Promise<unknown>, path: string) => expectAppError(call, "NOT_FOUND", "QUEUE_ITEM_NOT_FOUND", path);
+
 async function expectAppError(p: Promise<unknown>, code: TRPCError["code"], appCode: AppErrorCode, path: string) {
   const error = await trpcError(p);
   expect(error.code).toBe(code);
@@ -486,35 +489,15 @@ describe("queue controls, stop and fork", () => {
     // Remove: gone; a second remove is a typed NOT_FOUND.
     expect(await caller.session.removeQueued({ sessionId: id, itemId: c.id })).toEqual({ removed: true });
     expect((await listInbox(rt.db, id)).map((i) => i.id)).toEqual([b.id]);
-    await expectAppError(
-      caller.session.removeQueued({ sessionId: id, itemId: c.id }),
-      "NOT_FOUND",
-      "QUEUE_ITEM_NOT_FOUND",
-      "session.removeQueued",
-    );
-    await expectAppError(
-      caller.session.editQueued({ sessionId: id, itemId: c.id, text: "again" }),
-      "NOT_FOUND",
-      "QUEUE_ITEM_NOT_FOUND",
-      "session.editQueued",
-    );
+    await expectQueueItemGone(caller.session.removeQueued({ sessionId: id, itemId: c.id }), "session.removeQueued");
+    await expectQueueItemGone(caller.session.editQueued({ sessionId: id, itemId: c.id, text: "again" }), "session.editQueued");
 
     // Steer now while A's turn is streaming: B joins that turn at its next step boundary.
     expect((await sessionRow(id)).activeTurnId).toBe(turnId);
     expect(await caller.session.steerNow({ sessionId: id, itemId: b.id })).toEqual({ steered: true });
     // No longer a queued prompt: queue controls on it are refused.
-    await expectAppError(
-      caller.session.steerNow({ sessionId: id, itemId: b.id }),
-      "NOT_FOUND",
-      "QUEUE_ITEM_NOT_FOUND",
-      "session.steerNow",
-    );
-    await expectAppError(
-      caller.session.editQueued({ sessionId: id, itemId: b.id, text: "too late" }),
-      "NOT_FOUND",
-      "QUEUE_ITEM_NOT_FOUND",
-      "session.editQueued",
-    );
+    await expectQueueItemGone(caller.session.steerNow({ sessionId: id, itemId: b.id }), "session.steerNow");
+    await expectQueueItemGone(caller.session.editQueued({ sessionId: id, itemId: b.id, text: "too late" }), "session.editQueued");
     // A is mid-reply: its first words are streamed, the rest waits for the model.
     await waitFor(
       async () => (await eventsOf(rt.db, id)).some((e) => e.payload.kind === "assistant_delta"),

@@ -1,28 +1,17 @@
 import { TRPCError } from "@trpc/server";
 import { describe, expect } from "vitest";
 import { AppError } from "../../errors";
-import { parseEnv } from "../../env";
 import { asSessionId } from "../../ids";
 import { teamPlaybook } from "../../team/playbook";
-import { runtimeTest } from "../../testing/fixtures";
+import { callerTest } from "../../testing/app-tests";
 import { waitFor } from "../../testing/runtime-harness";
-import { createTestPerson } from "../../testing/people";
-import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
 import { applyTeamMessage } from "../../../shared/team-delta";
 import type { TeamMessage, TeamState } from "./team";
 
 // The team router in-process: a human acts with Lead authority; stale revisions conflict.
 
-const it = runtimeTest({ team: true, playbook: teamPlaybook })
-  .extend("ctx", { scope: "file" }, async ({ rt }): Promise<TrpcContext> => ({
-    db: rt.db,
-    env: parseEnv({}),
-    hub: rt.hub,
-    runtime: rt.runtime,
-    person: await createTestPerson(rt.db, "Ana Owner"),
-  }))
-  .extend("trpc", { scope: "file" }, ({ ctx }) => createCaller(ctx));
+const it = callerTest({ team: true, playbook: teamPlaybook }, "Ana Owner");
 
 async function expectCode(p: Promise<unknown>, code: TRPCError["code"], appCode: string) {
   const e = await p.then(

@@ -1,11 +1,9 @@
 import { TRPCError } from "@trpc/server";
 import { describe, expect } from "vitest";
 import { AppError } from "../../errors";
-import { parseEnv } from "../../env";
 import { SCENARIO_FILES, teamPlaybook } from "../../team/playbook";
 import type { TimelineEntry } from "../../team/timeline";
-import { runtimeTest } from "../../testing/fixtures";
-import { createTestPerson } from "../../testing/people";
+import { callerTest } from "../../testing/app-tests";
 import { waitFor } from "../../testing/runtime-harness";
 import type { TrpcContext } from "../init";
 import { createCaller } from "../root";
@@ -15,15 +13,7 @@ import type { TimelineLiveMessage } from "../../live/feed-readers";
 // feed shows both teammates' work as it commits, converges on what a page reads, and resumes
 // from its last id.
 
-const it = runtimeTest({ team: true, playbook: teamPlaybook, delayMs: 2 })
-  .extend("ctx", { scope: "file" }, async ({ rt }): Promise<TrpcContext> => ({
-    db: rt.db,
-    env: parseEnv({}),
-    hub: rt.hub,
-    runtime: rt.runtime,
-    person: await createTestPerson(rt.db, "Ana Owner"),
-  }))
-  .extend("trpc", { scope: "file" }, ({ ctx }) => createCaller(ctx));
+const it = callerTest({ team: true, playbook: teamPlaybook, delayMs: 2 }, "Ana Owner");
 
 /** A live timeline feed read in the background: every message with its id, and the entries merged by id. */
 function follow(ctx: TrpcContext, input: { teamId: string; lastEventId: string | null }) {

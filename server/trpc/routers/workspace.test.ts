@@ -1,8 +1,7 @@
 import { describe, expect } from "vitest";
-import { parseEnv } from "../../env";
 import { applyFilesMessage } from "../../../shared/files-delta";
 import type { FileEntry, FilesMessage } from "../../workspace";
-import { runtimeTest } from "../../testing/fixtures";
+import { callerTest } from "../../testing/app-tests";
 import { createTestPerson } from "../../testing/people";
 import { waitFor } from "../../testing/runtime-harness";
 import type { TrpcContext } from "../init";
@@ -12,15 +11,7 @@ import { createCaller } from "../root";
 // costs its viewers a message of what it changed (not the listing again), and a reconnect with
 // the last id gets only the changes since.
 
-const it = runtimeTest()
-  .extend("ctx", { scope: "file" }, async ({ rt }): Promise<TrpcContext> => ({
-    db: rt.db,
-    env: parseEnv({}),
-    hub: rt.hub,
-    runtime: rt.runtime,
-    person: await createTestPerson(rt.db, "Fay Files"),
-  }))
-  .extend("trpc", { scope: "file" }, ({ ctx }) => createCaller(ctx));
+const it = callerTest({}, "Fay Files");
 
 /** A files feed read in the background: every message with its id, and the listing they make. */
 function follow(ctx: TrpcContext, input: { teamId: string; lastEventId: string | null }) {
