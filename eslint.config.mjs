@@ -48,6 +48,15 @@ export default defineConfig([
     },
   },
   {
+    // One button with its variants (components/ui/button.tsx): no hand-assembled button classes.
+    name: "project/ui-kit",
+    files: ["app/**/*.tsx", "components/**/*.tsx"],
+    ignores: ["components/ui/button.tsx"],
+    rules: {
+      "react/forbid-elements": ["error", { forbid: [{ element: "button", message: "Use Button from components/ui/button.tsx (its variants)." }] }],
+    },
+  },
+  {
     // shared/ is what the browser and the server both load: it imports only zod and itself, so
     // nothing server-only (node:, the database, env, logging) can reach the bundle through it.
     name: "project/shared",

@@ -12,6 +12,8 @@ import { LIMITS } from "~/shared/limits";
 import { PasswordField } from "./form-fields";
 import { InstanceToolDefaults } from "./tool-policy";
 import { SettingCheckbox } from "./ui/setting-checkbox";
+import { Button } from "./ui/button";
+import { Alert, ErrorAlert } from "./ui/alert";
 
 // /account: display name, password, signing out (here or everywhere), personal API tokens,
 // and, for the instance's owner, whether anyone may sign up.
@@ -48,9 +50,9 @@ export function AccountPage() {
 function Outcome({ error, done }: { error: string | null; done: string | null }) {
   if (error) {
     return (
-      <p role="alert" className="error">
+      <Alert>
         {error}
-      </p>
+      </Alert>
     );
   }
   return done ? (
@@ -82,9 +84,9 @@ function DisplayName({ me }: { me: Me }) {
           <span className="label">Display name</span>
           <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={LIMITS.displayNameChars} autoComplete="name" />
         </label>
-        <button type="submit" disabled={!name.trim() || name.trim() === me.name}>
+        <Button type="submit" disabled={!name.trim() || name.trim() === me.name}>
           Save name
-        </button>
+        </Button>
       </form>
       <Outcome error={error} done={done} />
     </section>
@@ -135,7 +137,7 @@ function PasswordChange() {
           <input type="checkbox" checked={form.revokeTokens} onChange={(e) => setForm({ ...form, revokeTokens: e.target.checked })} />
           Revoke my API tokens too
         </label>
-        <button type="submit">Change password</button>
+        <Button type="submit">Change password</Button>
       </form>
       <Outcome error={error} done={done} />
     </section>
@@ -158,12 +160,12 @@ function SignOut() {
     <section aria-labelledby="sessions" className="card">
       <h2 id="sessions">Signing out</h2>
       <div className="row">
-        <button type="button" className="secondary" onClick={() => void signOut(false)}>
+        <Button variant="secondary" onClick={() => void signOut(false)}>
           Sign out
-        </button>
-        <button type="button" className="secondary danger" onClick={() => void signOut(true)}>
+        </Button>
+        <Button variant="danger" onClick={() => void signOut(true)}>
           Sign out everywhere
-        </button>
+        </Button>
       </div>
       <p className="muted">Everywhere ends every session of this account, on every device, and revokes its API tokens: scripts using them stop.</p>
       <Outcome error={error} done={null} />
@@ -197,9 +199,9 @@ function ApiTokens() {
           <span className="label">Token name</span>
           <input value={name} onChange={(e) => setName(e.target.value)} maxLength={LIMITS.tokenNameChars} placeholder="What the script is" />
         </label>
-        <button type="submit" disabled={!name.trim() || create.isPending}>
+        <Button type="submit" disabled={!name.trim() || create.isPending}>
           Create token
-        </button>
+        </Button>
       </form>
       {created && (
         <div className="secret" role="group" aria-label="New API token">
@@ -215,11 +217,7 @@ function ApiTokens() {
           </div>
         </div>
       )}
-      {create.error && (
-        <p role="alert" className="error">
-          {create.error.message}
-        </p>
-      )}
+      <ErrorAlert error={create.error} />
       {tokens.data?.length === 0 && <p className="muted">No tokens.</p>}
       <ul className="plain-list" aria-label="Your API tokens">
         {tokens.data?.map((t) => (
@@ -231,17 +229,13 @@ function ApiTokens() {
                 · created {new Date(t.createdAt).toLocaleString()} · {t.lastUsedAt ? `last used ${new Date(t.lastUsedAt).toLocaleString()}` : "never used"}
               </span>
             </span>
-            <button type="button" className="secondary danger" onClick={() => revoke.mutate({ id: t.id })} aria-label={`Revoke ${t.name}`}>
+            <Button variant="danger" onClick={() => revoke.mutate({ id: t.id })} aria-label={`Revoke ${t.name}`}>
               Revoke
-            </button>
+            </Button>
           </li>
         ))}
       </ul>
-      {revoke.error && (
-        <p role="alert" className="error">
-          {revoke.error.message}
-        </p>
-      )}
+      <ErrorAlert error={revoke.error} />
     </section>
   );
 }
@@ -263,11 +257,7 @@ function InstanceSettings({ openSignUp }: { openSignUp: boolean }) {
           ? "Anyone who reaches this server can make an account (they see only the teams they are invited to)."
           : "Sign-up is by invitation: a new person needs a team's invite link."}
       </p>
-      {set.error && (
-        <p role="alert" className="error">
-          {set.error.message}
-        </p>
-      )}
+      <ErrorAlert error={set.error} />
       <PrivateWebhooks />
     </section>
   );
@@ -292,11 +282,7 @@ function PrivateWebhooks() {
           ? "Team webhooks may post to loopback and local-network addresses (a receiver next to this server)."
           : "Team webhooks post only to public addresses, so nobody can use one to reach this server's own network."}
       </p>
-      {set.error && (
-        <p role="alert" className="error">
-          {set.error.message}
-        </p>
-      )}
+      <ErrorAlert error={set.error} />
     </>
   );
 }

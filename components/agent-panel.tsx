@@ -16,6 +16,8 @@ import { useSessionLive } from "./use-session-live";
 import { ViewerHint } from "./viewer-hint";
 import { LIMITS } from "~/shared/limits";
 import type { StopRecord } from "./transcript-model";
+import { Button } from "./ui/button";
+import { Alert, ErrorAlert } from "./ui/alert";
 
 /**
  * One agent: its live transcript, its queued prompts (with who queued and edited them) and a
@@ -104,9 +106,9 @@ export function AgentPanel({
         {spend && <SpendLine spend={spend} />}
       </div>
       {error && (
-        <p role="alert" className="error">
+        <Alert>
           {accessLost(error) ? "You no longer have access to this team" : error.message}
-        </p>
+        </Alert>
       )}
 
       <Transcript
@@ -147,22 +149,18 @@ export function AgentPanel({
             />
           </label>
           <div className="composer-actions">
-            <button type="submit" disabled={!text.trim()}>
+            <Button type="submit" disabled={!text.trim()}>
               Send
-            </button>
-            <button type="button" className="secondary" onClick={() => stop.mutate({ sessionId })} disabled={!session?.running}>
+            </Button>
+            <Button variant="secondary" onClick={() => stop.mutate({ sessionId })} disabled={!session?.running}>
               Stop
-            </button>
+            </Button>
           </div>
         </form>
       ) : (
         <ViewerHint />
       )}
-      {failure && (
-        <p role="alert" className="error">
-          {failure.message}
-        </p>
-      )}
+      <ErrorAlert error={failure} />
     </section>
   );
 }
@@ -209,9 +207,9 @@ function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string;
         <span className="grow" role="status">
           Queued prompt removed.
         </span>
-        <button type="button" className="secondary" onClick={() => setRemoving(false)} disabled={isPending || isSuccess}>
+        <Button variant="secondary" onClick={() => setRemoving(false)} disabled={isPending || isSuccess}>
           Undo
-        </button>
+        </Button>
       </li>
     );
   }
@@ -238,29 +236,25 @@ function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string;
             <span className="sr-only">Queued prompt text</span>
             <input value={editing} onChange={(e) => setEditing(e.target.value)} autoFocus />
           </label>
-          <button type="submit">Save</button>
+          <Button type="submit">Save</Button>
         </form>
       )}
       {canAct && (
         <>
           {editing === null && (
-            <button type="button" className="secondary" onClick={() => setEditing(text)}>
+            <Button variant="secondary" onClick={() => setEditing(text)}>
               Edit
-            </button>
+            </Button>
           )}
-          <button type="button" className="secondary" onClick={() => steer.mutate({ sessionId, itemId })} disabled={!running}>
+          <Button variant="secondary" onClick={() => steer.mutate({ sessionId, itemId })} disabled={!running}>
             Steer now
-          </button>
-          <button type="button" className="secondary" onClick={() => setRemoving(true)}>
+          </Button>
+          <Button variant="secondary" onClick={() => setRemoving(true)}>
             Remove
-          </button>
+          </Button>
         </>
       )}
-      {failure && (
-        <p role="alert" className="error">
-          {failure.message}
-        </p>
-      )}
+      <ErrorAlert error={failure} />
     </li>
   );
 }

@@ -3,9 +3,10 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "./trpc";
-import { InlineError } from "./ui/skeleton";
+import { InlineError } from "./ui/alert";
 import type { AuditEntry } from "./api-types";
 import { AUDIT_KINDS, type AuditKind } from "~/shared/audit-kinds";
+import { Button } from "./ui/button";
 
 // The audit log (SPEC.md §19) for the instance owner (everything) and team owners (their
 // teams): filter by kind, person, team and time, page back, export what the filter shows as CSV.
@@ -105,10 +106,10 @@ export function AuditPage() {
           To
           <input aria-label="To" type="date" value={draft.to} onChange={(e) => setDraft({ ...draft, to: e.target.value })} />
         </label>
-        <button type="submit">Apply</button>
-        <button type="button" className="secondary" onClick={() => void exportCsv()}>
+        <Button type="submit">Apply</Button>
+        <Button variant="secondary" onClick={() => void exportCsv()}>
           Export CSV
-        </button>
+        </Button>
       </form>
       {exporting && (
         <p role="status" className="muted">
@@ -152,9 +153,9 @@ export function AuditPage() {
         </div>
       )}
       {nextBefore && (
-        <button type="button" className="secondary" disabled={more.loading} onClick={() => void showOlder()}>
+        <Button variant="secondary" disabled={more.loading} onClick={() => void showOlder()}>
           Older entries
-        </button>
+        </Button>
       )}
     </main>
   );

@@ -1,10 +1,12 @@
 "use client";
 
-import { useState, type FormEvent } from "react";
+import { useState, type FormEvent, type ReactNode } from "react";
 import { LIMITS } from "~/shared/limits";
 import { SSO_PROVIDER_ID } from "~/shared/sso";
 import { authClient, authErrorText, type AuthFailure } from "./auth-client";
 import { EmailField, PasswordField } from "./form-fields";
+import { Button } from "./ui/button";
+import { Alert } from "./ui/alert";
 
 // The account forms of the sign-in, sign-up and invite pages. Each calls Better Auth (which
 // sets the session cookie) and hands over to the page on success.
@@ -66,14 +68,9 @@ export function SignUpForm({
       </label>
       <EmailField value={form.email} onChange={(email) => setForm({ ...form, email })} />
       <PasswordField label="Password" value={form.password} onChange={(password) => setForm({ ...form, password })} fresh />
-      <button type="submit" disabled={busy}>
+      <SubmitRow busy={busy} error={error}>
         {submitLabel}
-      </button>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      </SubmitRow>
     </form>
   );
 }
@@ -86,14 +83,9 @@ export function SignInForm({ onSignedIn }: { onSignedIn: () => Promise<void> }) 
     <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label="Sign in">
       <EmailField value={form.email} onChange={(email) => setForm({ ...form, email })} />
       <PasswordField label="Password" value={form.password} onChange={(password) => setForm({ ...form, password })} />
-      <button type="submit" disabled={busy}>
+      <SubmitRow busy={busy} error={error}>
         Sign in
-      </button>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      </SubmitRow>
     </form>
   );
 }
@@ -127,14 +119,26 @@ export function SsoButton({ name, next, inviteToken, label }: { name: string; ne
   }
   return (
     <div className="sso">
-      <button type="button" onClick={() => void go()} disabled={busy}>
+      <Button onClick={() => void go()} disabled={busy}>
         {label ?? `Sign in with ${name}`}
-      </button>
+      </Button>
       {error && (
-        <p role="alert" className="error">
+        <Alert>
           {error}
-        </p>
+        </Alert>
       )}
     </div>
+  );
+}
+
+/** A form's submit button and, under it, why the last submit failed. */
+function SubmitRow({ busy, error, children }: { busy: boolean; error: string | null; children: ReactNode }) {
+  return (
+    <>
+      <Button type="submit" disabled={busy}>
+        {children}
+      </Button>
+      {error && <Alert>{error}</Alert>}
+    </>
   );
 }

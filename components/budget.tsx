@@ -7,6 +7,7 @@ import { BudgetInputSchema, type BudgetInput } from "~/shared/budget-input";
 import type { MemberView, TeamState } from "./api-types";
 import { modelKey, useModels } from "./models";
 import { useTRPC } from "./trpc";
+import { Button } from "./ui/button";
 
 // The team budget (server/team/budget.ts): what is spent against the limit in the room's
 // header, a banner when spending reached it (members stop at their next step and nothing runs),
@@ -34,9 +35,9 @@ export function BudgetBar({ teamId, budget, canAct, members }: { teamId: string;
     <div className="budget" aria-label="team budget">
       {set ? <span className={budget.reached ? "budget-figures reached" : "budget-figures"}>Budget: {budgetFigures(budget)}</span> : <span className="muted">No budget</span>}
       {canAct && !editing && (
-        <button type="button" className="link-button" onClick={() => setEditing(true)}>
+        <Button variant="link" onClick={() => setEditing(true)}>
           {set ? (budget.reached ? "Raise budget" : "Change budget") : "Set budget"}
-        </button>
+        </Button>
       )}
       {editing && <BudgetForm teamId={teamId} budget={budget} onDone={() => setEditing(false)} />}
       {(editing || budget.limit.costNanos !== null) && unpriced.length > 0 && (
@@ -90,12 +91,12 @@ function BudgetForm({ teamId, budget, onDone }: { teamId: string; budget: Budget
         Cost (USD)
         <input inputMode="decimal" value={costText} onChange={(e) => setCostText(e.target.value)} placeholder="no limit" aria-label="cost budget in USD" />
       </label>
-      <button type="submit" disabled={typeof parsed === "string" || save.isPending}>
+      <Button type="submit" disabled={typeof parsed === "string" || save.isPending}>
         Save budget
-      </button>
-      <button type="button" className="secondary" onClick={onDone}>
+      </Button>
+      <Button variant="secondary" onClick={onDone}>
         Cancel
-      </button>
+      </Button>
       {typeof parsed === "string" && (tokenText !== "" || costText !== "") && <span className="error">{parsed}</span>}
       {save.error && (
         <span role="alert" className="error">

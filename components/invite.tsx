@@ -9,6 +9,8 @@ import { appCodeOf } from "./app-error";
 import { SignUpForm, SsoButton } from "./auth-forms";
 import { useTRPC } from "./trpc";
 import { useAccountStatus, useRefreshAccount } from "./use-account";
+import { Button } from "./ui/button";
+import { Alert } from "./ui/alert";
 
 // An invite link (/invite/<token>, or /sign-up?invite=<token>): what it offers, and either
 // an account made with it (signed out) or a Join button (signed in). The token is a secret:
@@ -45,9 +47,9 @@ function InviteSummary({ info }: { info: InviteInfo }) {
 function inviteProblem(info: ReturnType<typeof useInviteInfo>): ReactNode {
   if (info.error) {
     return (
-      <p role="alert" className="error">
+      <Alert>
         {appCodeOf(info.error) === "INVITE_NOT_FOUND" ? "This invite link is not valid: check that you copied all of it." : info.error.message}
-      </p>
+      </Alert>
     );
   }
   if (!info.data) return <p className="muted">Reading the invite…</p>;
@@ -55,9 +57,9 @@ function inviteProblem(info: ReturnType<typeof useInviteInfo>): ReactNode {
     return (
       <>
         <InviteSummary info={info.data} />
-        <p role="alert" className="error">
+        <Alert>
           {STATUS_TEXT[info.data.status]}
-        </p>
+        </Alert>
       </>
     );
   }
@@ -113,12 +115,12 @@ export function InviteSignUp({ token, onJoining }: { token: string; onJoining?: 
                 </>
               ) : (
                 <>
-                  <p role="alert" className="error">
+                  <Alert>
                     Your account was made, but joining failed: {accept.error?.message ?? "no answer"}
-                  </p>
-                  <button type="button" onClick={() => void join()}>
+                  </Alert>
+                  <Button onClick={() => void join()}>
                     Join {info.data.teamTitle} as {info.data.role}
-                  </button>
+                  </Button>
                 </>
               )}
             </>
@@ -153,13 +155,13 @@ export function JoinTeam({ token }: { token: string }) {
           (info.data && (
             <>
               <InviteSummary info={info.data} />
-              <button type="button" onClick={() => accept.mutate({ token })} disabled={accept.isPending || accept.isSuccess}>
+              <Button onClick={() => accept.mutate({ token })} disabled={accept.isPending || accept.isSuccess}>
                 Join {info.data.teamTitle} as {info.data.role}
-              </button>
+              </Button>
               {accept.error && (
-                <p role="alert" className="error">
+                <Alert>
                   {appCodeOf(accept.error) === "INVITE_NOT_FOUND" ? `Not joined: ${accept.error.message}` : accept.error.message}
-                </p>
+                </Alert>
               )}
             </>
           ))}

@@ -4,9 +4,10 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
-import { InlineError } from "./ui/skeleton";
+import { Alert, ErrorAlert, InlineError } from "./ui/alert";
 import { useRefetchOn } from "./use-refetch-on";
 import { LIMITS } from "~/shared/limits";
+import { Button } from "./ui/button";
 
 // A team's MCP servers (SPEC.md §18): each with its health (connected and its tools, or failing
 // with the error and when it was tried), for everyone; owners add one (name, URL, token),
@@ -63,21 +64,21 @@ export function McpServers({ teamId, isOwner, latestActionId }: { teamId: string
             )}
             {isOwner && !s.configured && (
               <div className="row">
-                <button type="button" className="secondary" disabled={test.isPending} onClick={() => test.mutate({ teamId, serverId: s.id })}>
+                <Button variant="secondary" disabled={test.isPending} onClick={() => test.mutate({ teamId, serverId: s.id })}>
                   Test connection
-                </button>
-                <button type="button" className="secondary danger" disabled={remove.isPending} onClick={() => remove.mutate({ teamId, serverId: s.id })}>
+                </Button>
+                <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate({ teamId, serverId: s.id })}>
                   Remove
-                </button>
+                </Button>
               </div>
             )}
           </li>
         ))}
       </ul>
       {(test.error ?? remove.error) && (
-        <p role="alert" className="error">
+        <Alert>
           {(test.error ?? remove.error)!.message}
-        </p>
+        </Alert>
       )}
       {isOwner && <AddMcpServer teamId={teamId} onAdded={() => void refetch()} />}
     </section>
@@ -120,14 +121,10 @@ function AddMcpServer({ teamId, onAdded }: { teamId: string; onAdded: () => void
         Bearer token (optional; stored encrypted, never shown again)
         <input type="password" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
       </label>
-      <button type="submit" disabled={add.isPending || !name.trim() || !url.trim()}>
+      <Button type="submit" disabled={add.isPending || !name.trim() || !url.trim()}>
         Add MCP server
-      </button>
-      {add.error && (
-        <p role="alert" className="error">
-          {add.error.message}
-        </p>
-      )}
+      </Button>
+      <ErrorAlert error={add.error} />
     </form>
   );
 }

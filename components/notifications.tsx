@@ -9,9 +9,11 @@ import type { NotificationKind, NotificationPage, NotificationView } from "./api
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
 import { SettingCheckbox } from "./ui/setting-checkbox";
-import { InlineError, Skeleton } from "./ui/skeleton";
+import { Skeleton } from "./ui/skeleton";
+import { ErrorAlert, InlineError } from "./ui/alert";
 import { WaitingRequestItem } from "./waiting-requests";
 import { LIMITS } from "~/shared/limits";
+import { Button } from "./ui/button";
 
 // A person's notifications across their teams (SPEC.md §17): the unread count in the top bar,
 // live; the /notifications page to read them, mark them read, decide or answer what waits, and
@@ -112,13 +114,13 @@ function BrowserNotificationsToggle() {
   return (
     <div className="row">
       {on ? (
-        <button type="button" className="secondary" onClick={() => set("off")}>
+        <Button variant="secondary" onClick={() => set("off")}>
           Turn off browser notifications
-        </button>
+        </Button>
       ) : (
-        <button
-          type="button"
-          className="secondary"
+        <Button
+         
+          variant="secondary"
           onClick={() => {
             void Notification.requestPermission().then((p) => {
               setRefused(p !== "granted");
@@ -127,7 +129,7 @@ function BrowserNotificationsToggle() {
           }}
         >
           Turn on browser notifications
-        </button>
+        </Button>
       )}
       <span className="muted" role="status">
         {on ? "Shown while this tab is hidden." : refused ? "The browser refused: allow notifications for this site in its settings." : ""}
@@ -167,9 +169,9 @@ export function NotificationsPage() {
     <main className="page narrow">
       <h1>Notifications</h1>
       <div className="row">
-        <button type="button" disabled={!live.data || live.data.unread === 0 || markAll.isPending} onClick={() => markAll.mutate({ all: true })}>
+        <Button disabled={!live.data || live.data.unread === 0 || markAll.isPending} onClick={() => markAll.mutate({ all: true })}>
           Mark all read
-        </button>
+        </Button>
         <span className="muted" role="status">
           {live.data ? (live.data.unread === 0 ? "Nothing unread." : `${live.data.unread} unread`) : ""}
         </span>
@@ -183,9 +185,9 @@ export function NotificationsPage() {
         ))}
       </ul>
       {canShowOlder && (
-        <button type="button" className="secondary" disabled={older.loading} onClick={() => void showOlder()}>
+        <Button variant="secondary" disabled={older.loading} onClick={() => void showOlder()}>
           Show older
-        </button>
+        </Button>
       )}
       {older.error && <InlineError onRetry={() => void showOlder()}>Older notifications could not be read: {older.error}</InlineError>}
       <section aria-labelledby="notification-settings">
@@ -210,9 +212,9 @@ function NotificationItem({ n }: { n: NotificationView }) {
       <div className="row">
         <Link href={`/teams/${n.teamId}`}>Open the team</Link>
         {!n.read && (
-          <button type="button" className="link-button" disabled={mark.isPending} onClick={() => mark.mutate({ ids: [n.id] })}>
+          <Button variant="link" disabled={mark.isPending} onClick={() => mark.mutate({ ids: [n.id] })}>
             Mark read
-          </button>
+          </Button>
         )}
       </div>
     </li>
@@ -256,11 +258,7 @@ function NotificationSettings() {
           {NOTIFICATION_KINDS[kind]}
         </SettingCheckbox>
       ))}
-      {save.error && (
-        <p role="alert" className="error">
-          {save.error.message}
-        </p>
-      )}
+      <ErrorAlert error={save.error} />
     </fieldset>
   );
 }

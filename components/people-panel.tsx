@@ -10,6 +10,8 @@ import { appCodeOf } from "./app-error";
 import { CopyButton } from "./copy-button";
 import { ConfirmButton } from "./ui/confirm-button";
 import { useTRPC } from "./trpc";
+import { Button } from "./ui/button";
+import { Alert, ErrorAlert } from "./ui/alert";
 
 // The people of a team: everyone sees who is in it and may leave; owners invite by link,
 // revoke open links, change roles and remove people. The list itself is live (team state).
@@ -97,9 +99,9 @@ export function PeoplePanel({
         ))}
       </ul>
       {failure && (
-        <p role="alert" className="error">
+        <Alert>
           {refusalText(failure, false)}
-        </p>
+        </Alert>
       )}
       {owner && <Invites teamId={teamId} latestActionId={latestActionId} />}
       <ConfirmButton
@@ -113,9 +115,9 @@ export function PeoplePanel({
         Leave team
       </ConfirmButton>
       {leave.error && (
-        <p role="alert" className="error">
+        <Alert>
           {refusalText(leave.error, true)}
-        </p>
+        </Alert>
       )}
     </section>
   );
@@ -161,9 +163,9 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
             onChange={(e) => setMaxUses(Math.min(LIMITS.inviteMaxUses, Math.max(1, Math.floor(Number(e.target.value) || 1))))}
           />
         </label>
-        <button type="submit" disabled={create.isPending}>
+        <Button type="submit" disabled={create.isPending}>
           Create invite link
-        </button>
+        </Button>
       </form>
       <p className="muted hint">{role === "member" ? "A member prompts agents, edits the board and adds teammates." : "A viewer watches live and acts on nothing."}</p>
       {created && link && (
@@ -181,11 +183,7 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
           </p>
         </div>
       )}
-      {create.error && (
-        <p role="alert" className="error">
-          {create.error.message}
-        </p>
-      )}
+      <ErrorAlert error={create.error} />
       {invites.data && invites.data.length > 0 && (
         <>
           <h3 className="label">Open invites ({invites.data.length})</h3>
@@ -195,19 +193,15 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
                 <span className="grow">
                   {i.role} · by {i.createdByName} · {i.maxUses > 1 ? `${i.uses} of ${i.maxUses} used · ` : ""}expires {new Date(i.expiresAt).toLocaleString()}
                 </span>
-                <button type="button" className="secondary danger" onClick={() => revoke.mutate({ teamId, inviteId: i.id })}>
+                <Button variant="danger" onClick={() => revoke.mutate({ teamId, inviteId: i.id })}>
                   Revoke
-                </button>
+                </Button>
               </li>
             ))}
           </ul>
         </>
       )}
-      {revoke.error && (
-        <p role="alert" className="error">
-          {revoke.error.message}
-        </p>
-      )}
+      <ErrorAlert error={revoke.error} />
     </div>
   );
 }

@@ -6,6 +6,8 @@ import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
 import { useRefetchOn } from "./use-refetch-on";
 import { LIMITS } from "~/shared/limits";
+import { Button } from "./ui/button";
+import { ErrorAlert } from "./ui/alert";
 
 // The Lead's plans waiting for a person (plan approval, SPEC.md §17): its tasks, with Approve
 // (they may start) and Revise (the note goes to the Lead). Shown beside "Waiting for people" to
@@ -61,18 +63,14 @@ function Decide({ teamId, planId, seen, onDone }: { teamId: string; planId: stri
           <span className="sr-only">Note to the Lead about its plan</span>
           <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="Note (needed to revise)" maxLength={LIMITS.decisionNoteChars} />
         </label>
-        <button type="button" disabled={decide.isPending} onClick={() => send(true)}>
+        <Button disabled={decide.isPending} onClick={() => send(true)}>
           Approve plan
-        </button>
-        <button type="button" className="secondary" disabled={decide.isPending || note.trim() === ""} onClick={() => send(false)}>
+        </Button>
+        <Button variant="secondary" disabled={decide.isPending || note.trim() === ""} onClick={() => send(false)}>
           Revise
-        </button>
+        </Button>
       </div>
-      {decide.error && (
-        <p role="alert" className="error">
-          {decide.error.message}
-        </p>
-      )}
+      <ErrorAlert error={decide.error} />
     </>
   );
 }

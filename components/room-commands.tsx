@@ -13,6 +13,7 @@ import { ROOM_VIEWS } from "./room-views";
 import { PANEL_TABS, type PanelTab } from "./side-panel";
 import { SKIP_TARGETS } from "./skip-links";
 import { useTRPC } from "./trpc";
+import { Modal } from "./ui/dialog";
 
 // The room's keyboard layer: the shortcuts of room-keys.ts, the `?` dialog that lists them, and
 // the command palette (Ctrl/⌘ K, cmdk in a Radix dialog) that jumps to a team, an agent, a task
@@ -81,37 +82,23 @@ export function RoomCommands({
   return (
     <>
       <Palette open={palette} onOpenChange={setPalette} teamId={teamId} state={state} location={location} onTasks={() => onPanel("tasks")} />
-      <Dialog.Root open={help} onOpenChange={setHelp}>
-        <Dialog.Portal>
-          <Dialog.Overlay className="dialog-overlay" />
-          <Dialog.Content className="dialog">
-            <Dialog.Title className="dialog-title">Keyboard shortcuts</Dialog.Title>
-            <Dialog.Description className="dialog-description">In the team room, outside a text field.</Dialog.Description>
-            <dl className="shortcuts">
-              {SHORTCUTS.map((s) => (
-                <div key={s.what}>
-                  <dt>
-                    {s.keys.map((k, i) => (
-                      <span key={k}>
-                        {i > 0 && " / "}
-                        <kbd>{k}</kbd>
-                      </span>
-                    ))}
-                  </dt>
-                  <dd>{s.what}</dd>
-                </div>
-              ))}
-            </dl>
-            <div className="dialog-actions">
-              <Dialog.Close asChild>
-                <button type="button" className="secondary">
-                  Close
-                </button>
-              </Dialog.Close>
+      <Modal open={help} onOpenChange={setHelp} title="Keyboard shortcuts" description="In the team room, outside a text field.">
+        <dl className="shortcuts">
+          {SHORTCUTS.map((s) => (
+            <div key={s.what}>
+              <dt>
+                {s.keys.map((k, i) => (
+                  <span key={k}>
+                    {i > 0 && " / "}
+                    <kbd>{k}</kbd>
+                  </span>
+                ))}
+              </dt>
+              <dd>{s.what}</dd>
             </div>
-          </Dialog.Content>
-        </Dialog.Portal>
-      </Dialog.Root>
+          ))}
+        </dl>
+      </Modal>
     </>
   );
 }

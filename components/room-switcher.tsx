@@ -1,4 +1,5 @@
 "use client";
+import { Button } from "./ui/button";
 
 // Phones show one part of the room at a time; this bar switches between them. Transcript and
 // Files are both the centre (its agent and Files views); Tasks is the team panel.
@@ -18,9 +19,9 @@ export function RoomSwitcher({ current, onPick }: { current: SwitcherItem; onPic
   return (
     <nav aria-label="Room sections" className="room-switcher">
       {SWITCHER_ITEMS.map((item) => (
-        <button key={item} type="button" aria-current={item === current ? "true" : undefined} onClick={() => onPick(item)}>
+        <Button key={item} aria-current={item === current ? "true" : undefined} onClick={() => onPick(item)}>
           {item}
-        </button>
+        </Button>
       ))}
     </nav>
   );

@@ -14,6 +14,7 @@ import { Transcript } from "./transcript";
 import type { StopRecord } from "./transcript-model";
 import { useSessionLive } from "./use-session-live";
 import { useModels } from "./models";
+import { Alert } from "./ui/alert";
 
 // The views of the room's centre, chosen by `?view=`. A view joins the room with one entry
 // in ROOM_VIEWS: an id (its `view` value), the switcher's label, and what it renders.
@@ -137,9 +138,9 @@ function SplitColumn({
         </Link>
       </div>
       {error && (
-        <p role="alert" className="error">
+        <Alert>
           {accessLost(error) ? "You no longer have access to this team" : error.message}
-        </p>
+        </Alert>
       )}
       <Transcript teamId={teamId} source={live} running={state?.session.running ?? false} stops={stops} />
     </section>

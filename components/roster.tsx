@@ -10,6 +10,8 @@ import { agentStatus } from "./agent-status";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/shared/limits";
+import { Button } from "./ui/button";
+import { ErrorAlert } from "./ui/alert";
 
 type TeammateContext = NonNullable<RouterInputs["team"]["addTeammate"]["context"]>;
 
@@ -46,8 +48,8 @@ export function Roster({
       <ul>
         {members.map((m) => (
           <li key={m.name}>
-            <button
-              type="button"
+            <Button
+             
               className={`member${m.name === selected ? " selected" : ""}`}
               aria-pressed={m.name === selected}
               onClick={() => onSelect(m.name)}
@@ -75,7 +77,7 @@ export function Roster({
                   {m.diagnostic}
                 </span>
               )}
-            </button>
+            </Button>
             <label className="split-toggle">
               <input
                 type="checkbox"
@@ -117,9 +119,9 @@ function AddTeammate({ teamId, lead }: { teamId: string; lead: MemberView | unde
   }
   if (!open) {
     return (
-      <button type="button" className="secondary" onClick={() => setOpen(true)}>
+      <Button variant="secondary" onClick={() => setOpen(true)}>
         Add a teammate
-      </button>
+      </Button>
     );
   }
   return (
@@ -151,18 +153,14 @@ function AddTeammate({ teamId, lead }: { teamId: string; lead: MemberView | unde
         </select>
       </label>
       <div className="row">
-        <button type="submit" disabled={add.isPending}>
+        <Button type="submit" disabled={add.isPending}>
           Add
-        </button>
-        <button type="button" className="secondary" onClick={() => setOpen(false)}>
+        </Button>
+        <Button variant="secondary" onClick={() => setOpen(false)}>
           Cancel
-        </button>
+        </Button>
       </div>
-      {add.error && (
-        <p role="alert" className="error">
-          {add.error.message}
-        </p>
-      )}
+      <ErrorAlert error={add.error} />
     </form>
   );
 }

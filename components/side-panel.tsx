@@ -1,6 +1,7 @@
 "use client";
 
-import { InlineError, Skeleton } from "./ui/skeleton";
+import { Skeleton } from "./ui/skeleton";
+import { InlineError } from "./ui/alert";
 import { Link } from "./ui/link";
 import { Tabs } from "radix-ui";
 import type { TeamState } from "./api-types";

@@ -7,6 +7,7 @@ import { ssoErrorText } from "./auth-client";
 import { SignInForm, SignUpForm, SsoButton } from "./auth-forms";
 import { safeNext } from "./safe-next";
 import { useAccountStatus, useRefreshAccount } from "./use-account";
+import { Alert } from "./ui/alert";
 
 /**
  * /sign-in: on a fresh instance (no owner yet) the first visitor creates the owner account;
@@ -31,9 +32,9 @@ export function SignInPage() {
   if (status.error && !status.data) {
     return (
       <main className="page narrow">
-        <p role="alert" className="error">
+        <Alert>
           The app is not answering: {status.error.message}
-        </p>
+        </Alert>
       </main>
     );
   }
@@ -69,9 +70,9 @@ export function SignInPage() {
       <section aria-labelledby="sign-in">
         <h1 id="sign-in">Sign in</h1>
         {ssoError && (
-          <p role="alert" className="error">
+          <Alert>
             {ssoErrorText(ssoError)}
-          </p>
+          </Alert>
         )}
         {sso && <SsoButton name={sso.name} next={next} />}
         <SignInForm onSignedIn={refresh} />

@@ -1,6 +1,7 @@
 "use client";
 
-import { InlineError, Skeleton } from "./ui/skeleton";
+import { Skeleton } from "./ui/skeleton";
+import { InlineError } from "./ui/alert";
 import { useRouter } from "next/navigation";
 import { useEffect, type ReactNode } from "react";
 import { signInHref } from "./safe-next";

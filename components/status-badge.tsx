@@ -2,6 +2,7 @@
 
 import { STATUS_HELP, statusSlug, type AgentStatusName } from "./agent-status";
 import { Tooltip } from "./ui/tooltip";
+import { Button } from "./ui/button";
 
 /**
  * An agent's status in the one vocabulary (agent-status.ts), explained on hover and focus.
@@ -19,9 +20,9 @@ export function StatusBadge({ status, inert = false }: { status: AgentStatusName
   }
   return (
     <Tooltip content={STATUS_HELP[status]}>
-      <button type="button" className={`${className} badge-button`} aria-label={`status: ${status}`}>
+      <Button className={`${className} badge-button`} aria-label={`status: ${status}`}>
         {status}
-      </button>
+      </Button>
     </Tooltip>
   );
 }

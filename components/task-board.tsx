@@ -8,6 +8,7 @@ import { taskAnchor } from "./room-keys";
 import { useReportEditing } from "./use-presence";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/shared/limits";
+import { Button } from "./ui/button";
 
 /** Fields an action may carry, and the revision the person saw when it is not the task's current one. */
 type ActExtra = Pick<TaskUpdate, "owner" | "subject"> & { seenRevision?: number };
@@ -71,9 +72,9 @@ export function TaskBoard({ teamId, tasks, members, canAct }: { teamId: string; 
               {current.ownerName ? `, owned by ${current.ownerName}` : ""}.
             </p>
           )}
-          <button type="button" className="secondary" onClick={() => setRefusal(null)}>
+          <Button variant="secondary" onClick={() => setRefusal(null)}>
             Dismiss
-          </button>
+          </Button>
         </div>
       )}
       {live.length === 0 && <p className="muted">No tasks yet. Teammates put their work here.</p>}
@@ -145,12 +146,12 @@ function TaskCard({
             <dd>{editing.subject}</dd>
           </dl>
           <div className="task-actions">
-            <button type="button" onClick={() => onAct(task, "edit", { subject: editing.subject, seenRevision: task.revision })}>
+            <Button onClick={() => onAct(task, "edit", { subject: editing.subject, seenRevision: task.revision })}>
               Keep mine
-            </button>
-            <button type="button" className="secondary" onClick={() => setEditing(null)}>
+            </Button>
+            <Button variant="secondary" onClick={() => setEditing(null)}>
               Take theirs
-            </button>
+            </Button>
           </div>
         </div>
       ) : (
@@ -174,12 +175,12 @@ function TaskCard({
             />
           </label>
           <div className="task-actions">
-            <button type="submit" disabled={!editing.subject.trim()}>
+            <Button type="submit" disabled={!editing.subject.trim()}>
               Save
-            </button>
-            <button type="button" className="secondary" onClick={() => setEditing(null)}>
+            </Button>
+            <Button variant="secondary" onClick={() => setEditing(null)}>
               Cancel
-            </button>
+            </Button>
           </div>
         </form>
       )}
@@ -197,24 +198,24 @@ function TaskCard({
       {onAct && (
         <div className="task-actions">
           {task.status === "pending" && (
-            <button type="button" className="secondary" onClick={() => onAct(task, "claim")} aria-label={`Claim ${task.id}`}>
+            <Button variant="secondary" onClick={() => onAct(task, "claim")} aria-label={`Claim ${task.id}`}>
               Claim
-            </button>
+            </Button>
           )}
           {task.status === "in_progress" && (
             <>
-              <button type="button" className="secondary" onClick={() => onAct(task, "complete")} aria-label={`Complete ${task.id}`}>
+              <Button variant="secondary" onClick={() => onAct(task, "complete")} aria-label={`Complete ${task.id}`}>
                 Complete
-              </button>
-              <button type="button" className="secondary" onClick={() => onAct(task, "release")} aria-label={`Release ${task.id}`}>
+              </Button>
+              <Button variant="secondary" onClick={() => onAct(task, "release")} aria-label={`Release ${task.id}`}>
                 Release
-              </button>
+              </Button>
             </>
           )}
           {task.status === "completed" && (
-            <button type="button" className="secondary" onClick={() => onAct(task, "reopen")} aria-label={`Reopen ${task.id}`}>
+            <Button variant="secondary" onClick={() => onAct(task, "reopen")} aria-label={`Reopen ${task.id}`}>
               Reopen
-            </button>
+            </Button>
           )}
           {task.status !== "completed" && (
             <label className="assign">
@@ -233,12 +234,12 @@ function TaskCard({
               </select>
             </label>
           )}
-          <button type="button" className="secondary" onClick={() => setEditing({ taskId: task.id, subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
+          <Button variant="secondary" onClick={() => setEditing({ taskId: task.id, subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
             Edit
-          </button>
-          <button type="button" className="secondary danger" onClick={() => onAct(task, "delete")} aria-label={`Delete ${task.id}`}>
+          </Button>
+          <Button variant="danger" onClick={() => onAct(task, "delete")} aria-label={`Delete ${task.id}`}>
             Delete
-          </button>
+          </Button>
         </div>
       )}
     </li>

@@ -1,6 +1,7 @@
 "use client";
 
-import { InlineError, Skeleton } from "./ui/skeleton";
+import { Skeleton } from "./ui/skeleton";
+import { ErrorAlert, InlineError } from "./ui/alert";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { Link } from "./ui/link";
 import { useRouter } from "next/navigation";
@@ -12,6 +13,7 @@ import { RelativeTime } from "./ui/relative-time";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/shared/limits";
+import { Button } from "./ui/button";
 
 export function TeamHome() {
   const trpc = useTRPC();
@@ -51,15 +53,11 @@ export function TeamHome() {
               <ModelOptions options={options} />
             </select>
           </label>
-          <button type="submit" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Create team
-          </button>
+          </Button>
         </form>
-        {create.error && (
-          <p role="alert" className="error">
-            {create.error.message}
-          </p>
-        )}
+        <ErrorAlert error={create.error} />
       </section>
 
       <section aria-labelledby="teams">

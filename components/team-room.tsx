@@ -31,6 +31,8 @@ import { Drawer } from "./ui/drawer";
 import { useLayoutPrefs, useRoomWidth } from "./room-layout";
 import { AgentsSection, PeopleSection, Sidebar, type SidebarProps } from "./room-sidebar";
 import { currentItem, RoomSwitcher, type PhoneScreen, type SwitcherItem } from "./room-switcher";
+import { Button } from "./ui/button";
+import { ErrorAlert } from "./ui/alert";
 
 /**
  * The team room (room-layout.ts gives its shape): the sidebar (agents, people), in the centre a
@@ -138,11 +140,7 @@ export function TeamRoom({ teamId }: { teamId: string }) {
         {state && <BudgetBanner budget={state.budget} canAct={canAct} />}
         {state && <WaitingRequests teamId={teamId} waiting={state.waiting} canAct={canAct} isOwner={state.myRole === "owner"} />}
         {state && <PlanApproval teamId={teamId} boardKey={state.tasks} actionKey={state.actions[0]?.id ?? null} canAct={canAct} />}
-        {error && (
-          <p role="alert" className="error">
-            {error.message}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         <div className="room-body" data-sidebar={sidebarShown ? "shown" : "hidden"} data-panel={phone || !panelShown ? "hidden" : prefs.panel}>
           {!state && !error && <RoomSkeleton />}
           {state && selected && sidebar && (
@@ -168,9 +166,9 @@ export function TeamRoom({ teamId }: { teamId: string }) {
                 <div className="room-centre">
                   <div className="centre-bar">
                     {width === "wide" && (
-                      <button type="button" className="secondary small" aria-expanded={sidebarShown} onClick={() => setPrefs({ sidebar: sidebarShown ? "hidden" : "shown" })}>
+                      <Button variant="secondary" size="small" aria-expanded={sidebarShown} onClick={() => setPrefs({ sidebar: sidebarShown ? "hidden" : "shown" })}>
                         Sidebar
-                      </button>
+                      </Button>
                     )}
                     {width === "medium" && (
                       <Drawer
@@ -178,9 +176,9 @@ export function TeamRoom({ teamId }: { teamId: string }) {
                         onOpenChange={setDrawer}
                         title="Agents and people"
                         trigger={
-                          <button type="button" className="secondary small">
+                          <Button variant="secondary" size="small">
                             Agents and people
-                          </button>
+                          </Button>
                         }
                       >
                         <Sidebar {...sidebar} />
@@ -191,18 +189,18 @@ export function TeamRoom({ teamId }: { teamId: string }) {
                     {!phone && (
                       <>
                         <span className="spacer" />
-                        <button type="button" className="secondary small" aria-expanded={panelShown} onClick={() => setPrefs({ panel: panelShown ? "hidden" : "normal" })}>
+                        <Button variant="secondary" size="small" aria-expanded={panelShown} onClick={() => setPrefs({ panel: panelShown ? "hidden" : "normal" })}>
                           Panel
-                        </button>
+                        </Button>
                         {panelShown && (
-                          <button
-                            type="button"
-                            className="secondary small"
+                          <Button
+                           
+                            variant="secondary" size="small"
                             aria-pressed={prefs.panel === "wide"}
                             onClick={() => setPrefs({ panel: prefs.panel === "wide" ? "normal" : "wide" })}
                           >
                             Wider panel
-                          </button>
+                          </Button>
                         )}
                       </>
                     )}

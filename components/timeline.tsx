@@ -8,6 +8,8 @@ import { accessLost } from "./app-error";
 import type { RoomLocation } from "./room-url";
 import { describeEntry, entryHref, KIND_LABELS, memberHue, TIMELINE_KINDS, toggled } from "./timeline-model";
 import { useTimeline } from "./use-timeline";
+import { Button } from "./ui/button";
+import { Alert, ErrorAlert } from "./ui/alert";
 
 // Entries are text nodes and links built by React: nothing in a prompt or message runs script.
 
@@ -78,15 +80,11 @@ export function Timeline({
         <FilterGroup label="Filter by kind" hint="What" options={TIMELINE_KINDS} chosen={kinds} onToggle={(k) => setKinds((l) => toggled(l, k))} name={(k) => KIND_LABELS[k]} />
       </div>
       {error && (
-        <p role="alert" className="error">
+        <Alert>
           {accessLost(error) ? "You no longer have access to this team" : error.message}
-        </p>
+        </Alert>
       )}
-      {failure && (
-        <p role="alert" className="error">
-          {failure.message}
-        </p>
-      )}
+      <ErrorAlert error={failure} />
       {!entries && !error && <Skeleton label="Loading the timeline…" rows={6} />}
       {entries && (
         <ol
@@ -100,9 +98,9 @@ export function Timeline({
         >
           {hasEarlier && (
             <li className="timeline-more">
-              <button type="button" className="secondary load-earlier" onClick={loadEarlier} disabled={loadingEarlier}>
+              <Button variant="secondary" className="load-earlier" onClick={loadEarlier} disabled={loadingEarlier}>
                 Load earlier
-              </button>
+              </Button>
             </li>
           )}
           {entries.length === 0 && <li className="muted">Nothing yet{who.length || kinds.length ? " for this filter" : ""}.</li>}
@@ -164,9 +162,9 @@ function FilterGroup<T extends string>({
         {hint}
       </span>
       {options.map((o) => (
-        <button key={o} type="button" className="chip-toggle" aria-pressed={chosen.includes(o)} onClick={() => onToggle(o)}>
+        <Button key={o} className="chip-toggle" aria-pressed={chosen.includes(o)} onClick={() => onToggle(o)}>
           {name(o)}
-        </button>
+        </Button>
       ))}
     </div>
   );

@@ -6,6 +6,8 @@ import { useState } from "react";
 import { LIMITS } from "~/shared/limits";
 import { useTRPC } from "./trpc";
 import { SettingCheckbox } from "./ui/setting-checkbox";
+import { Button } from "./ui/button";
+import { ErrorAlert } from "./ui/alert";
 
 // The team's tool policy (SPEC.md §17): each tool of the agents' list is allowed, asks a person
 // first, or is off (gone from every member's list). Owners change it; everyone sees it. Re-read
@@ -63,17 +65,9 @@ export function InstanceToolDefaults() {
     <section aria-labelledby="tool-defaults-title" className="card tool-policy">
       <h2 id="tool-defaults-title">Tools in new teams</h2>
       <p className="muted hint">The tool policy every new team starts with; its owners can change it afterwards. Teams that exist keep theirs.</p>
-      {defaults.error && (
-        <p role="alert" className="error">
-          {defaults.error.message}
-        </p>
-      )}
+      <ErrorAlert error={defaults.error} />
       <ToolModes tools={defaults.data ?? []} editable pending={set.isPending} onChange={(tool, mode) => set.mutate({ tool, mode })} />
-      {set.error && (
-        <p role="alert" className="error">
-          {set.error.message}
-        </p>
-      )}
+      <ErrorAlert error={set.error} />
     </section>
   );
 }
@@ -90,17 +84,9 @@ export function ToolPolicy({ teamId, isOwner, latestActionId }: { teamId: string
       <p className="muted hint">
         {isOwner ? "What the agents may do without asking. “Ask first” waits for a member or owner to approve each call." : "What the agents may do without asking; owners change it."}
       </p>
-      {policy.error && (
-        <p role="alert" className="error">
-          {policy.error.message}
-        </p>
-      )}
+      <ErrorAlert error={policy.error} />
       <ToolModes tools={policy.data?.tools ?? []} editable={isOwner} pending={set.isPending} onChange={(tool, mode) => set.mutate({ teamId, tool, mode })} />
-      {set.error && (
-        <p role="alert" className="error">
-          {set.error.message}
-        </p>
-      )}
+      <ErrorAlert error={set.error} />
       {policy.data && <PlanSetting teamId={teamId} on={policy.data.planApproval} isOwner={isOwner} onSaved={refetch} />}
       {policy.data && <Expiry key={policy.data.expiryMinutes ?? "never"} teamId={teamId} minutes={policy.data.expiryMinutes} isOwner={isOwner} onSaved={() => void refetch()} />}
     </section>
@@ -119,11 +105,7 @@ function PlanSetting({ teamId, on, isOwner, onSaved }: { teamId: string; on: boo
         The Lead&apos;s plans wait for approval
       </SettingCheckbox>
       <p className="muted hint">{said}</p>
-      {save.error && (
-        <p role="alert" className="error">
-          {save.error.message}
-        </p>
-      )}
+      <ErrorAlert error={save.error} />
     </>
   );
 }
@@ -149,9 +131,9 @@ function Expiry({ teamId, minutes, isOwner, onSaved }: { teamId: string; minutes
         <span className="label">Expire waiting requests after (minutes; empty: never)</span>
         <input inputMode="numeric" value={text} onChange={(e) => setText(e.target.value)} placeholder="never" />
       </label>
-      <button type="submit" className="secondary small" disabled={!valid || save.isPending}>
+      <Button type="submit" variant="secondary" size="small" disabled={!valid || save.isPending}>
         Save
-      </button>
+      </Button>
       {!valid && <span className="error">A whole number of minutes, 1 to {LIMITS.approvalExpiryMaxMinutes}</span>}
       {save.error && (
         <span role="alert" className="error">

@@ -4,6 +4,7 @@ import { Link } from "./ui/link";
 import { authClient } from "./auth-client";
 import { NotificationsLink } from "./notifications";
 import { leaveToSignIn, useAccountStatus } from "./use-account";
+import { Button } from "./ui/button";
 
 /** The app's top bar: home, and for a signed-in person their notifications, name (their account page) and Sign out. */
 export function TopBar() {
@@ -19,15 +20,15 @@ export function TopBar() {
           <Link href="/account" title="Your account">
             {me.name}
           </Link>
-          <button
-            type="button"
-            className="link-button"
+          <Button
+           
+            variant="link"
             onClick={() => {
               void authClient.signOut().finally(leaveToSignIn);
             }}
           >
             Sign out
-          </button>
+          </Button>
         </nav>
       )}
     </header>

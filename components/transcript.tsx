@@ -11,6 +11,8 @@ import { filesHref } from "./files/links";
 import { Markdown } from "./markdown";
 import { EMPTY_FOLD, focusItemAt, stoppedBy, waitText, type StopRecord, type TranscriptItem } from "./transcript-model";
 import type { LoadedTranscript } from "./transcript-pages";
+import { Button } from "./ui/button";
+import { Alert } from "./ui/alert";
 
 // User content is rendered as text nodes or through the Markdown component (which builds
 // React elements, never HTML strings), so nothing in a prompt, reply or message can run script.
@@ -99,9 +101,9 @@ export function Transcript({
       }}
     >
       {earlierHere && (
-        <button
-          type="button"
-          className="secondary load-earlier"
+        <Button
+         
+          variant="secondary" className="load-earlier"
           disabled={loadingEarlier}
           onClick={() => {
             setShown((n) => n + WINDOW);
@@ -110,12 +112,12 @@ export function Transcript({
           }}
         >
           {loadingEarlier ? "Loading earlier…" : start > 0 ? `Load earlier (${start} more)` : "Load earlier"}
-        </button>
+        </Button>
       )}
       {earlierError && (
-        <p role="alert" className="error">
+        <Alert>
           Could not load earlier events: {earlierError.message}
-        </p>
+        </Alert>
       )}
       {transcript === null ? (
         <Skeleton label="Loading the transcript…" rows={3} tall />

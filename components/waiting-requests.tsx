@@ -6,6 +6,8 @@ import type { WaitingRequest } from "./api-types";
 import { summaryLine } from "./summary-line";
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
+import { Button } from "./ui/button";
+import { ErrorAlert } from "./ui/alert";
 
 // What waits for people (SPEC.md §17): each tool call to approve or deny (with a note; owners
 // may also always allow the tool), each question to answer (a choice or words). Shown above the
@@ -70,24 +72,20 @@ function Approval({ teamId, request, canAct, isOwner }: { teamId: string; reques
             <span className="sr-only">Note to {request.member} about {request.toolName}</span>
             <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="Note (optional)" maxLength={2000} />
           </label>
-          <button type="button" disabled={decide.isPending} onClick={() => send(true)}>
+          <Button disabled={decide.isPending} onClick={() => send(true)}>
             Approve
-          </button>
-          <button type="button" className="secondary danger" disabled={decide.isPending} onClick={() => send(false)}>
+          </Button>
+          <Button variant="danger" disabled={decide.isPending} onClick={() => send(false)}>
             Deny
-          </button>
+          </Button>
           {isOwner && (
-            <button type="button" className="secondary" disabled={decide.isPending} onClick={() => send(true, true)}>
+            <Button variant="secondary" disabled={decide.isPending} onClick={() => send(true, true)}>
               Always allow {request.toolName}
-            </button>
+            </Button>
           )}
         </div>
       )}
-      {decide.error && (
-        <p role="alert" className="error">
-          {decide.error.message}
-        </p>
-      )}
+      <ErrorAlert error={decide.error} />
     </>
   );
 }
@@ -111,9 +109,9 @@ function Question({ teamId, request, canAct }: { teamId: string; request: Waitin
           {choices.length > 0 && (
             <div className="row waiting-actions" role="group" aria-label={`Answers offered by ${request.member}`}>
               {choices.map((c) => (
-                <button key={c} type="button" className="secondary" disabled={answer.isPending} onClick={() => send(c)}>
+                <Button key={c} variant="secondary" disabled={answer.isPending} onClick={() => send(c)}>
                   {c}
-                </button>
+                </Button>
               ))}
             </div>
           )}
@@ -128,17 +126,13 @@ function Question({ teamId, request, canAct }: { teamId: string; request: Waitin
               <span className="sr-only">Answer to {request.member}</span>
               <input value={text} onChange={(e) => setText(e.target.value)} placeholder={choices.length > 0 ? "Or answer in words" : "Your answer"} maxLength={4000} />
             </label>
-            <button type="submit" disabled={answer.isPending || !text.trim()}>
+            <Button type="submit" disabled={answer.isPending || !text.trim()}>
               Answer
-            </button>
+            </Button>
           </form>
         </>
       )}
-      {answer.error && (
-        <p role="alert" className="error">
-          {answer.error.message}
-        </p>
-      )}
+      <ErrorAlert error={answer.error} />
     </>
   );
 }

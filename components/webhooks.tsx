@@ -7,8 +7,9 @@ import { CopyButton } from "./copy-button";
 import { NOTIFICATION_KINDS } from "./notifications";
 import { useTRPC } from "./trpc";
 import { RelativeTime } from "./ui/relative-time";
-import { InlineError } from "./ui/skeleton";
+import { ErrorAlert, InlineError } from "./ui/alert";
 import { LIMITS } from "~/shared/limits";
+import { Button } from "./ui/button";
 
 // A team's webhooks (SPEC.md §17), for its owners: add an endpoint for some of the team's events
 // (its signing secret is shown once, to copy), see each delivery's status, remove it.
@@ -63,9 +64,9 @@ export function Webhooks({ teamId }: { teamId: string }) {
                 </tbody>
               </table>
             )}
-            <button type="button" className="secondary danger" disabled={remove.isPending} onClick={() => remove.mutate({ teamId, webhookId: h.id })}>
+            <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate({ teamId, webhookId: h.id })}>
               Remove webhook
-            </button>
+            </Button>
           </li>
         ))}
       </ul>
@@ -105,14 +106,10 @@ function AddWebhook({ teamId, onAdded }: { teamId: string; onAdded: () => void }
           </label>
         ))}
       </fieldset>
-      <button type="submit" disabled={add.isPending || url.trim() === "" || events.size === 0}>
+      <Button type="submit" disabled={add.isPending || url.trim() === "" || events.size === 0}>
         Add webhook
-      </button>
-      {add.error && (
-        <p role="alert" className="error">
-          {add.error.message}
-        </p>
-      )}
+      </Button>
+      <ErrorAlert error={add.error} />
       {add.data && (
         <div role="status" className="webhook-secret">
           <p>

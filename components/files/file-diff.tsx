@@ -4,6 +4,8 @@ import { useMemo, useState } from "react";
 import type { FileVersion } from "../api-types";
 import { lineDiff, sideBySide, type DiffGap, type DiffLine, type DiffRow } from "./diff-model";
 import { useFileContent } from "./use-workspace";
+import { Button } from "../ui/button";
+import { Alert } from "../ui/alert";
 
 // Diffs as tables. Added and removed lines are marked by a visible sign (+ / −) and a word
 // for screen readers, not by colour alone.
@@ -24,9 +26,9 @@ function GapRow({ gap, columns, onOpen }: { gap: DiffGap; columns: number; onOpe
   return (
     <tr className="diff-gap">
       <td colSpan={columns}>
-        <button type="button" className="link-button" onClick={onOpen}>
+        <Button variant="link" onClick={onOpen}>
           Show {gap.lines.length} unchanged lines
-        </button>
+        </Button>
       </td>
     </tr>
   );
@@ -53,12 +55,12 @@ export function DiffTable({ before, after, label }: { before: string; after: str
         </span>
         <span className="spacer" />
         <div role="group" aria-label="Diff layout" className="row-tight">
-          <button type="button" className="secondary small" aria-pressed={!split} onClick={() => setSplit(false)}>
+          <Button variant="secondary" size="small" aria-pressed={!split} onClick={() => setSplit(false)}>
             Unified
-          </button>
-          <button type="button" className="secondary small" aria-pressed={split} onClick={() => setSplit(true)}>
+          </Button>
+          <Button variant="secondary" size="small" aria-pressed={split} onClick={() => setSplit(true)}>
             Side by side
-          </button>
+          </Button>
         </div>
       </div>
       {diff.added + diff.removed === 0 && <p className="muted">No differences.</p>}
@@ -140,9 +142,9 @@ export function FileDiff({ teamId, path, from, to }: { teamId: string; path: str
         {to.deleted && ` (v${to.version} is a deletion)`}
       </h3>
       {before.error || after.error ? (
-        <p role="alert" className="error">
+        <Alert>
           {(before.error ?? after.error)!.message}
-        </p>
+        </Alert>
       ) : before.text === null || after.text === null ? (
         <p className="muted">Loading both versions…</p>
       ) : (

@@ -9,6 +9,8 @@ import { fileErrorText, staleOf } from "./file-errors";
 import { CodeView } from "./file-viewer";
 import { authorText } from "./tree-model";
 import { useFileContent } from "./use-workspace";
+import { Button } from "../ui/button";
+import { Alert } from "../ui/alert";
 
 // Changing files from the browser (members and owners). Every change sends the version the
 // person saw (0: "there is no file here"); when the file moved on meanwhile, the server refuses
@@ -38,9 +40,9 @@ export function ChangeNotice({ done, onDismiss }: { done: ChangeDone; onDismiss:
           <span aria-hidden="true">⚠ </span>Write-scope warning: {w}
         </p>
       ))}
-      <button type="button" className="link-button" onClick={onDismiss}>
+      <Button variant="link" onClick={onDismiss}>
         Dismiss
-      </button>
+      </Button>
     </div>
   );
 }
@@ -98,13 +100,13 @@ function ConflictPanel({
         </section>
       )}
       <div className="row-tight">
-        <button type="button" className="secondary" onClick={onReload}>
+        <Button variant="secondary" onClick={onReload}>
           {seen === 0 && current > 0 ? "Open the existing file" : "Reload the current version"}
-        </button>
+        </Button>
         {!(deleting && current === 0) && (
-          <button type="button" className="danger secondary" disabled={retrying} onClick={() => onRetry(current)}>
+          <Button variant="danger" disabled={retrying} onClick={() => onRetry(current)}>
             {deleting ? `Delete v${current} anyway` : current === 0 ? "Save my text as the file again" : `Overwrite v${current} with my text`}
-          </button>
+          </Button>
         )}
       </div>
     </div>
@@ -159,12 +161,12 @@ export function FileEditor({
           <textarea className="code-input" value={text} onChange={(e) => setText(e.target.value)} rows={16} spellCheck={false} autoFocus />
         </label>
         <div className="row-tight">
-          <button type="submit" disabled={write.isPending}>
+          <Button type="submit" disabled={write.isPending}>
             Save
-          </button>
-          <button type="button" className="secondary" onClick={onCancel}>
+          </Button>
+          <Button variant="secondary" onClick={onCancel}>
             Cancel
-          </button>
+          </Button>
         </div>
       </form>
       <WriteRefusal teamId={teamId} path={path} seen={base} mine={text} write={write} onReload={onReload} onRetry={save} />
@@ -208,9 +210,9 @@ function WriteRefusal({
     );
   }
   return write.error ? (
-    <p role="alert" className="error">
+    <Alert>
       {fileErrorText(write.error)}
-    </p>
+    </Alert>
   ) : null;
 }
 
@@ -252,12 +254,12 @@ export function NewFileForm({
           <textarea className="code-input" value={text} onChange={(e) => setText(e.target.value)} rows={10} spellCheck={false} />
         </label>
         <div className="row-tight">
-          <button type="submit" disabled={!path.trim() || write.isPending}>
+          <Button type="submit" disabled={!path.trim() || write.isPending}>
             Create file
-          </button>
-          <button type="button" className="secondary" onClick={onCancel}>
+          </Button>
+          <Button variant="secondary" onClick={onCancel}>
             Cancel
-          </button>
+          </Button>
         </div>
       </form>
       <WriteRefusal teamId={teamId} path={path} seen={0} mine={text} write={write} onReload={(at) => onOpen(at)} onRetry={create} />
@@ -289,9 +291,9 @@ export function DeleteFile({
   const send = (expectedVersion: number) => remove.mutate({ teamId, path, expectedVersion });
   if (confirming === null) {
     return (
-      <button type="button" className="secondary danger small" onClick={() => setConfirming(version)}>
+      <Button variant="danger" size="small" onClick={() => setConfirming(version)}>
         Delete
-      </button>
+      </Button>
     );
   }
   return (
@@ -300,19 +302,19 @@ export function DeleteFile({
         Delete {path} (v{confirming})? Its history is kept.
         {version !== confirming && ` It is at v${version} now.`}
       </span>
-      <button type="button" className="danger secondary small" disabled={remove.isPending} onClick={() => send(confirming)}>
+      <Button variant="danger" size="small" disabled={remove.isPending} onClick={() => send(confirming)}>
         Delete file
-      </button>
-      <button
-        type="button"
-        className="secondary small"
+      </Button>
+      <Button
+       
+        variant="secondary" size="small"
         onClick={() => {
           setConfirming(null);
           remove.reset();
         }}
       >
         Cancel
-      </button>
+      </Button>
       {stale ? (
         <ConflictPanel
           teamId={teamId}
@@ -330,9 +332,9 @@ export function DeleteFile({
         />
       ) : (
         remove.error && (
-          <p role="alert" className="error">
+          <Alert>
             {fileErrorText(remove.error)}
-          </p>
+          </Alert>
         )
       )}
     </div>

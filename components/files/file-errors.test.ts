@@ -1,8 +1,7 @@
 import { TRPCClientError } from "@trpc/client";
 import { describe, expect } from "vitest";
-import { parseEnv } from "~/server/env";
-import { startAppServer, type AppServer } from "~/server/main";
-import { databaseTest } from "~/server/testing/fixtures";
+import type { AppServer } from "~/server/main";
+import { appServerTest } from "~/server/testing/app-tests";
 import { httpClient } from "~/server/testing/http-client";
 import { signUpOverHttp } from "~/server/testing/people";
 import type { AppRouter } from "../api-types";
@@ -11,12 +10,7 @@ import { fileErrorText, staleOf } from "./file-errors";
 // The Files view's reading of refused changes, against the real refusals a real server sends
 // (its error formatter, codes and details), so a renamed detail breaks this test, not the page.
 
-const it = databaseTest().extend("server", { scope: "file" }, async ({ tdb }, { onCleanup }) => {
-  const env = parseEnv({ PORT: "0", HOST: "127.0.0.1", WORKSPACE_MAX_FILE_BYTES: "2048", WORKSPACE_MAX_FILES: "3" });
-  const server = await startAppServer({ env, database: tdb, pages: false, log: () => undefined });
-  onCleanup(() => server.close());
-  return server;
-});
+const it = appServerTest({ WORKSPACE_MAX_FILE_BYTES: "2048", WORKSPACE_MAX_FILES: "3" });
 
 let client: ReturnType<typeof httpClient>;
 let teamId: string;

@@ -5,6 +5,7 @@ import { useMemo, useState } from "react";
 import type { FileEntry } from "../api-types";
 import { filesHref } from "./links";
 import { authorText, buildTree, folderOpen, formatBytes, type TreeNode } from "./tree-model";
+import { Button } from "../ui/button";
 
 /** The workspace as folders (collapsible) and files with size, version and author; a file opens in the viewer. */
 export function FileTree({ teamId, entries, selected }: { teamId: string; entries: readonly FileEntry[]; selected: string | null }) {
@@ -46,10 +47,10 @@ function Nodes({ teamId, nodes, ctx, toggle }: { teamId: string; nodes: readonly
         const open = folderOpen(n.path, ctx);
         return (
           <li key={n.path} className="tree-folder">
-            <button type="button" className="tree-toggle" aria-expanded={open} aria-label={`Folder ${n.path}`} onClick={() => toggle(n.path, !open)}>
+            <Button className="tree-toggle" aria-expanded={open} aria-label={`Folder ${n.path}`} onClick={() => toggle(n.path, !open)}>
               <span aria-hidden="true">{open ? "▾" : "▸"} </span>
               {n.name}/
-            </button>
+            </Button>
             <span className="muted tree-meta">
               {n.files} file{n.files === 1 ? "" : "s"} · {formatBytes(n.bytes)}
             </span>

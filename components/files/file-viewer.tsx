@@ -4,6 +4,7 @@ import { useState, type ReactNode } from "react";
 import type { FileContent } from "../api-types";
 import { Markdown } from "../markdown";
 import { authorText, formatBytes, isMarkdown, linesOf } from "./tree-model";
+import { Button } from "../ui/button";
 
 // A file's content: Markdown rendered with the transcripts' safe renderer (or its source), any
 // other file as code with line numbers. Content is only ever text nodes or the Markdown
@@ -31,12 +32,12 @@ export function FileBody({ path, content, version }: { path: string; content: st
   return (
     <>
       <div className="row-tight" role="group" aria-label="Show as">
-        <button type="button" className="secondary small" aria-pressed={!source} onClick={() => setSource(false)}>
+        <Button variant="secondary" size="small" aria-pressed={!source} onClick={() => setSource(false)}>
           Rendered
-        </button>
-        <button type="button" className="secondary small" aria-pressed={source} onClick={() => setSource(true)}>
+        </Button>
+        <Button variant="secondary" size="small" aria-pressed={source} onClick={() => setSource(true)}>
           Source
-        </button>
+        </Button>
       </div>
       {source ? (
         <CodeView content={content} label={label} />

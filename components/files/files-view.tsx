@@ -1,6 +1,7 @@
 "use client";
 
-import { InlineError, Skeleton } from "../ui/skeleton";
+import { Skeleton } from "../ui/skeleton";
+import { Alert, InlineError } from "../ui/alert";
 import { useReportEditing } from "../use-presence";
 import { Link } from "../ui/link";
 import { useRouter, useSearchParams } from "next/navigation";
@@ -14,6 +15,7 @@ import { FileViewer } from "./file-viewer";
 import { fileDownloadHref, filesHref, filesTarget, workspaceZipHref } from "./links";
 import { authorText, formatBytes } from "./tree-model";
 import { useFileContent, useFileHistory, useLiveFiles, useRefreshWorkspace } from "./use-workspace";
+import { Button } from "../ui/button";
 
 /**
  * The team workspace in the room (docs/SPEC.md §14): the tree, the open file (its latest
@@ -53,16 +55,16 @@ export function FilesView({ teamId, canAct, workspace }: { teamId: string; canAc
           Download all (zip)
         </a>
         {canAct && !creating && (
-          <button
-            type="button"
-            className="secondary small"
+          <Button
+           
+            variant="secondary" size="small"
             onClick={() => {
               setCreating(true);
               setDone(null);
             }}
           >
             New file
-          </button>
+          </Button>
         )}
       </div>
       {done && <ChangeNotice done={done} onDismiss={() => setDone(null)} />}
@@ -159,9 +161,9 @@ function FilePane({
                 Download v{file.data.version}
               </a>
               {canAct && atLatest && !editing && (
-                <button type="button" className="secondary small" onClick={() => setEditing({ base: file.data.version, text: file.data.content })}>
+                <Button variant="secondary" size="small" onClick={() => setEditing({ base: file.data.version, text: file.data.content })}>
                   Edit
-                </button>
+                </Button>
               )}
               {canAct && atLatest && !editing && (
                 <DeleteFile teamId={teamId} path={path} version={file.data.version} onDeleted={onChanged} onReload={onReload} />
@@ -196,9 +198,9 @@ function FilePane({
         />
       )}
       {history.error && !file.error && (
-        <p role="alert" className="error">
+        <Alert>
           {history.error.message}
-        </p>
+        </Alert>
       )}
       {versions.length > 0 && (
         <FileHistory teamId={teamId} versions={versions} shown={shown} compare={compare} onCompare={(v, on) => setCompare(pick(compare, v, on))} />
@@ -251,8 +253,8 @@ function Missing({ versions, version, fallback }: { versions: readonly FileVersi
     );
   }
   return (
-    <p role="alert" className="error">
+    <Alert>
       {fallback}
-    </p>
+    </Alert>
   );
 }

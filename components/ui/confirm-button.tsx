@@ -2,6 +2,7 @@
 
 import { AlertDialog } from "radix-ui";
 import { useState, type ReactNode } from "react";
+import { Button } from "./button";
 
 // A button whose action asks first (Radix AlertDialog): the dialog names the consequence, and
 // the action runs only on the explicit confirm. Focus starts on Cancel, Escape cancels.
@@ -32,9 +33,9 @@ export function ConfirmButton({
   return (
     <AlertDialog.Root open={open} onOpenChange={setOpen}>
       <AlertDialog.Trigger asChild>
-        <button type="button" className={className} aria-label={label} disabled={disabled}>
+        <Button className={className} aria-label={label} disabled={disabled}>
           {children}
-        </button>
+        </Button>
       </AlertDialog.Trigger>
       <AlertDialog.Portal>
         <AlertDialog.Overlay className="dialog-overlay" />
@@ -43,14 +44,14 @@ export function ConfirmButton({
           <AlertDialog.Description className="dialog-description">{description}</AlertDialog.Description>
           <div className="dialog-actions">
             <AlertDialog.Cancel asChild>
-              <button type="button" className="secondary">
+              <Button variant="secondary">
                 Cancel
-              </button>
+              </Button>
             </AlertDialog.Cancel>
             <AlertDialog.Action asChild>
-              <button type="button" className="danger-solid" onClick={onConfirm}>
+              <Button variant="danger-solid" onClick={onConfirm}>
                 {confirm}
-              </button>
+              </Button>
             </AlertDialog.Action>
           </div>
         </AlertDialog.Content>

@@ -2,6 +2,7 @@
 
 import { Dialog } from "radix-ui";
 import type { ReactNode } from "react";
+import { DialogClose } from "./dialog";
 
 // A side sheet (Radix Dialog): modal, focus kept inside, Escape or the close button closes it
 // and focus returns to the trigger.
@@ -28,11 +29,7 @@ export function Drawer({
         <Dialog.Content className="drawer" aria-describedby={undefined}>
           <div className="drawer-head">
             <Dialog.Title className="dialog-title">{title}</Dialog.Title>
-            <Dialog.Close asChild>
-              <button type="button" className="secondary">
-                Close
-              </button>
-            </Dialog.Close>
+            <DialogClose />
           </div>
           {children}
         </Dialog.Content>

@@ -2,6 +2,7 @@
 
 import { DropdownMenu } from "radix-ui";
 import { useState } from "react";
+import { Button } from "./button";
 
 // One menu per transcript message (Radix DropdownMenu) for what a person may do with it: fork
 // a new team from it, copy its text, copy its id. Ids live here, never in the message itself.
@@ -18,9 +19,9 @@ export function MessageMenu({ text, id, onFork }: { text: string; id?: string; o
       {/* Not modal: the page stays as it is (a modal menu hides the rest from assistive technology while it stays focusable). */}
       <DropdownMenu.Root modal={false}>
         <DropdownMenu.Trigger asChild>
-          <button type="button" className="icon-button" aria-label="Message actions">
+          <Button variant="icon" aria-label="Message actions">
             ⋯
-          </button>
+          </Button>
         </DropdownMenu.Trigger>
         <DropdownMenu.Portal>
           <DropdownMenu.Content className="menu" align="end" sideOffset={4} collisionPadding={8}>

@@ -1,7 +1,5 @@
-import type { ReactNode } from "react";
-
 // Never blank: the shape of what is coming, at once. Screen readers hear the words; the grey
-// blocks are hidden from them. Failures show inline with a Retry (InlineError).
+// blocks are hidden from them. Failures show inline with a Retry (alert.tsx InlineError).
 
 export function Skeleton({ label, rows = 2, tall = false }: { label: string; rows?: number; tall?: boolean }) {
   return (
@@ -13,17 +11,5 @@ export function Skeleton({ label, rows = 2, tall = false }: { label: string; row
         <div key={i} aria-hidden="true" className={`skeleton ${tall ? "skeleton-block" : "skeleton-row"}`} />
       ))}
     </div>
-  );
-}
-
-/** A read that failed, in words, with a Retry beside it. */
-export function InlineError({ children, onRetry }: { children: ReactNode; onRetry: () => void }) {
-  return (
-    <p role="alert" className="error">
-      {children}{" "}
-      <button type="button" className="secondary small" onClick={onRetry}>
-        Retry
-      </button>
-    </p>
   );
 }
