@@ -1,4 +1,4 @@
-import { SignedIn } from "~/components/signed-in";
+import { SignedIn } from "~/components/account/signed-in";
 import { TeamHome } from "~/components/team-home";
 
 export default function HomePage() {

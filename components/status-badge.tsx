@@ -1,6 +1,6 @@
 "use client";
 
-import { STATUS_HELP, statusSlug, type AgentStatusName } from "./agent-status";
+import { STATUS_HELP, statusSlug, type AgentStatusName } from "./room/agent-status";
 import { Tooltip } from "./ui/tooltip";
 import { Button } from "./ui/button";
 

@@ -8,7 +8,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ModelOptions } from "./model-options";
 import { modelKey, spendText, useModels } from "./models";
-import { agentStatus } from "./agent-status";
+import { agentStatus } from "./room/agent-status";
 import { RelativeTime } from "./ui/relative-time";
 import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";

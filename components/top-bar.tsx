@@ -1,9 +1,9 @@
 "use client";
 
 import { Link } from "./ui/link";
-import { authClient } from "./auth-client";
-import { NotificationsLink } from "./notifications";
-import { leaveToSignIn, useAccountStatus } from "./use-account";
+import { authClient } from "./account/auth-client";
+import { NotificationsLink } from "./account/notifications";
+import { leaveToSignIn, useAccountStatus } from "./account/use-account";
 import { Button } from "./ui/button";
 
 /** The app's top bar: home, and for a signed-in person their notifications, name (their account page) and Sign out. */

@@ -5,7 +5,7 @@ import { createTemporaryDatabase, temporaryDatabaseName, testServerUrl } from ".
 import { type Haproxy, startHaproxy } from "../server/testing/haproxy";
 import { startPgBouncer } from "../server/testing/pgbouncer";
 import type { TranscriptEvent } from "../components/api-types";
-import { foldTranscript } from "../components/transcript-model";
+import { foldTranscript } from "../components/room/transcript-model";
 import { anonymousContext, createInstanceOwner, trpcQuery, type TestPerson } from "./accounts";
 import { createTeam, finalAnswer, send, transcript } from "./helpers";
 import { startServer, stopServer } from "./server";

@@ -1,5 +1,5 @@
 import { expect, type Page } from "@playwright/test";
-import type { AgentStatusName } from "../components/agent-status";
+import type { AgentStatusName } from "../components/room/agent-status";
 
 // Shared steps of the end-to-end tests: selectors by role and accessible name only.
 
@@ -20,7 +20,7 @@ export async function send(page: Page, text: string) {
 
 export const transcript = (page: Page) => page.getByRole("region", { name: "Transcript" });
 export const agent = (page: Page, name = "lead") => page.getByRole("region", { name: `Agent ${name}` });
-/** The agent panel's status, in the room's vocabulary (components/agent-status.ts). */
+/** The agent panel's status, in the room's vocabulary (components/room/agent-status.ts). */
 export const agentStatus = (page: Page, status: AgentStatusName, name = "lead") =>
   agent(page, name).locator(".panel-head").getByLabel(`status: ${status}`);
 export const finalAnswer = (page: Page) =>
@@ -31,7 +31,7 @@ export async function roomView(page: Page, name: "Agent" | "Timeline" | "Split" 
   await page.getByRole("navigation", { name: "Room view" }).getByRole("link", { name, exact: true }).click();
 }
 
-/** On a phone: shows one part of the room (components/room-switcher.tsx). */
+/** On a phone: shows one part of the room (components/room/room-switcher.tsx). */
 export async function roomSection(page: Page, name: "Agents" | "Transcript" | "Tasks" | "Files" | "People"): Promise<void> {
   await page.getByRole("navigation", { name: "Room sections" }).getByRole("button", { name, exact: true }).click();
 }

@@ -1,5 +1,5 @@
-import { AccountPage } from "~/components/account-page";
-import { SignedIn } from "~/components/signed-in";
+import { AccountPage } from "~/components/account/account-page";
+import { SignedIn } from "~/components/account/signed-in";
 
 export default function Page() {
   return (

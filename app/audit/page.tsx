@@ -1,5 +1,5 @@
-import { AuditPage } from "~/components/audit-log";
-import { SignedIn } from "~/components/signed-in";
+import { AuditPage } from "~/components/control/audit-log";
+import { SignedIn } from "~/components/account/signed-in";
 
 export default function Page() {
   return (

@@ -1,5 +1,5 @@
-import { NotificationsPage } from "~/components/notifications";
-import { SignedIn } from "~/components/signed-in";
+import { NotificationsPage } from "~/components/account/notifications";
+import { SignedIn } from "~/components/account/signed-in";
 
 export default function Page() {
   return (

@@ -1,5 +1,5 @@
 import { Suspense } from "react";
-import { SignInPage } from "~/components/sign-in-page";
+import { SignInPage } from "~/components/account/sign-in-page";
 
 export default function Page() {
   return (

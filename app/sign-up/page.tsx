@@ -1,5 +1,5 @@
 import { Suspense } from "react";
-import { SignUpPage } from "~/components/sign-up-page";
+import { SignUpPage } from "~/components/account/sign-up-page";
 
 export default function Page() {
   return (

@@ -2,7 +2,7 @@
 
 import { Skeleton } from "../ui/skeleton";
 import { Alert, InlineError } from "../ui/alert";
-import { useReportEditing } from "../use-presence";
+import { useReportEditing } from "../people/use-presence";
 import { Link } from "../ui/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";

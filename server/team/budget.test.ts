@@ -15,7 +15,7 @@ import { StepWaitAborted } from "../runtime/step-reserve";
 import { reserveStep, setBudget, teamBudget } from "./budget";
 import { teamPlaybook } from "./playbook";
 import { listMembers } from "./roster";
-import { agentStatus } from "../../components/agent-status";
+import { agentStatus } from "../../components/room/agent-status";
 import { ScriptedModel } from "../models/scripted";
 import { StreamGate } from "../testing/stream-gate";
 

@@ -1,4 +1,4 @@
-import { InvitePage } from "~/components/invite-page";
+import { InvitePage } from "~/components/people/invite-page";
 
 export default async function Page({ params }: { params: Promise<{ token: string }> }) {
   const { token } = await params;

@@ -1,6 +1,6 @@
 import { Suspense } from "react";
-import { SignedIn } from "~/components/signed-in";
-import { RoomLoading, TeamRoom } from "~/components/team-room";
+import { SignedIn } from "~/components/account/signed-in";
+import { RoomLoading, TeamRoom } from "~/components/room/team-room";
 
 export default async function TeamPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
