@@ -7,6 +7,13 @@ import { defineConfig, globalIgnores } from "eslint/config";
 import nextCoreWebVitals from "eslint-config-next/core-web-vitals";
 import tseslint from "typescript-eslint";
 
+// Elements only the kit's primitives render, by the file that owns each.
+const KIT_ELEMENTS = { "components/ui/button.tsx": "button", "components/ui/field.tsx": "label" };
+const kitElementsRule = (owner) => [
+  "error",
+  { forbid: Object.entries(KIT_ELEMENTS).filter(([file]) => file !== owner).map(([file, element]) => ({ element, message: `Use the primitive in ${file}.` })) },
+];
+
 export default defineConfig([
   globalIgnores([
     ".next/**",
@@ -47,15 +54,10 @@ export default defineConfig([
       "no-restricted-imports": ["error", { paths: [{ name: "next/link", message: "Use components/ui/link.tsx (not prefetched: see there)." }] }],
     },
   },
-  {
-    // One button with its variants (components/ui/button.tsx): no hand-assembled button classes.
-    name: "project/ui-kit",
-    files: ["app/**/*.tsx", "components/**/*.tsx"],
-    ignores: ["components/ui/button.tsx"],
-    rules: {
-      "react/forbid-elements": ["error", { forbid: [{ element: "button", message: "Use Button from components/ui/button.tsx (its variants)." }] }],
-    },
-  },
+  // The kit's primitives (components/ui/): a button or a label is assembled there, once, with
+  // its variants; everywhere else uses the primitive. Each primitive's file renders its element.
+  { name: "project/ui-kit", files: ["app/**/*.tsx", "components/**/*.tsx"], rules: { "react/forbid-elements": kitElementsRule(null) } },
+  ...Object.keys(KIT_ELEMENTS).map((file) => ({ name: `project/ui-kit ${file}`, files: [file], rules: { "react/forbid-elements": kitElementsRule(file) } })),
   {
     // shared/ is what the browser and the server both load: it imports only zod and itself, so
     // nothing server-only (node:, the database, env, logging) can reach the bundle through it.

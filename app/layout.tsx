@@ -3,9 +3,19 @@ import type { ReactNode } from "react";
 import { SKIP_SLOT_ID } from "~/components/skip-slot";
 import { TopBar } from "~/components/top-bar";
 import { Providers } from "~/components/trpc";
+// Stylesheets in cascade order, in this one place: the tokens and bare elements, the kit, then
+// each feature's styles (beside its components). Where two rules of equal weight meet, the later
+// file wins, so a feature may adjust the kit but not the other way round.
 import "./globals.css";
-import "./room.css";
-import "./files.css";
+import "~/components/ui/ui.css";
+import "~/components/markdown.css";
+import "~/components/shell.css";
+import "~/components/team-home.css";
+import "~/components/room/room.css";
+import "~/components/people/people.css";
+import "~/components/control/control.css";
+import "~/components/account/account.css";
+import "~/components/files/files.css";
 
 // Icons and the web manifest are static files in public/ (manifest.webmanifest lists the
 // install icons; its colours are --accent and --bg of globals.css).

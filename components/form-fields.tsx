@@ -1,4 +1,5 @@
 import { LIMITS } from "~/shared/limits";
+import { Field } from "./ui/field";
 
 // Labelled inputs the account forms share (sign-up, sign-in, password change).
 
@@ -18,8 +19,7 @@ export function PasswordField({
     ? { minLength: LIMITS.passwordMinChars, maxLength: LIMITS.passwordMaxChars, placeholder: `At least ${LIMITS.passwordMinChars} characters` }
     : {};
   return (
-    <label>
-      <span className="label">{label}</span>
+    <Field label={`${label}`}>
       <input
         type="password"
         value={value}
@@ -28,15 +28,14 @@ export function PasswordField({
         required
         {...bounds}
       />
-    </label>
+    </Field>
   );
 }
 
 export function EmailField({ value, onChange }: { value: string; onChange: (value: string) => void }) {
   return (
-    <label>
-      <span className="label">Email</span>
+    <Field label="Email">
       <input type="email" value={value} onChange={(e) => onChange(e.target.value)} autoComplete="email" required />
-    </label>
+    </Field>
   );
 }

@@ -14,6 +14,7 @@ import { StatusBadge } from "./status-badge";
 import { useTRPC } from "./trpc";
 import { LIMITS } from "~/shared/limits";
 import { Button } from "./ui/button";
+import { Field } from "./ui/field";
 
 export function TeamHome() {
   const trpc = useTRPC();
@@ -42,17 +43,15 @@ export function TeamHome() {
         <h1 id="new-team">New team</h1>
         <p className="muted">A team starts with its Lead. Prompt the Lead and it creates teammates as it needs them.</p>
         <form className="row" onSubmit={submit}>
-          <label className="grow">
-            <span className="label">Title</span>
+          <Field label="Title" className="grow">
             <input value={title} onChange={(e) => setTitle(e.target.value)} placeholder="What should the team work on?" maxLength={LIMITS.sessionTitleChars} />
-          </label>
-          <label className="model-pick">
-            <span className="label">Model</span>
+          </Field>
+          <Field label="Model" className="model-pick">
             <select value={selected} onChange={(e) => setModel(e.target.value)}>
               {options.length === 0 && <option value="">Default model</option>}
               <ModelOptions options={options} />
             </select>
-          </label>
+          </Field>
           <Button type="submit" disabled={create.isPending}>
             Create team
           </Button>

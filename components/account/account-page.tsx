@@ -14,6 +14,7 @@ import { InstanceToolDefaults } from "../control/tool-policy";
 import { SettingCheckbox } from "../ui/setting-checkbox";
 import { Button } from "../ui/button";
 import { Alert, ErrorAlert } from "../ui/alert";
+import { Check, Field } from "../ui/field";
 
 // /account: display name, password, signing out (here or everywhere), personal API tokens,
 // and, for the instance's owner, whether anyone may sign up.
@@ -80,10 +81,9 @@ function DisplayName({ me }: { me: Me }) {
     <section aria-labelledby="name" className="card">
       <h2 id="name">Display name</h2>
       <form className="row" onSubmit={(e) => void submit(e)}>
-        <label className="grow">
-          <span className="label">Display name</span>
+        <Field label="Display name" className="grow">
           <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={LIMITS.displayNameChars} autoComplete="name" />
-        </label>
+        </Field>
         <Button type="submit" disabled={!name.trim() || name.trim() === me.name}>
           Save name
         </Button>
@@ -129,14 +129,12 @@ function PasswordChange() {
       <form className="stack" onSubmit={(e) => void submit(e)}>
         <PasswordField label="Current password" value={form.current} onChange={(current) => setForm({ ...form, current })} />
         <PasswordField label="New password" value={form.next} onChange={(next) => setForm({ ...form, next })} fresh />
-        <label className="check">
-          <input type="checkbox" checked={form.signOutOthers} onChange={(e) => setForm({ ...form, signOutOthers: e.target.checked })} />
+        <Check checked={form.signOutOthers} onChange={(e) => setForm({ ...form, signOutOthers: e.target.checked })}>
           Sign out other devices
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={form.revokeTokens} onChange={(e) => setForm({ ...form, revokeTokens: e.target.checked })} />
+        </Check>
+        <Check checked={form.revokeTokens} onChange={(e) => setForm({ ...form, revokeTokens: e.target.checked })}>
           Revoke my API tokens too
-        </label>
+        </Check>
         <Button type="submit">Change password</Button>
       </form>
       <Outcome error={error} done={done} />
@@ -195,10 +193,9 @@ function ApiTokens() {
           if (name.trim()) create.mutate({ name: name.trim() }, { onSuccess: () => setName("") });
         }}
       >
-        <label className="grow">
-          <span className="label">Token name</span>
+        <Field label="Token name" className="grow">
           <input value={name} onChange={(e) => setName(e.target.value)} maxLength={LIMITS.tokenNameChars} placeholder="What the script is" />
-        </label>
+        </Field>
         <Button type="submit" disabled={!name.trim() || create.isPending}>
           Create token
         </Button>
@@ -209,10 +206,9 @@ function ApiTokens() {
             <strong>Copy it now:</strong> this token is shown only once.
           </p>
           <div className="row">
-            <label className="grow">
-              <span className="label">Token {created.name}</span>
+            <Field label={`Token ${created.name}`} className="grow">
               <input readOnly value={created.token} onFocus={(e) => e.target.select()} />
-            </label>
+            </Field>
             <CopyButton text={created.token} label="Copy token" />
           </div>
         </div>

@@ -7,6 +7,7 @@ import { authClient, authErrorText, type AuthFailure } from "./auth-client";
 import { EmailField, PasswordField } from "../form-fields";
 import { Button } from "../ui/button";
 import { Alert } from "../ui/alert";
+import { Field } from "../ui/field";
 
 // The account forms of the sign-in, sign-up and invite pages. Each calls Better Auth (which
 // sets the session cookie) and hands over to the page on success.
@@ -55,8 +56,7 @@ export function SignUpForm({
 
   return (
     <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label={submitLabel}>
-      <label>
-        <span className="label">Name</span>
+      <Field label="Name">
         <input
           value={form.name}
           onChange={(e) => setForm({ ...form, name: e.target.value })}
@@ -65,7 +65,7 @@ export function SignUpForm({
           maxLength={LIMITS.displayNameChars}
           placeholder="How teammates see you"
         />
-      </label>
+      </Field>
       <EmailField value={form.email} onChange={(email) => setForm({ ...form, email })} />
       <PasswordField label="Password" value={form.password} onChange={(password) => setForm({ ...form, password })} fresh />
       <SubmitRow busy={busy} error={error}>

@@ -7,6 +7,8 @@ import { InlineError } from "../ui/alert";
 import type { AuditEntry } from "../api-types";
 import { AUDIT_KINDS, type AuditKind } from "~/shared/audit-kinds";
 import { Button } from "../ui/button";
+import { Field } from "../ui/field";
+import { Table } from "../ui/table";
 
 // The audit log (SPEC.md §19) for the instance owner (everything) and team owners (their
 // teams): filter by kind, person, team and time, page back, export what the filter shows as CSV.
@@ -72,9 +74,8 @@ export function AuditPage() {
           });
         }}
       >
-        <label>
-          Kind
-          <select aria-label="Kind" value={draft.kind} onChange={(e) => setDraft({ ...draft, kind: e.target.value })}>
+        <Field label="Kind">
+          <select value={draft.kind} onChange={(e) => setDraft({ ...draft, kind: e.target.value })}>
             <option value="">Any</option>
             {AUDIT_KINDS.map((k) => (
               <option key={k} value={k}>
@@ -82,14 +83,12 @@ export function AuditPage() {
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          Person
-          <input aria-label="Person" value={draft.actor} onChange={(e) => setDraft({ ...draft, actor: e.target.value })} placeholder="Name or email" maxLength={254} />
-        </label>
-        <label>
-          Team
-          <select aria-label="Team" value={draft.teamId} onChange={(e) => setDraft({ ...draft, teamId: e.target.value })}>
+        </Field>
+        <Field label="Person">
+          <input value={draft.actor} onChange={(e) => setDraft({ ...draft, actor: e.target.value })} placeholder="Name or email" maxLength={254} />
+        </Field>
+        <Field label="Team">
+          <select value={draft.teamId} onChange={(e) => setDraft({ ...draft, teamId: e.target.value })}>
             <option value="">Any</option>
             {owned.map((t) => (
               <option key={t.id} value={t.id}>
@@ -97,15 +96,13 @@ export function AuditPage() {
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          From
-          <input aria-label="From" type="date" value={draft.from} onChange={(e) => setDraft({ ...draft, from: e.target.value })} />
-        </label>
-        <label>
-          To
-          <input aria-label="To" type="date" value={draft.to} onChange={(e) => setDraft({ ...draft, to: e.target.value })} />
-        </label>
+        </Field>
+        <Field label="From">
+          <input type="date" value={draft.from} onChange={(e) => setDraft({ ...draft, from: e.target.value })} />
+        </Field>
+        <Field label="To">
+          <input type="date" value={draft.to} onChange={(e) => setDraft({ ...draft, to: e.target.value })} />
+        </Field>
         <Button type="submit">Apply</Button>
         <Button variant="secondary" onClick={() => void exportCsv()}>
           Export CSV
@@ -119,38 +116,35 @@ export function AuditPage() {
       {entries.error && <InlineError onRetry={() => void entries.refetch()}>{entries.error.message}</InlineError>}
       {entries.data && rows.length === 0 && <p className="muted">No entries match.</p>}
       {rows.length > 0 && (
-        <div className="table-scroll">
-          <table className="audit-table">
-            <caption className="sr-only">Audit entries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Person</th>
-                <th scope="col">Team</th>
-                <th scope="col">Details</th>
+        <Table caption="Audit entries, newest first">
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Person</th>
+              <th scope="col">Team</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.id}>
+                <td>
+                  <time dateTime={r.at.toISOString()}>{r.at.toLocaleString()}</time>
+                </td>
+                <td>{label(r.kind)}</td>
+                <td>
+                  {r.actorName}
+                  {r.ip && <span className="muted"> · {r.ip}</span>}
+                </td>
+                <td>{r.teamTitle ?? "—"}</td>
+                <td>
+                  <code>{Object.keys(r.detail).length > 0 ? JSON.stringify(r.detail) : ""}</code>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <time dateTime={r.at.toISOString()}>{r.at.toLocaleString()}</time>
-                  </td>
-                  <td>{label(r.kind)}</td>
-                  <td>
-                    {r.actorName}
-                    {r.ip && <span className="muted"> · {r.ip}</span>}
-                  </td>
-                  <td>{r.teamTitle ?? "—"}</td>
-                  <td>
-                    <code>{Object.keys(r.detail).length > 0 ? JSON.stringify(r.detail) : ""}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </Table>
       )}
       {nextBefore && (
         <Button variant="secondary" disabled={more.loading} onClick={() => void showOlder()}>

@@ -8,6 +8,7 @@ import type { MemberView, TeamState } from "../api-types";
 import { modelKey, useModels } from "../models";
 import { useTRPC } from "../trpc";
 import { Button } from "../ui/button";
+import { Field } from "../ui/field";
 
 // The team budget (server/team/budget.ts): what is spent against the limit in the room's
 // header, a banner when spending reached it (members stop at their next step and nothing runs),
@@ -83,14 +84,12 @@ function BudgetForm({ teamId, budget, onDone }: { teamId: string; budget: Budget
         if (typeof parsed !== "string") save.mutate({ teamId, ...parsed });
       }}
     >
-      <label>
-        Tokens
+      <Field label="Tokens">
         <input inputMode="numeric" value={tokenText} onChange={(e) => setTokenText(e.target.value)} placeholder="no limit" aria-label="token budget" />
-      </label>
-      <label>
-        Cost (USD)
+      </Field>
+      <Field label="Cost (USD)">
         <input inputMode="decimal" value={costText} onChange={(e) => setCostText(e.target.value)} placeholder="no limit" aria-label="cost budget in USD" />
-      </label>
+      </Field>
       <Button type="submit" disabled={typeof parsed === "string" || save.isPending}>
         Save budget
       </Button>

@@ -8,6 +8,7 @@ import { Alert, ErrorAlert, InlineError } from "../ui/alert";
 import { useRefetchOn } from "../use-refetch-on";
 import { LIMITS } from "~/shared/limits";
 import { Button } from "../ui/button";
+import { Field } from "../ui/field";
 
 // A team's MCP servers (SPEC.md §18): each with its health (connected and its tools, or failing
 // with the error and when it was tried), for everyone; owners add one (name, URL, token),
@@ -109,18 +110,15 @@ function AddMcpServer({ teamId, onAdded }: { teamId: string; onAdded: () => void
         add.mutate({ teamId, name: name.trim(), url: url.trim(), ...(token ? { bearerToken: token } : {}) });
       }}
     >
-      <label>
-        Name (its tools are named mcp__name__tool)
+      <Field label="Name (its tools are named mcp__name__tool)">
         <input value={name} onChange={(e) => setName(e.target.value)} placeholder="tracker" maxLength={32} required />
-      </label>
-      <label>
-        Streamable HTTP URL
+      </Field>
+      <Field label="Streamable HTTP URL">
         <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/mcp" maxLength={LIMITS.webhookUrlChars} required />
-      </label>
-      <label>
-        Bearer token (optional; stored encrypted, never shown again)
+      </Field>
+      <Field label="Bearer token (optional; stored encrypted, never shown again)">
         <input type="password" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
-      </label>
+      </Field>
       <Button type="submit" disabled={add.isPending || !name.trim() || !url.trim()}>
         Add MCP server
       </Button>

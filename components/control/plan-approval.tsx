@@ -8,6 +8,7 @@ import { useRefetchOn } from "../use-refetch-on";
 import { LIMITS } from "~/shared/limits";
 import { Button } from "../ui/button";
 import { ErrorAlert } from "../ui/alert";
+import { Field } from "../ui/field";
 
 // The Lead's plans waiting for a person (plan approval, SPEC.md §17): its tasks, with Approve
 // (they may start) and Revise (the note goes to the Lead). Shown beside "Waiting for people" to
@@ -59,10 +60,9 @@ function Decide({ teamId, planId, seen, onDone }: { teamId: string; planId: stri
   return (
     <>
       <div className="row waiting-actions">
-        <label className="grow">
-          <span className="sr-only">Note to the Lead about its plan</span>
+        <Field label="Note to the Lead about its plan" hideLabel className="grow">
           <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="Note (needed to revise)" maxLength={LIMITS.decisionNoteChars} />
-        </label>
+        </Field>
         <Button disabled={decide.isPending} onClick={() => send(true)}>
           Approve plan
         </Button>

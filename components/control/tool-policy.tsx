@@ -8,6 +8,7 @@ import { useTRPC } from "../trpc";
 import { SettingCheckbox } from "../ui/setting-checkbox";
 import { Button } from "../ui/button";
 import { ErrorAlert } from "../ui/alert";
+import { Field } from "../ui/field";
 
 // The team's tool policy (SPEC.md §17): each tool of the agents' list is allowed, asks a person
 // first, or is off (gone from every member's list). Owners change it; everyone sees it. Re-read
@@ -29,8 +30,7 @@ function ToolModes({ tools, editable, pending, onChange }: { tools: { tool: stri
         <li key={p.tool} className="tool-mode">
           <code>{p.tool}</code>
           {editable ? (
-            <label>
-              <span className="sr-only">Mode of {p.tool}</span>
+            <Field label={`Mode of ${p.tool}`} hideLabel>
               <select
                 value={p.mode}
                 disabled={pending}
@@ -45,7 +45,7 @@ function ToolModes({ tools, editable, pending, onChange }: { tools: { tool: stri
                   </option>
                 ))}
               </select>
-            </label>
+            </Field>
           ) : (
             <span className="muted">{MODES.find((m) => m.value === p.mode)?.label}</span>
           )}
@@ -127,10 +127,9 @@ function Expiry({ teamId, minutes, isOwner, onSaved }: { teamId: string; minutes
         if (valid) save.mutate({ teamId, minutes: value });
       }}
     >
-      <label className="grow">
-        <span className="label">Expire waiting requests after (minutes; empty: never)</span>
+      <Field label="Expire waiting requests after (minutes; empty: never)" className="grow">
         <input inputMode="numeric" value={text} onChange={(e) => setText(e.target.value)} placeholder="never" />
-      </label>
+      </Field>
       <Button type="submit" variant="secondary" size="small" disabled={!valid || save.isPending}>
         Save
       </Button>

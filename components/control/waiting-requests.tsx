@@ -8,6 +8,7 @@ import { useTRPC } from "../trpc";
 import { RelativeTime } from "../ui/relative-time";
 import { Button } from "../ui/button";
 import { ErrorAlert } from "../ui/alert";
+import { Field } from "../ui/field";
 
 // What waits for people (SPEC.md §17): each tool call to approve or deny (with a note; owners
 // may also always allow the tool), each question to answer (a choice or words). Shown above the
@@ -68,10 +69,9 @@ function Approval({ teamId, request, canAct, isOwner }: { teamId: string; reques
       </details>
       {canAct && (
         <div className="row waiting-actions">
-          <label className="grow">
-            <span className="sr-only">Note to {request.member} about {request.toolName}</span>
+          <Field label={`Note to ${request.member} about ${request.toolName}`} hideLabel className="grow">
             <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="Note (optional)" maxLength={2000} />
-          </label>
+          </Field>
           <Button disabled={decide.isPending} onClick={() => send(true)}>
             Approve
           </Button>
@@ -122,10 +122,9 @@ function Question({ teamId, request, canAct }: { teamId: string; request: Waitin
               if (text.trim()) send(text.trim());
             }}
           >
-            <label className="grow">
-              <span className="sr-only">Answer to {request.member}</span>
+            <Field label={`Answer to ${request.member}`} hideLabel className="grow">
               <input value={text} onChange={(e) => setText(e.target.value)} placeholder={choices.length > 0 ? "Or answer in words" : "Your answer"} maxLength={4000} />
-            </label>
+            </Field>
             <Button type="submit" disabled={answer.isPending || !text.trim()}>
               Answer
             </Button>

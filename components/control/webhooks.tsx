@@ -10,6 +10,8 @@ import { RelativeTime } from "../ui/relative-time";
 import { ErrorAlert, InlineError } from "../ui/alert";
 import { LIMITS } from "~/shared/limits";
 import { Button } from "../ui/button";
+import { Check, Field } from "../ui/field";
+import { Table } from "../ui/table";
 
 // A team's webhooks (SPEC.md §17), for its owners: add an endpoint for some of the team's events
 // (its signing secret is shown once, to copy), see each delivery's status, remove it.
@@ -37,8 +39,7 @@ export function Webhooks({ teamId }: { teamId: string }) {
             {h.deliveries.length === 0 ? (
               <p className="muted">No deliveries yet.</p>
             ) : (
-              <table className="delivery-log">
-                <caption className="sr-only">Newest deliveries to {h.url}</caption>
+              <Table caption={`Newest deliveries to ${h.url}`}>
                 <thead>
                   <tr>
                     <th scope="col">Event</th>
@@ -62,7 +63,7 @@ export function Webhooks({ teamId }: { teamId: string }) {
                     </tr>
                   ))}
                 </tbody>
-              </table>
+              </Table>
             )}
             <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate({ teamId, webhookId: h.id })}>
               Remove webhook
@@ -89,21 +90,15 @@ function AddWebhook({ teamId, onAdded }: { teamId: string; onAdded: () => void }
         add.mutate({ teamId, url: url.trim(), events: [...events] });
       }}
     >
-      <label>
-        Endpoint URL
+      <Field label="Endpoint URL">
         <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hooks/agent-teams" maxLength={LIMITS.webhookUrlChars} required />
-      </label>
+      </Field>
       <fieldset>
         <legend>Events</legend>
         {KINDS.map((k) => (
-          <label key={k} className="row">
-            <input
-              type="checkbox"
-              checked={events.has(k)}
-              onChange={(e) => setEvents((s) => (e.target.checked ? new Set([...s, k]) : new Set([...s].filter((x) => x !== k))))}
-            />
+          <Check key={k} checked={events.has(k)} onChange={(e) => setEvents((s) => (e.target.checked ? new Set([...s, k]) : new Set([...s].filter((x) => x !== k))))}>
             {NOTIFICATION_KINDS[k]} <code>{k}</code>
-          </label>
+          </Check>
         ))}
       </fieldset>
       <Button type="submit" disabled={add.isPending || url.trim() === "" || events.size === 0}>

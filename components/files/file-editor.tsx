@@ -11,6 +11,7 @@ import { authorText } from "./tree-model";
 import { useFileContent } from "./use-workspace";
 import { Button } from "../ui/button";
 import { Alert } from "../ui/alert";
+import { Field } from "../ui/field";
 
 // Changing files from the browser (members and owners). Every change sends the version the
 // person saw (0: "there is no file here"); when the file moved on meanwhile, the server refuses
@@ -154,12 +155,9 @@ export function FileEditor({
             {latest === null ? `${path} was deleted` : `${path} is at v${latest} now`} since you opened v{base}: saving will show the conflict.
           </p>
         )}
-        <label>
-          <span className="label">
-            Content of {path} (opened at v{base})
-          </span>
+        <Field label={`Content of ${path} (opened at v${base})`}>
           <textarea className="code-input" value={text} onChange={(e) => setText(e.target.value)} rows={16} spellCheck={false} autoFocus />
-        </label>
+        </Field>
         <div className="row-tight">
           <Button type="submit" disabled={write.isPending}>
             Save
@@ -245,14 +243,12 @@ export function NewFileForm({
         }}
       >
         <h3>New file</h3>
-        <label>
-          <span className="label">Path (relative, like notes/plan.md)</span>
+        <Field label="Path (relative, like notes/plan.md)">
           <input value={path} onChange={(e) => setPath(e.target.value)} autoFocus spellCheck={false} />
-        </label>
-        <label>
-          <span className="label">Content</span>
+        </Field>
+        <Field label="Content">
           <textarea className="code-input" value={text} onChange={(e) => setText(e.target.value)} rows={10} spellCheck={false} />
-        </label>
+        </Field>
         <div className="row-tight">
           <Button type="submit" disabled={!path.trim() || write.isPending}>
             Create file

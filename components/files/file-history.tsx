@@ -4,6 +4,7 @@ import { Link } from "../ui/link";
 import type { FileVersion } from "../api-types";
 import { filesHref } from "./links";
 import { authorText, formatBytes } from "./tree-model";
+import { Check } from "../ui/field";
 
 // A file's versions, newest first: who wrote each (an agent or a person), the tasks the agent
 // had in progress, when, and the write-scope warnings the change raised (how people see scope
@@ -33,10 +34,9 @@ export function FileHistory({
         {versions.map((v) => (
           <li key={v.version} aria-label={`v${v.version}`} aria-current={v.version === shown ? "true" : undefined} className={v.version === shown ? "shown" : undefined}>
             <div className="version-head">
-              <label className="check">
-                <input type="checkbox" checked={compare.includes(v.version)} onChange={(e) => onCompare(v.version, e.target.checked)} />
+              <Check checked={compare.includes(v.version)} onChange={(e) => onCompare(v.version, e.target.checked)}>
                 <span className="sr-only">Compare v{v.version}</span>
-              </label>
+              </Check>
               <strong>v{v.version}</strong>
               {v.deleted ? (
                 <span className="tag">deleted</span>

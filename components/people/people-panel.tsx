@@ -12,6 +12,7 @@ import { ConfirmButton } from "../ui/confirm-button";
 import { useTRPC } from "../trpc";
 import { Button } from "../ui/button";
 import { Alert, ErrorAlert } from "../ui/alert";
+import { Field } from "../ui/field";
 
 // The people of a team: everyone sees who is in it and may leave; owners invite by link,
 // revoke open links, change roles and remove people. The list itself is live (team state).
@@ -65,8 +66,7 @@ export function PeoplePanel({
             </span>
             {owner && (
               <span className="person-actions">
-                <label>
-                  <span className="sr-only">Role of {p.name}</span>
+                <Field label={`Role of ${p.name}`} hideLabel>
                   <select
                     value={p.role}
                     disabled={setRole.isPending}
@@ -81,7 +81,7 @@ export function PeoplePanel({
                       </option>
                     ))}
                   </select>
-                </label>
+                </Field>
                 {p.userId !== meId && (
                   <ConfirmButton
                     label={`Remove ${p.name}`}
@@ -146,15 +146,13 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
           create.mutate({ teamId, role, maxUses });
         }}
       >
-        <label className="grow">
-          <span className="label">Invite as</span>
+        <Field label="Invite as" className="grow">
           <select value={role} onChange={(e) => setRole(e.target.value === "viewer" ? "viewer" : "member")}>
             <option value="member">member</option>
             <option value="viewer">viewer</option>
           </select>
-        </label>
-        <label>
-          <span className="label">People it lets in</span>
+        </Field>
+        <Field label="People it lets in">
           <input
             type="number"
             min={1}
@@ -162,7 +160,7 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
             value={maxUses}
             onChange={(e) => setMaxUses(Math.min(LIMITS.inviteMaxUses, Math.max(1, Math.floor(Number(e.target.value) || 1))))}
           />
-        </label>
+        </Field>
         <Button type="submit" disabled={create.isPending}>
           Create invite link
         </Button>
@@ -170,10 +168,9 @@ function Invites({ teamId, latestActionId }: { teamId: string; latestActionId: s
       <p className="muted hint">{role === "member" ? "A member prompts agents, edits the board and adds teammates." : "A viewer watches live and acts on nothing."}</p>
       {created && link && (
         <div className="secret" role="group" aria-label={`New ${created.role} invite`}>
-          <label>
-            <span className="label">Invite link for a {created.role}</span>
+          <Field label={`Invite link for a ${created.role}`}>
             <input readOnly value={link} onFocus={(e) => e.target.select()} />
-          </label>
+          </Field>
           <div className="row">
             <CopyButton text={link} label="Copy link" />
           </div>

@@ -18,6 +18,7 @@ import { LIMITS } from "~/shared/limits";
 import type { StopRecord } from "./transcript-model";
 import { Button } from "../ui/button";
 import { Alert, ErrorAlert } from "../ui/alert";
+import { Field } from "../ui/field";
 
 /**
  * One agent: its live transcript, its queued prompts (with who queued and edited them) and a
@@ -132,8 +133,7 @@ export function AgentPanel({
 
       {canAct ? (
         <form className="composer" onSubmit={submit} aria-label={`Prompt ${name}`}>
-          <label className="grow">
-            <span className="sr-only">Prompt</span>
+          <Field label="Prompt" hideLabel className="grow">
             <textarea
               id={SKIP_TARGETS.prompt}
               value={text}
@@ -147,7 +147,7 @@ export function AgentPanel({
               rows={3}
               maxLength={LIMITS.promptBytes}
             />
-          </label>
+          </Field>
           <div className="composer-actions">
             <Button type="submit" disabled={!text.trim()}>
               Send
@@ -232,10 +232,9 @@ function QueuedPrompt({ sessionId, item, running, canAct }: { sessionId: string;
             if (editing.trim()) edit.mutate({ sessionId, itemId, text: editing });
           }}
         >
-          <label className="grow">
-            <span className="sr-only">Queued prompt text</span>
+          <Field label="Queued prompt text" hideLabel className="grow">
             <input value={editing} onChange={(e) => setEditing(e.target.value)} autoFocus />
-          </label>
+          </Field>
           <Button type="submit">Save</Button>
         </form>
       )}

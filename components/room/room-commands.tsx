@@ -13,7 +13,7 @@ import { ROOM_VIEWS } from "./room-views";
 import { PANEL_TABS, type PanelTab } from "./side-panel";
 import { SKIP_TARGETS } from "../skip-links";
 import { useTRPC } from "../trpc";
-import { Modal } from "../ui/dialog";
+import { DialogPanel, Modal } from "../ui/dialog";
 
 // The room's keyboard layer: the shortcuts of room-keys.ts, the `?` dialog that lists them, and
 // the command palette (Ctrl/⌘ K, cmdk in a Radix dialog) that jumps to a team, an agent, a task
@@ -131,69 +131,66 @@ function Palette({
   };
   return (
     <Dialog.Root open={open} onOpenChange={onOpenChange}>
-      <Dialog.Portal>
-        <Dialog.Overlay className="dialog-overlay" />
-        <Dialog.Content
-          className="dialog palette"
-          aria-describedby={undefined}
-          onCloseAutoFocus={(e) => {
-            const id = focusAfter.current;
-            focusAfter.current = null;
-            if (!id) return;
-            e.preventDefault();
-            // The Tasks tab may only now be rendering: look for the task in the next frame.
-            requestAnimationFrame(() => {
-              const target = document.getElementById(id);
-              target?.scrollIntoView({ block: "center" });
-              target?.focus();
-            });
-          }}
-        >
-          <Dialog.Title className="sr-only">Command palette</Dialog.Title>
-          <Command label="Command palette" loop>
-            <Command.Input placeholder="Jump to a team, an agent, a task or a file…" aria-label="Search teams, agents, tasks and files" />
-            <Command.List>
-              <Command.Empty>Nothing matches.</Command.Empty>
-              <Command.Group heading="Agents">
-                {state.members.map((m) => (
-                  <Command.Item key={m.sessionId} value={`agent ${m.name} ${m.description}`} onSelect={() => jump(roomHref(teamId, { ...location, view: ROOM_VIEWS[0]!.id, member: m.name, seq: null }))}>
-                    {m.name} <span className="muted">· {m.role}</span>
-                  </Command.Item>
-                ))}
-              </Command.Group>
-              <Command.Group heading="Tasks">
-                {state.tasks.map((t) => (
-                  <Command.Item
-                    key={t.id}
-                    value={`task ${t.id} ${t.subject}`}
-                    onSelect={() => {
-                      focusAfter.current = taskAnchor(t.id);
-                      onTasks();
-                      onOpenChange(false);
-                    }}
-                  >
-                    {t.id} <span className="muted">· {t.subject}</span>
-                  </Command.Item>
-                ))}
-              </Command.Group>
-              <Command.Group heading="Files">
-                {files.data?.files.map((f) => (
-                  <Command.Item key={f.path} value={`file ${f.path}`} onSelect={() => jump(filesHref(teamId, { path: f.path }))}>
-                    {f.path}
-                  </Command.Item>
-                ))}
-              </Command.Group>
-              <Command.Group heading="Teams">
-                {teams.data?.map((t) => (
-                  <Command.Item key={t.id} value={`team ${t.title} ${t.id}`} onSelect={() => jump(`/teams/${t.id}`)}>
-                    {t.title}
-                  </Command.Item>
-                ))}
-              </Command.Group>
-            </Command.List>
-          </Command>
-        </Dialog.Content>
-      </Dialog.Portal>
+      <DialogPanel
+        shape="palette"
+        aria-describedby={undefined}
+        onCloseAutoFocus={(e) => {
+          const id = focusAfter.current;
+          focusAfter.current = null;
+          if (!id) return;
+          e.preventDefault();
+          // The Tasks tab may only now be rendering: look for the task in the next frame.
+          requestAnimationFrame(() => {
+            const target = document.getElementById(id);
+            target?.scrollIntoView({ block: "center" });
+            target?.focus();
+          });
+        }}
+      >
+        <Dialog.Title className="sr-only">Command palette</Dialog.Title>
+        <Command label="Command palette" loop>
+          <Command.Input placeholder="Jump to a team, an agent, a task or a file…" aria-label="Search teams, agents, tasks and files" />
+          <Command.List>
+            <Command.Empty>Nothing matches.</Command.Empty>
+            <Command.Group heading="Agents">
+              {state.members.map((m) => (
+                <Command.Item key={m.sessionId} value={`agent ${m.name} ${m.description}`} onSelect={() => jump(roomHref(teamId, { ...location, view: ROOM_VIEWS[0]!.id, member: m.name, seq: null }))}>
+                  {m.name} <span className="muted">· {m.role}</span>
+                </Command.Item>
+              ))}
+            </Command.Group>
+            <Command.Group heading="Tasks">
+              {state.tasks.map((t) => (
+                <Command.Item
+                  key={t.id}
+                  value={`task ${t.id} ${t.subject}`}
+                  onSelect={() => {
+                    focusAfter.current = taskAnchor(t.id);
+                    onTasks();
+                    onOpenChange(false);
+                  }}
+                >
+                  {t.id} <span className="muted">· {t.subject}</span>
+                </Command.Item>
+              ))}
+            </Command.Group>
+            <Command.Group heading="Files">
+              {files.data?.files.map((f) => (
+                <Command.Item key={f.path} value={`file ${f.path}`} onSelect={() => jump(filesHref(teamId, { path: f.path }))}>
+                  {f.path}
+                </Command.Item>
+              ))}
+            </Command.Group>
+            <Command.Group heading="Teams">
+              {teams.data?.map((t) => (
+                <Command.Item key={t.id} value={`team ${t.title} ${t.id}`} onSelect={() => jump(`/teams/${t.id}`)}>
+                  {t.title}
+                </Command.Item>
+              ))}
+            </Command.Group>
+          </Command.List>
+        </Command>
+      </DialogPanel>
     </Dialog.Root>
   );
 }

@@ -12,6 +12,7 @@ import { useTRPC } from "../trpc";
 import { LIMITS } from "~/shared/limits";
 import { Button } from "../ui/button";
 import { ErrorAlert } from "../ui/alert";
+import { Check, Field } from "../ui/field";
 
 type TeammateContext = NonNullable<RouterInputs["team"]["addTeammate"]["context"]>;
 
@@ -78,16 +79,15 @@ export function Roster({
                 </span>
               )}
             </Button>
-            <label className="split-toggle">
-              <input
-                type="checkbox"
-                checked={split.includes(m.name)}
-                disabled={!split.includes(m.name) && split.length >= SPLIT_MAX}
-                onChange={() => onToggleSplit(m.name)}
-                aria-label={`Show ${m.name} in the split view`}
-              />
+            <Check
+              className="split-toggle"
+              checked={split.includes(m.name)}
+              disabled={!split.includes(m.name) && split.length >= SPLIT_MAX}
+              onChange={() => onToggleSplit(m.name)}
+              aria-label={`Show ${m.name} in the split view`}
+            >
               <span aria-hidden="true">in the split view</span>
-            </label>
+            </Check>
           </li>
         ))}
       </ul>
@@ -126,32 +126,27 @@ function AddTeammate({ teamId, lead }: { teamId: string; lead: MemberView | unde
   }
   return (
     <form className="add-teammate" onSubmit={submit} aria-label="Add a teammate">
-      <label>
-        <span className="label">Name (kebab-case)</span>
+      <Field label="Name (kebab-case)">
         <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required maxLength={LIMITS.memberNameChars} />
-      </label>
-      <label>
-        <span className="label">Description</span>
+      </Field>
+      <Field label="Description">
         <input value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} required maxLength={LIMITS.memberDescriptionChars} />
-      </label>
-      <label>
-        <span className="label">First task</span>
+      </Field>
+      <Field label="First task">
         <textarea value={form.prompt} onChange={(e) => setForm({ ...form, prompt: e.target.value })} required rows={3} />
-      </label>
-      <label>
-        <span className="label">Context</span>
+      </Field>
+      <Field label="Context">
         <select value={form.context} onChange={(e) => setForm({ ...form, context: e.target.value === "fork" ? "fork" : "fresh" })}>
           <option value="fresh">fresh (empty history)</option>
           <option value="fork">fork (the Lead&apos;s completed turns)</option>
         </select>
-      </label>
-      <label>
-        <span className="label">Model</span>
+      </Field>
+      <Field label="Model">
         <select value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })}>
           <option value="">the Lead&apos;s{lead ? ` (${labelOf(lead.model)})` : ""}</option>
           <ModelOptions options={options} />
         </select>
-      </label>
+      </Field>
       <div className="row">
         <Button type="submit" disabled={add.isPending}>
           Add

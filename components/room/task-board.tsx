@@ -9,6 +9,7 @@ import { useReportEditing } from "../people/use-presence";
 import { useTRPC } from "../trpc";
 import { LIMITS } from "~/shared/limits";
 import { Button } from "../ui/button";
+import { Field } from "../ui/field";
 
 /** Fields an action may carry, and the revision the person saw when it is not the task's current one. */
 type ActExtra = Pick<TaskUpdate, "owner" | "subject"> & { seenRevision?: number };
@@ -165,15 +166,14 @@ function TaskCard({
             if (e.key === "Escape") setEditing(null);
           }}
         >
-          <label>
-            <span className="sr-only">Subject of {task.id}</span>
+          <Field label={`Subject of ${task.id}`} hideLabel>
             <input
               value={editing.subject}
               onChange={(e) => setEditing({ ...editing, subject: e.target.value })}
               autoFocus
               maxLength={LIMITS.taskSubjectChars}
             />
-          </label>
+          </Field>
           <div className="task-actions">
             <Button type="submit" disabled={!editing.subject.trim()}>
               Save
@@ -218,8 +218,7 @@ function TaskCard({
             </Button>
           )}
           {task.status !== "completed" && (
-            <label className="assign">
-              <span className="sr-only">Assign {task.id}</span>
+            <Field label={`Assign ${task.id}`} hideLabel className="assign">
               <select
                 value=""
                 onChange={(e) => onAct(task, "reassign", { owner: e.target.value === "-" ? null : e.target.value })}
@@ -232,7 +231,7 @@ function TaskCard({
                 ))}
                 <option value="-">Unassign</option>
               </select>
-            </label>
+            </Field>
           )}
           <Button variant="secondary" onClick={() => setEditing({ taskId: task.id, subject: task.subject, revision: task.revision })} aria-label={`Edit ${task.id}`}>
             Edit

@@ -1,6 +1,6 @@
 import type { ComponentProps } from "react";
 
-// The app's button: its looks are variants named here, over the styles in app/globals.css
+// The app's button: its looks are variants named here, over the styles in components/ui/ui.css
 // (`button`, `.secondary`, `.danger`…). A button is `type="button"` unless it says otherwise,
 // so none submits a form by accident.
 

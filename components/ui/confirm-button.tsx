@@ -3,6 +3,7 @@
 import { AlertDialog } from "radix-ui";
 import { useState, type ReactNode } from "react";
 import { Button } from "./button";
+import { AlertDialogPanel } from "./dialog";
 
 // A button whose action asks first (Radix AlertDialog): the dialog names the consequence, and
 // the action runs only on the explicit confirm. Focus starts on Cancel, Escape cancels.
@@ -37,25 +38,16 @@ export function ConfirmButton({
           {children}
         </Button>
       </AlertDialog.Trigger>
-      <AlertDialog.Portal>
-        <AlertDialog.Overlay className="dialog-overlay" />
-        <AlertDialog.Content className="dialog">
-          <AlertDialog.Title className="dialog-title">{title}</AlertDialog.Title>
-          <AlertDialog.Description className="dialog-description">{description}</AlertDialog.Description>
-          <div className="dialog-actions">
-            <AlertDialog.Cancel asChild>
-              <Button variant="secondary">
-                Cancel
-              </Button>
-            </AlertDialog.Cancel>
-            <AlertDialog.Action asChild>
-              <Button variant="danger-solid" onClick={onConfirm}>
-                {confirm}
-              </Button>
-            </AlertDialog.Action>
-          </div>
-        </AlertDialog.Content>
-      </AlertDialog.Portal>
+      <AlertDialogPanel title={title} description={description}>
+        <AlertDialog.Cancel asChild>
+          <Button variant="secondary">Cancel</Button>
+        </AlertDialog.Cancel>
+        <AlertDialog.Action asChild>
+          <Button variant="danger-solid" onClick={onConfirm}>
+            {confirm}
+          </Button>
+        </AlertDialog.Action>
+      </AlertDialogPanel>
     </AlertDialog.Root>
   );
 }
