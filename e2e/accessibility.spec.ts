@@ -45,6 +45,13 @@ for (const size of WIDTHS) {
     await expectAccessible(page, "audit log");
 
     const teamId = await createTeam(page, `Accessible team ${size.name}`);
+    // Writes ask first, so the team holds at its first write (waiting for approval, still
+    // stoppable) however fast it runs, until this test lets it go on.
+    if (phone) await roomSection(page, "Tasks");
+    await panelTab(page, "Tools");
+    await page.getByRole("combobox", { name: "Mode of workspace_write" }).selectOption("ask");
+    await expect(page.getByRole("combobox", { name: "Mode of workspace_write" })).toHaveValue("ask");
+    if (phone) await roomSection(page, "Transcript");
     await send(page, "Build a tiny todo app");
     await expect(agentStatus(page, "Working")).toBeVisible();
     await expectAccessible(page, "room while the team works");
@@ -52,13 +59,21 @@ for (const size of WIDTHS) {
     await expect(page.getByRole("region", { name: "Roster" }).getByRole("button", { name: /^researcher \(teammate\)/ })).toBeVisible({ timeout: 30_000 });
     await expectAccessible(page, "the agents while the team works");
     if (phone) await roomSection(page, "Transcript");
+    const writes = page.getByRole("region", { name: /Waiting for people/ }).getByRole("listitem", { name: /asks to run workspace_write$/ });
+    await expect(writes.first()).toBeVisible({ timeout: 30_000 });
+    await expectAccessible(page, "a call waiting for approval");
 
     await page.getByRole("button", { name: "Stop the team" }).click();
     await expect(page.getByRole("alertdialog", { name: "Stop the whole team?" })).toBeVisible();
     await expectAccessible(page, "stop-the-team dialog");
     await page.keyboard.press("Escape");
 
-    await expect(finalAnswer(page)).toBeVisible({ timeout: 90_000 });
+    // Writes run from now on; one asked before that is approved as it shows.
+    await writes.first().getByRole("button", { name: "Always allow workspace_write" }).click();
+    await expect(async () => {
+      if ((await writes.count()) > 0) await writes.first().getByRole("button", { name: "Approve" }).click();
+      await expect(finalAnswer(page)).toBeVisible({ timeout: 2_000 });
+    }).toPass({ timeout: 90_000 });
     await expect(agentStatus(page, "Idle")).toBeVisible({ timeout: 20_000 });
     await expectAccessible(page, "finished room");
     await page.getByRole("region", { name: "Transcript" }).getByRole("button", { name: "Message actions" }).last().click();

@@ -1,18 +1,23 @@
-import type { ComponentProps, ReactNode } from "react";
+import { cloneElement, useId, type ComponentProps, type ReactElement, type ReactNode } from "react";
 
-// Labelled controls. The <label> wraps its control, so the words name it and clicking them
-// focuses it, with no ids to keep in step.
+// Labelled controls. A field's label points at its control by id (not by wrapping it), so the
+// control's name is the label's words alone: a wrapped select would add its chosen option.
 
 /**
  * A control with its label's words above it, or only for screen readers (`hideLabel`) where
- * the place already says what the control is (a row's select, the prompt box).
+ * the place already says what the control is (a row's select, the prompt box). The control is
+ * the one child; it gets an id unless it has one.
  */
-export function Field({ label, hideLabel = false, className, children }: { label: ReactNode; hideLabel?: boolean; className?: string; children: ReactNode }) {
+export function Field({ label, hideLabel = false, className, children }: { label: ReactNode; hideLabel?: boolean; className?: string; children: ReactElement<{ id?: string }> }) {
+  const fallback = useId();
+  const id = children.props.id ?? fallback;
   return (
-    <label className={className}>
-      <span className={hideLabel ? "sr-only" : "label"}>{label}</span>
-      {children}
-    </label>
+    <div className={className}>
+      <label htmlFor={id} className={hideLabel ? "sr-only" : "label"}>
+        {label}
+      </label>
+      {cloneElement(children, { id })}
+    </div>
   );
 }
 

@@ -12,7 +12,7 @@ import { AUDIT_KINDS, AUDITED_TEAM_ACTION_KINDS, type AuditKind } from "../../sh
 // exported as CSV. The kinds: shared/audit-kinds.ts.
 
 export { AUDIT_KINDS };
-const AUDITED: ReadonlySet<string> = new Set(AUDITED_TEAM_ACTION_KINDS satisfies readonly PersonActionKind[]);
+const AUDITED: ReadonlySet<string> = new Set(AUDITED_TEAM_ACTION_KINDS);
 /** Whether a team action is recorded here too. */
 export function isAudited(action: PersonActionKind): action is (typeof AUDITED_TEAM_ACTION_KINDS)[number] {
   return AUDITED.has(action);
