@@ -65,7 +65,7 @@ export function PeoplePanel({
               {!owner && <span className={`badge badge-role-${p.role}`}>{p.role}</span>}
             </span>
             {owner && (
-              <span className="person-actions">
+              <div className="person-actions">
                 <Field label={`Role of ${p.name}`} hideLabel>
                   <select
                     value={p.role}
@@ -93,7 +93,7 @@ export function PeoplePanel({
                     Remove
                   </ConfirmButton>
                 )}
-              </span>
+              </div>
             )}
           </li>
         ))}
