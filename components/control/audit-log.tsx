@@ -116,34 +116,23 @@ export function AuditPage() {
       {entries.error && <InlineError onRetry={() => void entries.refetch()}>{entries.error.message}</InlineError>}
       {entries.data && rows.length === 0 && <p className="muted">No entries match.</p>}
       {rows.length > 0 && (
-        <Table caption="Audit entries, newest first">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Person</th>
-              <th scope="col">Team</th>
-              <th scope="col">Details</th>
+        <Table caption="Audit entries, newest first" columns={["Time", "Kind", "Person", "Team", "Details"]}>
+          {rows.map((r) => (
+            <tr key={r.id}>
+              <td>
+                <time dateTime={r.at.toISOString()}>{r.at.toLocaleString()}</time>
+              </td>
+              <td>{label(r.kind)}</td>
+              <td>
+                {r.actorName}
+                {r.ip && <span className="muted"> · {r.ip}</span>}
+              </td>
+              <td>{r.teamTitle ?? "—"}</td>
+              <td>
+                <code>{Object.keys(r.detail).length > 0 ? JSON.stringify(r.detail) : ""}</code>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <time dateTime={r.at.toISOString()}>{r.at.toLocaleString()}</time>
-                </td>
-                <td>{label(r.kind)}</td>
-                <td>
-                  {r.actorName}
-                  {r.ip && <span className="muted"> · {r.ip}</span>}
-                </td>
-                <td>{r.teamTitle ?? "—"}</td>
-                <td>
-                  <code>{Object.keys(r.detail).length > 0 ? JSON.stringify(r.detail) : ""}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
+          ))}
         </Table>
       )}
       {nextBefore && (

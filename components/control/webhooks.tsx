@@ -39,30 +39,20 @@ export function Webhooks({ teamId }: { teamId: string }) {
             {h.deliveries.length === 0 ? (
               <p className="muted">No deliveries yet.</p>
             ) : (
-              <Table caption={`Newest deliveries to ${h.url}`}>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">When</th>
+              <Table caption={`Newest deliveries to ${h.url}`} columns={["Event", "Status", "Attempts", "When"]}>
+                {h.deliveries.map((d) => (
+                  <tr key={d.id}>
+                    <td>{d.kind}</td>
+                    <td>
+                      {d.status === "delivered" ? "Delivered" : d.status === "failed" ? "Failed" : "Retrying"}
+                      {d.status !== "delivered" && d.lastError ? ` (${d.lastError})` : ""}
+                    </td>
+                    <td>{d.attempts}</td>
+                    <td>
+                      <RelativeTime at={d.createdAt} />
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {h.deliveries.map((d) => (
-                    <tr key={d.id}>
-                      <td>{d.kind}</td>
-                      <td>
-                        {d.status === "delivered" ? "Delivered" : d.status === "failed" ? "Failed" : "Retrying"}
-                        {d.status !== "delivered" && d.lastError ? ` (${d.lastError})` : ""}
-                      </td>
-                      <td>{d.attempts}</td>
-                      <td>
-                        <RelativeTime at={d.createdAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
+                ))}
               </Table>
             )}
             <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate({ teamId, webhookId: h.id })}>
