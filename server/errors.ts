@@ -70,6 +70,12 @@ export const ERROR_CODES = {
   APPROVAL_NOT_PENDING: "CONFLICT",
   WEBHOOK_NOT_FOUND: "NOT_FOUND",
   PLAN_NOT_FOUND: "NOT_FOUND",
+
+  // --- Team memory (SPEC.md §20) -----------------------------------------------------------
+  /** No memory with this id that the caller may see. */
+  MEMORY_NOT_FOUND: "NOT_FOUND",
+  /** The memory is no longer in the state the action needs (someone decided first, or it was deleted); the details say its status and who. */
+  MEMORY_CONFLICT: "CONFLICT",
   /** A secret was given for an MCP server but the instance has no MCP_SECRETS_KEY to encrypt it with. */
   MCP_SECRETS_KEY_MISSING: "PRECONDITION_FAILED",
   /** A stored MCP secret does not decrypt with the instance's key. */

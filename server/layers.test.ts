@@ -19,6 +19,7 @@ const FLOORS = [
   "members",
   "people",
   "workspace",
+  "memory",
   "team",
   "mcp",
   "live",

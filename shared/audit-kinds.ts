@@ -19,6 +19,10 @@ export const AUDITED_TEAM_ACTION_KINDS = [
   "webhook_removed",
   "mcp_server_added",
   "mcp_server_removed",
+  "memory_decided",
+  "memory_edited",
+  "memory_deleted",
+  "memory_settings_set",
 ] as const;
 
 export const AUDIT_KINDS = ["signed_in", "sign_in_failed", "sso_linked", "api_token_created", "api_token_revoked", ...AUDITED_TEAM_ACTION_KINDS] as const;

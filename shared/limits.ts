@@ -17,6 +17,12 @@ export const LIMITS = {
   /** Notifications per page of a person's inbox (and in its live feed). */
   notificationPage: 50,
   webhookUrlChars: 2_000,
+  /** A memory's text (UTF-8 bytes), its tags, and a tag's length. */
+  memoryTextBytes: 2 * KiB,
+  memoryTags: 8,
+  memoryTagChars: 40,
+  /** The most memories one search returns. */
+  memorySearchResults: 20,
   /** The most tasks a plan decision names (a board holds far fewer live tasks). */
   maxTasksPerPlanView: 1_000,
   /** A tool's name, as a policy names it (built-in names are short; MCP names are prefixed). */

@@ -93,6 +93,14 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return `${who} added the MCP server ${String(d.name)} (${String(d.host)})`;
     case "mcp_server_removed":
       return `${who} removed the MCP server ${String(d.name)}`;
+    case "memory_decided":
+      return `${who} ${d.approved === true ? (d.edited === true ? "edited and approved" : "approved") : "rejected"} a memory`;
+    case "memory_edited":
+      return `${who} edited a memory`;
+    case "memory_deleted":
+      return `${who} deleted a memory`;
+    case "memory_settings_set":
+      return `${who} set the team's memory to ${d.autoApprove === true ? "approve proposals as they come" : "wait for a person's approval"}${d.shared === true ? ", reading the shared memory" : ""}`;
     case "plan_decided":
       return `${who} ${d.approved === true ? "approved" : "sent back for revision"} the Lead's plan`;
   }

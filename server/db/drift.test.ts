@@ -137,7 +137,32 @@ function readDatamodel(schema: string): DmmfDatamodel {
   const dmmf = JSON.parse(get_dmmf(JSON.stringify({ prismaSchema: [["schema.prisma", schema]], noColor: true }))) as {
     datamodel: DmmfDatamodel;
   };
-  return dmmf.datamodel;
+  return withUnsupportedFields(dmmf.datamodel, schema);
+}
+
+/**
+ * Prisma's DMMF leaves out `Unsupported("…")` fields (a tsvector, say), though indexes name
+ * them: read them from the schema's text into their models, their type as written.
+ */
+function withUnsupportedFields(dm: DmmfDatamodel, schema: string): DmmfDatamodel {
+  for (const block of schema.matchAll(/^model (\w+) \{([\s\S]*?)^\}/gm)) {
+    const model = dm.models.find((m) => m.name === block[1]);
+    for (const f of block[2]!.matchAll(/^\s*(\w+)\s+Unsupported\("([^"]+)"\)(\?)?(?:.*@map\("([^"]+)"\))?/gm)) {
+      model?.fields.push({
+        name: f[1]!,
+        dbName: f[4] ?? null,
+        kind: "unsupported",
+        type: f[2]!,
+        isList: false,
+        isRequired: f[3] !== "?",
+        isId: false,
+        isUnique: false,
+        isUpdatedAt: false,
+        hasDefaultValue: false,
+      });
+    }
+  }
+  return dm;
 }
 
 /** format_type() spelling of Prisma's column types (its defaults and the @db.* natives). */
@@ -145,6 +170,8 @@ function expectedType(field: DmmfField, enumDbNames: Map<string, string>): strin
   let base: string;
   if (field.kind === "enum") {
     base = quoteIdentIfNeeded(enumDbNames.get(field.type) ?? field.type);
+  } else if (field.kind === "unsupported") {
+    base = field.type;
   } else if (field.nativeType) {
     base = nativeType(field.nativeType[0], field.nativeType[1]);
   } else {

@@ -60,6 +60,10 @@ const NEEDS: Record<PersonActionKind, Need | null> = {
   plan_decided: "act",
   mcp_server_added: "own",
   mcp_server_removed: "own",
+  memory_decided: "act",
+  memory_edited: "act",
+  memory_deleted: "act",
+  memory_settings_set: "own",
 };
 
 export const PersonActionViewSchema = z.object({

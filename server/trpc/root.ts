@@ -3,6 +3,7 @@ import { accountRouter } from "./routers/account";
 import { approvalsRouter } from "./routers/approvals";
 import { auditRouter } from "./routers/audit";
 import { mcpServersRouter } from "./routers/mcp-servers";
+import { memoryRouter } from "./routers/memory";
 import { notificationsRouter } from "./routers/notifications";
 import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
@@ -17,6 +18,7 @@ export const appRouter = router({
   approvals: approvalsRouter,
   audit: auditRouter,
   mcpServers: mcpServersRouter,
+  memory: memoryRouter,
   notifications: notificationsRouter,
   people: peopleRouter,
   session: sessionRouter,

@@ -1,0 +1,248 @@
+import { z } from "zod";
+import type { Tx } from "../db/client";
+import { Prisma } from "../db/generated/client";
+import type { SqlRunner } from "../db/sql";
+import { AppError } from "../errors";
+import { newMemoryId } from "../ids";
+import { PersonRefSchema, type PersonRef } from "../person-ref";
+import { LIMITS } from "../../shared/limits";
+
+// Team memory (SPEC.md §20): what a team's agents (or people) propose to remember, decided once
+// by a person. A memory belongs to a team, or (team null) to the instance's shared memory, which
+// a team reads when its setting says so. Only approved memories are searched. A decision is a
+// compare-and-set on the proposed row (the first wins, like approvals); an edit keeps the text
+// it replaces in memory_versions; an approved memory that replaces another retires it.
+// Access (who may propose, decide, edit) is the caller's: this module knows no HTTP.
+
+export const MEMORY_STATUSES = ["proposed", "approved", "rejected", "replaced", "deleted"] as const;
+export type MemoryStatus = (typeof MEMORY_STATUSES)[number];
+
+/** Who proposed a memory: a member's step (its session, the event's seq), or a person. */
+export const ProposerSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("member"), name: z.string(), sessionId: z.string(), seq: z.number().int().nullable() }),
+  z.object({ kind: z.literal("person"), id: z.string(), name: z.string() }),
+]);
+export type Proposer = z.infer<typeof ProposerSchema>;
+
+/** Who decided: a person, or the team's auto-approve setting. */
+export const DeciderSchema = z.union([PersonRefSchema, z.object({ auto: z.literal(true) })]);
+
+export const MemoryTextSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((t) => Buffer.byteLength(t, "utf8") <= LIMITS.memoryTextBytes, `At most ${LIMITS.memoryTextBytes} bytes`);
+export const MemoryTagsSchema = z
+  .array(z.string().trim().toLowerCase().min(1).max(LIMITS.memoryTagChars))
+  .max(LIMITS.memoryTags)
+  .transform((tags) => [...new Set(tags)]);
+
+export const MemoryViewSchema = z.object({
+  id: z.string(),
+  teamId: z.string().nullable(),
+  text: z.string(),
+  tags: z.array(z.string()),
+  status: z.enum(MEMORY_STATUSES),
+  version: z.number().int(),
+  replacesId: z.string().nullable(),
+  proposedBy: ProposerSchema,
+  decidedBy: DeciderSchema.nullable(),
+  decidedAt: z.date().nullable(),
+  note: z.string().nullable(),
+  createdAt: z.date(),
+  updatedAt: z.date(),
+});
+export type MemoryView = z.infer<typeof MemoryViewSchema>;
+
+const Row = z
+  .object({
+    id: z.string(),
+    team_id: z.string().nullable(),
+    text: z.string(),
+    tags: z.array(z.string()).nullable(),
+    status: z.enum(MEMORY_STATUSES),
+    version: z.number().int(),
+    replaces_id: z.string().nullable(),
+    proposed_by: ProposerSchema,
+    decided_by: DeciderSchema.nullable(),
+    decided_at: z.date().nullable(),
+    note: z.string().nullable(),
+    created_at: z.date(),
+    updated_at: z.date(),
+  })
+  .transform(
+    (r): MemoryView => ({
+      id: r.id,
+      teamId: r.team_id,
+      text: r.text,
+      tags: r.tags ?? [],
+      status: r.status,
+      version: r.version,
+      replacesId: r.replaces_id,
+      proposedBy: r.proposed_by,
+      decidedBy: r.decided_by,
+      decidedAt: r.decided_at,
+      note: r.note,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }),
+  );
+const Rows = z.array(Row);
+
+const COLUMNS = Prisma.raw("id, team_id, text, tags, status, version, replaces_id, proposed_by, decided_by, decided_at, note, created_at, updated_at");
+
+/** The memory with this id in this scope (a team, or null for the instance's), locked when asked. */
+async function memoryIn(db: SqlRunner, teamId: string | null, memoryId: string, lock = false): Promise<MemoryView> {
+  const [m] = Rows.parse(
+    await db.$queryRaw`SELECT ${COLUMNS} FROM memories
+      WHERE id = ${memoryId} AND team_id IS NOT DISTINCT FROM ${teamId} AND status <> 'deleted' ${lock ? Prisma.sql`FOR UPDATE` : Prisma.empty}`,
+  );
+  if (!m) throw new AppError("MEMORY_NOT_FOUND", "No such memory here", { memoryId });
+  return m;
+}
+
+export async function getMemory(db: SqlRunner, teamId: string | null, memoryId: string): Promise<MemoryView> {
+  return memoryIn(db, teamId, memoryId);
+}
+
+function conflict(m: MemoryView, wanted: string): AppError {
+  const who = m.decidedBy && "name" in m.decidedBy ? ` by ${m.decidedBy.name}` : "";
+  return new AppError("MEMORY_CONFLICT", `This memory is ${m.status}${who}; ${wanted}`, { memoryId: m.id, status: m.status, decidedBy: m.decidedBy });
+}
+
+export interface Proposal {
+  teamId: string | null;
+  text: string;
+  tags: readonly string[];
+  /** An approved memory of the same scope that this one replaces once approved. */
+  replacesId?: string | null;
+  by: Proposer;
+  /** The proposing tool call's key: the same call proposed again returns its first memory. */
+  callKey?: string | null;
+}
+
+/**
+ * Records a proposal (in the caller's transaction: a tool's result commits with it). A team
+ * whose setting auto-approves gets it approved at once. `again` says the call key had already
+ * proposed it, and nothing new was written.
+ */
+export async function proposeMemory(tx: Tx, p: Proposal): Promise<{ memory: MemoryView; again: boolean }> {
+  if (p.callKey) {
+    const [earlier] = Rows.parse(await tx.$queryRaw`SELECT ${COLUMNS} FROM memories WHERE tool_call_key = ${p.callKey}`);
+    if (earlier) return { memory: earlier, again: true };
+  }
+  if (p.replacesId) {
+    const replaced = await memoryIn(tx, p.teamId, p.replacesId);
+    if (replaced.status !== "approved") throw conflict(replaced, "only an approved memory can be replaced");
+  }
+  const [team] = z
+    .array(z.object({ memory_auto_approve: z.boolean() }))
+    .parse(p.teamId ? await tx.$queryRaw`SELECT memory_auto_approve FROM teams WHERE id = ${p.teamId}` : []);
+  const auto = team?.memory_auto_approve ?? false;
+  const source = p.by.kind === "member" ? p.by : null;
+  const [m] = Rows.parse(
+    await tx.$queryRaw`INSERT INTO memories (id, team_id, text, tags, status, replaces_id, source_session_id, source_seq, source_member, tool_call_key, proposed_by, decided_by, decided_at)
+      VALUES (${newMemoryId()}, ${p.teamId}, ${p.text}, ${[...p.tags]}::text[], ${auto ? "approved" : "proposed"}, ${p.replacesId ?? null},
+        ${source?.sessionId ?? null}, ${source?.seq ?? null}, ${source?.name ?? null}, ${p.callKey ?? null}, ${JSON.stringify(p.by)}::jsonb,
+        ${auto ? JSON.stringify({ auto: true }) : null}::jsonb, ${auto ? Prisma.sql`now()` : Prisma.sql`NULL`})
+      RETURNING ${COLUMNS}`,
+  );
+  if (auto) await retireReplaced(tx, m!);
+  return { memory: m!, again: false };
+}
+
+/** An approved memory that replaces another retires it (the older text stays, as replaced). */
+async function retireReplaced(tx: Tx, m: MemoryView): Promise<void> {
+  if (!m.replacesId) return;
+  await tx.$executeRaw`UPDATE memories SET status = 'replaced', updated_at = now() WHERE id = ${m.replacesId} AND status = 'approved'`;
+}
+
+/** Keeps the current text as a version and writes the new one. */
+async function rewrite(tx: Tx, m: MemoryView, by: PersonRef, edit: { text: string; tags: readonly string[] }): Promise<void> {
+  await tx.$executeRaw`INSERT INTO memory_versions (memory_id, version, text, tags, edited_by)
+    VALUES (${m.id}, ${m.version}, ${m.text}, ${m.tags}::text[], ${JSON.stringify(by)}::jsonb)`;
+  await tx.$executeRaw`UPDATE memories SET text = ${edit.text}, tags = ${[...edit.tags]}::text[], version = version + 1, updated_at = now() WHERE id = ${m.id}`;
+}
+
+export interface Decision {
+  approve: boolean;
+  note?: string | null;
+  /** Approve it as edited (the proposed text is kept as a version). */
+  edit?: { text: string; tags: readonly string[] } | null;
+}
+
+/**
+ * A person approves (as proposed, or edited) or rejects a proposal, in the caller's transaction:
+ * the first decision wins (the row is locked, then checked).
+ */
+export async function decideMemory(tx: Tx, teamId: string | null, memoryId: string, by: PersonRef, d: Decision): Promise<MemoryView> {
+  const m = await memoryIn(tx, teamId, memoryId, true);
+  if (m.status !== "proposed") throw conflict(m, "it was already decided");
+  if (d.edit && !d.approve) throw new AppError("INVALID_INPUT", "An edit goes with an approval, not a rejection");
+  if (d.edit) await rewrite(tx, m, by, d.edit);
+  await tx.$executeRaw`UPDATE memories SET status = ${d.approve ? "approved" : "rejected"}, decided_by = ${JSON.stringify(by)}::jsonb,
+      decided_at = now(), note = ${d.note ?? null}, updated_at = now() WHERE id = ${m.id}`;
+  const decided = await memoryIn(tx, teamId, memoryId);
+  if (d.approve) await retireReplaced(tx, decided);
+  return decided;
+}
+
+/** A person edits an approved memory (in the caller's transaction); the text it had is kept as a version. */
+export async function editMemory(tx: Tx, teamId: string | null, memoryId: string, by: PersonRef, edit: { text: string; tags: readonly string[] }): Promise<MemoryView> {
+  const m = await memoryIn(tx, teamId, memoryId, true);
+  if (m.status !== "approved") throw conflict(m, "only an approved memory is edited (decide a proposal instead)");
+  await rewrite(tx, m, by, edit);
+  return memoryIn(tx, teamId, memoryId);
+}
+
+/** Deletes a memory (a proposal or an approved one): it is no longer found, read or listed. */
+export async function deleteMemory(tx: Tx, teamId: string | null, memoryId: string): Promise<MemoryView> {
+  const m = await memoryIn(tx, teamId, memoryId, true);
+  await tx.$executeRaw`UPDATE memories SET status = 'deleted', updated_at = now() WHERE id = ${m.id}`;
+  return m;
+}
+
+export const MemoryVersionSchema = z.object({ version: z.number().int(), text: z.string(), tags: z.array(z.string()), editedBy: PersonRefSchema, editedAt: z.date() });
+export type MemoryVersion = z.infer<typeof MemoryVersionSchema>;
+
+/** A memory's earlier texts, newest first. */
+export async function memoryVersions(db: SqlRunner, teamId: string | null, memoryId: string): Promise<MemoryVersion[]> {
+  await memoryIn(db, teamId, memoryId);
+  const rows = z
+    .array(z.object({ version: z.number().int(), text: z.string(), tags: z.array(z.string()).nullable(), edited_by: PersonRefSchema, edited_at: z.date() }))
+    .parse(await db.$queryRaw`SELECT version, text, tags, edited_by, edited_at FROM memory_versions WHERE memory_id = ${memoryId} ORDER BY version DESC`);
+  return rows.map((r) => ({ version: r.version, text: r.text, tags: r.tags ?? [], editedBy: r.edited_by, editedAt: r.edited_at }));
+}
+
+/** A scope's memories in a status (proposals first to review), newest first. */
+export async function listMemories(db: SqlRunner, teamId: string | null, status: Exclude<MemoryStatus, "deleted">, limit = 200): Promise<MemoryView[]> {
+  return Rows.parse(
+    await db.$queryRaw`SELECT ${COLUMNS} FROM memories WHERE team_id IS NOT DISTINCT FROM ${teamId} AND status = ${status}
+      ORDER BY updated_at DESC, id DESC LIMIT ${limit}`,
+  );
+}
+
+export interface MemoryHit {
+  memory: MemoryView;
+  rank: number;
+}
+
+/**
+ * Full-text search over the approved memories a team's agents may see: the team's own, and the
+ * instance's shared ones when the team reads them. Best first (rank, then the newest); a query
+ * in web-search syntax ("quoted phrases", -excluded, or).
+ */
+export async function searchMemories(db: SqlRunner, q: { teamId: string; query: string; limit?: number }): Promise<MemoryHit[]> {
+  const limit = Math.min(q.limit ?? LIMITS.memorySearchResults, LIMITS.memorySearchResults);
+  const rows = z
+    .array(z.object({ rank: z.number() }).passthrough())
+    .parse(
+      await db.$queryRaw`SELECT ${COLUMNS}, ts_rank_cd(m.search, query)::float8 AS rank
+          FROM memories m, websearch_to_tsquery('english', ${q.query}) query
+         WHERE m.status = 'approved' AND m.search @@ query
+           AND (m.team_id = ${q.teamId} OR (m.team_id IS NULL AND (SELECT memory_shared FROM teams WHERE id = ${q.teamId})))
+         ORDER BY rank DESC, m.updated_at DESC, m.id
+         LIMIT ${limit}`,
+    );
+  return rows.map((r) => ({ memory: Row.parse(r), rank: r.rank }));
+}

@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { LIMITS } from "../../../shared/limits";
+import { decideTeamMemory, deleteTeamMemory, editTeamMemory, memorySettingsOf, setMemorySettings } from "../../memory/review";
+import { listMemories, MemoryTagsSchema, MemoryTextSchema, MemoryVersionSchema, memoryVersions, MemoryViewSchema } from "../../memory/store";
+import { teamAccess } from "../access";
+import { personProcedure, router } from "../init";
+import { TeamRef } from "../schemas";
+
+// A team's memory (SPEC.md §20): viewers read it; members decide proposals (approve, edit then
+// approve, reject with a note; the first decision wins), edit and delete memories; owners set
+// whether proposals are approved as they come and whether the team reads the shared memory.
+
+const MemoryRef = TeamRef.extend({ memoryId: z.string().min(1).max(64) });
+const Edit = z.object({ text: MemoryTextSchema, tags: MemoryTagsSchema });
+const Ok = z.object({ ok: z.literal(true) });
+const Settings = z.object({ autoApprove: z.boolean(), shared: z.boolean() });
+
+export const memoryRouter = router({
+  /** The team's proposals waiting for a decision, or its approved memories; newest first. */
+  list: personProcedure
+    .input(TeamRef.extend({ status: z.enum(["proposed", "approved"]) }))
+    .output(z.array(MemoryViewSchema))
+    .query(async ({ ctx, input }) => listMemories(ctx.db.sql, (await teamAccess(ctx, input.teamId, "view")).teamId, input.status)),
+
+  /** A memory's earlier texts, newest first. */
+  versions: personProcedure
+    .input(MemoryRef)
+    .output(z.array(MemoryVersionSchema))
+    .query(async ({ ctx, input }) => memoryVersions(ctx.db.sql, (await teamAccess(ctx, input.teamId, "view")).teamId, input.memoryId)),
+
+  /** Approve (as proposed, or with `edit`) or reject with a note; MEMORY_CONFLICT when decided already. */
+  decide: personProcedure
+    .input(MemoryRef.extend({ approve: z.boolean(), note: z.string().trim().max(LIMITS.decisionNoteChars).optional(), edit: Edit.optional() }))
+    .output(MemoryViewSchema)
+    .mutation(async ({ ctx, input }) =>
+      decideTeamMemory(ctx.db, await teamAccess(ctx, input.teamId, "act"), input.memoryId, { approve: input.approve, note: input.note || null, edit: input.edit ?? null }),
+    ),
+
+  edit: personProcedure
+    .input(MemoryRef.merge(Edit))
+    .output(MemoryViewSchema)
+    .mutation(async ({ ctx, input }) => editTeamMemory(ctx.db, await teamAccess(ctx, input.teamId, "act"), input.memoryId, { text: input.text, tags: input.tags })),
+
+  delete: personProcedure
+    .input(MemoryRef)
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      await deleteTeamMemory(ctx.db, await teamAccess(ctx, input.teamId, "act"), input.memoryId);
+      return { ok: true as const };
+    }),
+
+  settings: personProcedure
+    .input(TeamRef)
+    .output(Settings)
+    .query(async ({ ctx, input }) => memorySettingsOf(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId)),
+
+  setSettings: personProcedure
+    .input(TeamRef.merge(Settings))
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      await setMemorySettings(ctx.db, await teamAccess(ctx, input.teamId, "own"), { autoApprove: input.autoApprove, shared: input.shared });
+      return { ok: true as const };
+    }),
+});
