@@ -222,6 +222,11 @@ export async function listMemories(db: SqlRunner, teamId: string | null, status:
   );
 }
 
+/** The memories a team's agents may see: the team's own, and the instance's when the team reads them. */
+function visibleTo(teamId: string): Prisma.Sql {
+  return Prisma.sql`(m.team_id = ${teamId} OR (m.team_id IS NULL AND (SELECT memory_shared FROM teams WHERE id = ${teamId})))`;
+}
+
 export interface MemoryHit {
   memory: MemoryView;
   rank: number;
@@ -240,9 +245,35 @@ export async function searchMemories(db: SqlRunner, q: { teamId: string; query: 
       await db.$queryRaw`SELECT ${COLUMNS}, ts_rank_cd(m.search, query)::float8 AS rank
           FROM memories m, websearch_to_tsquery('english', ${q.query}) query
          WHERE m.status = 'approved' AND m.search @@ query
-           AND (m.team_id = ${q.teamId} OR (m.team_id IS NULL AND (SELECT memory_shared FROM teams WHERE id = ${q.teamId})))
+           AND ${visibleTo(q.teamId)}
          ORDER BY rank DESC, m.updated_at DESC, m.id
          LIMIT ${limit}`,
     );
   return rows.map((r) => ({ memory: Row.parse(r), rank: r.rank }));
+}
+
+/**
+ * The approved memories most relevant to a text (any of its words, ranked), that a team's agents
+ * may see, as many as fit in `maxChars` of their text: what a member's runtime context carries.
+ */
+export async function relevantMemories(db: SqlRunner, q: { teamId: string; text: string; maxChars: number }): Promise<MemoryView[]> {
+  const hits = z
+    .array(z.object({ rank: z.number() }).passthrough())
+    .parse(
+      await db.$queryRaw`SELECT ${COLUMNS}, ts_rank_cd(m.search, query)::float8 AS rank
+          FROM memories m, (SELECT nullif(replace(plainto_tsquery('english', ${q.text})::text, ' & ', ' | '), '')::tsquery AS query) words
+         WHERE words.query IS NOT NULL AND m.status = 'approved' AND m.search @@ words.query
+           AND ${visibleTo(q.teamId)}
+         ORDER BY rank DESC, m.updated_at DESC, m.id
+         LIMIT ${LIMITS.memorySearchResults}`,
+    )
+    .map((r) => Row.parse(r));
+  const fitting: MemoryView[] = [];
+  let used = 0;
+  for (const m of hits) {
+    if (used + m.text.length > q.maxChars) break;
+    fitting.push(m);
+    used += m.text.length;
+  }
+  return fitting;
 }
