@@ -53,7 +53,9 @@ export async function stopWhileTeammatesRun(
   const limit = spendTokens(spent) + 1;
   await setBudget(db, by, { tokens: limit, costNanos: null });
   // Read after the set's commit: a step whose start committed later checked the limit (and
-  // holds a reservation); one open here without a reservation started before it.
+  // holds a reservation); one open here without a reservation and without its reply started
+  // before it. (A step whose reply is in has settled its reservation into the spend read here,
+  // while its tools may still run.)
   const rows = await db.$queryRaw<{ id: string; committed: bigint; reserved_tokens: bigint }[]>`SELECT id,
       (spent_input_tokens + spent_output_tokens + reserved_tokens)::bigint AS committed, reserved_tokens
     FROM sessions WHERE team_id = ${lead}`;
@@ -61,8 +63,8 @@ export async function stopWhileTeammatesRun(
   const uncapped: UncappedStep[] = [];
   for (const r of rows.filter((x) => Number(x.reserved_tokens) === 0)) {
     const events = await eventsOf(db, asSessionId(r.id));
-    const start = events.findLast((e) => e.payload.kind === "step_start" || e.payload.kind === "step_end")?.payload;
-    if (start?.kind === "step_start") uncapped.push({ sessionId: r.id, turnId: start.turnId, step: start.step });
+    const last = events.findLast((e) => ["step_start", "assistant_message", "step_end"].includes(e.payload.kind))?.payload;
+    if (last?.kind === "step_start") uncapped.push({ sessionId: r.id, turnId: last.turnId, step: last.step });
   }
   return { limit, most: Math.max(limit, committed), uncapped };
 }
