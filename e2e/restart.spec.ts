@@ -84,14 +84,27 @@ test("repeated kills: every team answers both prompts", async ({ browser }) => {
       await send(page, second);
       teams.push({ url: page.url(), first, second });
     }
+    // Every prompt answered (whole, not cut off): the teams have nothing left to interrupt.
+    const answered = async () =>
+      (
+        await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM session_events WHERE kind = 'assistant_message' AND payload->>'text' LIKE 'Final answer for%'
+            AND NOT COALESCE((payload->>'interrupted')::boolean, false)`,
+        )
+      ).rows[0]!.n >= teams.length * 2;
+    let kills = 0;
     for (const n of [15, 40, 8, 60, 25]) {
       const from = await events();
-      await expect.poll(events, { timeout: 60_000 }).toBeGreaterThanOrEqual(from + n);
+      // A kill once the teams logged n more events, unless they finished first (a stalled team does neither).
+      await expect.poll(async () => (await events()) >= from + n || (await answered()), { timeout: 60_000 }).toBe(true);
+      if (await answered()) break;
+      kills += 1;
       server.kill("SIGKILL");
       await new Promise((r) => server.once("exit", r));
       server = await startServer(database.url, port, env);
     }
 
+    expect(kills, "kills while the teams worked").toBeGreaterThanOrEqual(2);
     for (const team of teams) {
       // Each prompt answered once, in order (a reply cut off by a kill is kept, marked
       // interrupted, and given again).
