@@ -54,55 +54,22 @@ export const MemoryViewSchema = z.object({
 });
 export type MemoryView = z.infer<typeof MemoryViewSchema>;
 
-const Row = z
-  .object({
-    id: z.string(),
-    team_id: z.string().nullable(),
-    text: z.string(),
-    tags: z.array(z.string()).nullable(),
-    status: z.enum(MEMORY_STATUSES),
-    version: z.number().int(),
-    replaces_id: z.string().nullable(),
-    proposed_by: ProposerSchema,
-    decided_by: DeciderSchema.nullable(),
-    decided_at: z.date().nullable(),
-    note: z.string().nullable(),
-    created_at: z.date(),
-    updated_at: z.date(),
-  })
-  .transform(
-    (r): MemoryView => ({
-      id: r.id,
-      teamId: r.team_id,
-      text: r.text,
-      tags: r.tags ?? [],
-      status: r.status,
-      version: r.version,
-      replacesId: r.replaces_id,
-      proposedBy: r.proposed_by,
-      decidedBy: r.decided_by,
-      decidedAt: r.decided_at,
-      note: r.note,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }),
-  );
-const Rows = z.array(Row);
+const Rows = z.array(MemoryViewSchema);
 
-const COLUMNS = Prisma.raw("id, team_id, text, tags, status, version, replaces_id, proposed_by, decided_by, decided_at, note, created_at, updated_at");
+/** A memory's columns under MemoryView's names, so a row read back is parsed by its one schema. */
+const COLUMNS = Prisma.raw(
+  `id, team_id AS "teamId", text, COALESCE(tags, '{}') AS tags, status, version, replaces_id AS "replacesId", proposed_by AS "proposedBy",
+   decided_by AS "decidedBy", decided_at AS "decidedAt", note, created_at AS "createdAt", updated_at AS "updatedAt"`,
+);
 
 /** The memory with this id in this scope (a team, or null for the instance's), locked when asked. */
-async function memoryIn(db: SqlRunner, teamId: string | null, memoryId: string, lock = false): Promise<MemoryView> {
+export async function getMemory(db: SqlRunner, teamId: string | null, memoryId: string, lock = false): Promise<MemoryView> {
   const [m] = Rows.parse(
     await db.$queryRaw`SELECT ${COLUMNS} FROM memories
       WHERE id = ${memoryId} AND team_id IS NOT DISTINCT FROM ${teamId} AND status <> 'deleted' ${lock ? Prisma.sql`FOR UPDATE` : Prisma.empty}`,
   );
   if (!m) throw new AppError("MEMORY_NOT_FOUND", "No such memory here", { memoryId });
   return m;
-}
-
-export async function getMemory(db: SqlRunner, teamId: string | null, memoryId: string): Promise<MemoryView> {
-  return memoryIn(db, teamId, memoryId);
 }
 
 function conflict(m: MemoryView, wanted: string): AppError {
@@ -132,7 +99,7 @@ export async function proposeMemory(tx: Tx, p: Proposal): Promise<{ memory: Memo
     if (earlier) return { memory: earlier, again: true };
   }
   if (p.replacesId) {
-    const replaced = await memoryIn(tx, p.teamId, p.replacesId);
+    const replaced = await getMemory(tx, p.teamId, p.replacesId);
     if (replaced.status !== "approved") throw conflict(replaced, "only an approved memory can be replaced");
   }
   const [team] = z
@@ -176,28 +143,28 @@ export interface Decision {
  * the first decision wins (the row is locked, then checked).
  */
 export async function decideMemory(tx: Tx, teamId: string | null, memoryId: string, by: PersonRef, d: Decision): Promise<MemoryView> {
-  const m = await memoryIn(tx, teamId, memoryId, true);
+  const m = await getMemory(tx, teamId, memoryId, true);
   if (m.status !== "proposed") throw conflict(m, "it was already decided");
   if (d.edit && !d.approve) throw new AppError("INVALID_INPUT", "An edit goes with an approval, not a rejection");
   if (d.edit) await rewrite(tx, m, by, d.edit);
   await tx.$executeRaw`UPDATE memories SET status = ${d.approve ? "approved" : "rejected"}, decided_by = ${JSON.stringify(by)}::jsonb,
       decided_at = now(), note = ${d.note ?? null}, updated_at = now() WHERE id = ${m.id}`;
-  const decided = await memoryIn(tx, teamId, memoryId);
+  const decided = await getMemory(tx, teamId, memoryId);
   if (d.approve) await retireReplaced(tx, decided);
   return decided;
 }
 
 /** A person edits an approved memory (in the caller's transaction); the text it had is kept as a version. */
 export async function editMemory(tx: Tx, teamId: string | null, memoryId: string, by: PersonRef, edit: { text: string; tags: readonly string[] }): Promise<MemoryView> {
-  const m = await memoryIn(tx, teamId, memoryId, true);
+  const m = await getMemory(tx, teamId, memoryId, true);
   if (m.status !== "approved") throw conflict(m, "only an approved memory is edited (decide a proposal instead)");
   await rewrite(tx, m, by, edit);
-  return memoryIn(tx, teamId, memoryId);
+  return getMemory(tx, teamId, memoryId);
 }
 
 /** Deletes a memory (a proposal or an approved one): it is no longer found, read or listed. */
 export async function deleteMemory(tx: Tx, teamId: string | null, memoryId: string): Promise<MemoryView> {
-  const m = await memoryIn(tx, teamId, memoryId, true);
+  const m = await getMemory(tx, teamId, memoryId, true);
   await tx.$executeRaw`UPDATE memories SET status = 'deleted', updated_at = now() WHERE id = ${m.id}`;
   return m;
 }
@@ -207,7 +174,7 @@ export type MemoryVersion = z.infer<typeof MemoryVersionSchema>;
 
 /** A memory's earlier texts, newest first. */
 export async function memoryVersions(db: SqlRunner, teamId: string | null, memoryId: string): Promise<MemoryVersion[]> {
-  await memoryIn(db, teamId, memoryId);
+  await getMemory(db, teamId, memoryId);
   const rows = z
     .array(z.object({ version: z.number().int(), text: z.string(), tags: z.array(z.string()).nullable(), edited_by: PersonRefSchema, edited_at: z.date() }))
     .parse(await db.$queryRaw`SELECT version, text, tags, edited_by, edited_at FROM memory_versions WHERE memory_id = ${memoryId} ORDER BY version DESC`);
@@ -232,6 +199,20 @@ export interface MemoryHit {
   rank: number;
 }
 
+const HitRows = z.array(MemoryViewSchema.extend({ rank: z.number() }));
+
+/** The approved memories a team's agents may see that match `query` (a tsquery), best first. */
+async function ranked(db: SqlRunner, teamId: string, query: Prisma.Sql, limit: number): Promise<MemoryHit[]> {
+  const rows = HitRows.parse(
+    await db.$queryRaw`SELECT ${COLUMNS}, ts_rank_cd(m.search, q.query)::float8 AS rank
+        FROM memories m, (SELECT ${query} AS query) q
+       WHERE m.status = 'approved' AND m.search @@ q.query AND ${visibleTo(teamId)}
+       ORDER BY rank DESC, m.updated_at DESC, m.id
+       LIMIT ${limit}`,
+  );
+  return rows.map(({ rank, ...memory }) => ({ memory, rank }));
+}
+
 /**
  * Full-text search over the approved memories a team's agents may see: the team's own, and the
  * instance's shared ones when the team reads them. Best first (rank, then the newest); a query
@@ -239,17 +220,7 @@ export interface MemoryHit {
  */
 export async function searchMemories(db: SqlRunner, q: { teamId: string; query: string; limit?: number }): Promise<MemoryHit[]> {
   const limit = Math.min(q.limit ?? LIMITS.memorySearchResults, LIMITS.memorySearchResults);
-  const rows = z
-    .array(z.object({ rank: z.number() }).passthrough())
-    .parse(
-      await db.$queryRaw`SELECT ${COLUMNS}, ts_rank_cd(m.search, query)::float8 AS rank
-          FROM memories m, websearch_to_tsquery('english', ${q.query}) query
-         WHERE m.status = 'approved' AND m.search @@ query
-           AND ${visibleTo(q.teamId)}
-         ORDER BY rank DESC, m.updated_at DESC, m.id
-         LIMIT ${limit}`,
-    );
-  return rows.map((r) => ({ memory: Row.parse(r), rank: r.rank }));
+  return ranked(db, q.teamId, Prisma.sql`websearch_to_tsquery('english', ${q.query})`, limit);
 }
 
 /**
@@ -257,23 +228,14 @@ export async function searchMemories(db: SqlRunner, q: { teamId: string; query: 
  * may see, as many as fit in `maxChars` of their text: what a member's runtime context carries.
  */
 export async function relevantMemories(db: SqlRunner, q: { teamId: string; text: string; maxChars: number }): Promise<MemoryView[]> {
-  const hits = z
-    .array(z.object({ rank: z.number() }).passthrough())
-    .parse(
-      await db.$queryRaw`SELECT ${COLUMNS}, ts_rank_cd(m.search, query)::float8 AS rank
-          FROM memories m, (SELECT nullif(replace(plainto_tsquery('english', ${q.text})::text, ' & ', ' | '), '')::tsquery AS query) words
-         WHERE words.query IS NOT NULL AND m.status = 'approved' AND m.search @@ words.query
-           AND ${visibleTo(q.teamId)}
-         ORDER BY rank DESC, m.updated_at DESC, m.id
-         LIMIT ${LIMITS.memorySearchResults}`,
-    )
-    .map((r) => Row.parse(r));
+  // Any word: the text's words joined by OR (NULL when it has none, which matches nothing).
+  const anyWord = Prisma.sql`nullif(replace(plainto_tsquery('english', ${q.text})::text, ' & ', ' | '), '')::tsquery`;
   const fitting: MemoryView[] = [];
   let used = 0;
-  for (const m of hits) {
-    if (used + m.text.length > q.maxChars) break;
-    fitting.push(m);
-    used += m.text.length;
+  for (const { memory } of await ranked(db, q.teamId, anyWord, LIMITS.memorySearchResults)) {
+    if (used + memory.text.length > q.maxChars) break;
+    fitting.push(memory);
+    used += memory.text.length;
   }
   return fitting;
 }
