@@ -22,11 +22,14 @@ import { createDispatcher } from "./team/dispatch";
 import { createWebhookSender } from "./team/webhook-sender";
 import { WEBHOOKS_KEY } from "./team/webhooks";
 import { createMcpToolset, type McpToolsetOptions } from "./mcp/toolset";
+import { createMemoryTools } from "./memory/tools";
+import { memoryContextProvider } from "./memory/context";
 
 // Plugs Agent Teams into the generic runtime: the collaboration policy as the shared system
-// prompt, the nine Team tools, the six Workspace tools and ask_humans for every member (under
-// the team's tool policy; requests past the team's expiry end on every sweep), team identity
-// as required runtime context, mail consumption at claim time, the team budget, recovery of provisioning
+// prompt, the nine Team tools, the six Workspace tools, the two Memory tools and ask_humans for
+// every member (under the team's tool policy; requests past the team's expiry end on every
+// sweep), team identity as required runtime context and the relevant approved memories as
+// optional context, mail consumption at claim time, the team budget, recovery of provisioning
 // and undelivered mail on every sweep, the team events' fan-out (notifications), and the team's
 // MCP servers' tools, read as each turn starts.
 
@@ -46,11 +49,12 @@ export type TeamLayer = Required<
   Pick<RuntimeOptions, "toolsFor" | "contextFor" | "onClaimed" | "reserveStep" | "onRecover" | "systemPrompt" | "toolModes" | "tasksInProgress" | "turnTools" | "recoveryTool" | "onStop">
 >;
 
-/** One list for every member: the nine Team tools, the six Workspace tools, then ask_humans. */
+/** One list for every member: the nine Team tools, the six Workspace tools, the two Memory tools, then ask_humans. */
 export function teamToolList(hub: ActivityBus<SessionEvent>, opts: TeamLayerOptions = {}): ToolDefinition[] {
   return [
     ...createTeamTools({ hub, limits: teamLimits(opts.limits), models: opts.models ?? [] }),
     ...createWorkspaceTools(workspaceLimits(opts.workspaceLimits)),
+    ...createMemoryTools(),
     createAskHumansTool(),
   ];
 }
@@ -58,6 +62,7 @@ export function teamToolList(hub: ActivityBus<SessionEvent>, opts: TeamLayerOpti
 export function createTeamLayer(db: Db, hub: ActivityBus<SessionEvent>, opts: TeamLayerOptions = {}): TeamLayer {
   const tools = teamToolList(hub, opts);
   const identity = teamIdentityProvider(db.sql);
+  const memories = memoryContextProvider(db.sql);
   // Team events are fanned out as soon as one commits (its notification), and on every sweep.
   const log = opts.log ?? ((line: string) => console.error(line));
   const dispatcher = createDispatcher(db, log);
@@ -72,7 +77,7 @@ export function createTeamLayer(db: Db, hub: ActivityBus<SessionEvent>, opts: Te
   return {
     systemPrompt: TEAM_SYSTEM_PROMPT,
     toolsFor: () => ({ tools, options: TEAM_TOOLSET_OPTIONS }),
-    contextFor: () => new ContextRegistry([dateContextProvider, identity]),
+    contextFor: () => new ContextRegistry([dateContextProvider, identity, memories]),
     onClaimed: consumedStatement,
     reserveStep,
     toolModes: toolModesOfSession,

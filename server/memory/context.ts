@@ -5,7 +5,8 @@ import type { ContextProvider } from "../runtime/context-registry";
 import { relevantMemories } from "./store";
 
 // memory:relevant (SPEC.md §20): the approved memories most relevant to what the member works on
-// now (its latest prompt or team message, and the tasks it has in progress), as an optional
+// now (the input it is about to take, its latest prompt or team message, and the tasks it has
+// in progress), as an optional
 // runtime-context section after identity. The snapshot rule (§5) appends it only when it changed,
 // so unchanged memories add nothing to a step.
 
@@ -13,10 +14,18 @@ export const MEMORY_CONTEXT = "memory:relevant";
 /** About 4 characters a token: the section stays within this many tokens of memory text. */
 export const MEMORY_CONTEXT_TOKENS = 500;
 
-/** The member's current work, as text to rank memories against. */
+/**
+ * The member's current work, as text to rank memories against: the input the step is about to
+ * claim (rendered before the claim, in the same start), its latest prompt or team message, and
+ * its tasks in progress.
+ */
 async function currentWork(db: SqlRunner, sessionId: string, teamId: string): Promise<string> {
   const rows = z.array(z.object({ text: z.string() })).parse(
-    await db.$queryRaw`(SELECT payload->>'text' AS text FROM session_events
+    await db.$queryRaw`(SELECT text FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')
+       UNION ALL
+       (SELECT text FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'queue' ORDER BY position LIMIT 1)
+       UNION ALL
+       (SELECT payload->>'text' AS text FROM session_events
          WHERE session_id = ${sessionId} AND kind = 'user_message' AND payload->'source'->>'kind' IN ('human', 'team')
          ORDER BY seq DESC LIMIT 1)
        UNION ALL

@@ -49,11 +49,11 @@ describe("the shared system prompt", () => {
     expect(c!.system).toBe(a!.system);
     expect(JSON.stringify(b!.tools)).toBe(JSON.stringify(a!.tools));
     expect(JSON.stringify(c!.tools)).toBe(JSON.stringify(a!.tools));
-    expect(a!.tools).toHaveLength(16);
+    expect(a!.tools).toHaveLength(18);
 
     // The policy says what SPEC.md §9 asks of it.
     expect(a!.system).toContain(COLLABORATION_POLICY);
-    for (const rule of [/disjoint write_scopes/, /expected_revision/, /never send the same message again/, /starts an idle one and resumes an inactive one/, /wait_agent/, /waits for every teammate/, /expected_version/, /WORKSPACE_STALE_VERSION/]) {
+    for (const rule of [/disjoint write_scopes/, /expected_revision/, /never send the same message again/, /starts an idle one and resumes an inactive one/, /wait_agent/, /waits for every teammate/, /expected_version/, /WORKSPACE_STALE_VERSION/, /memory_search/, /memory_propose/]) {
       expect(a!.system).toMatch(rule);
     }
     // No identity in the system prompt: names and roles come from runtime context only.

@@ -72,7 +72,7 @@ const it = runtimeTest({
 
 describe("the tool set", () => {
   // That every member's requests carry the same tools is checked on real requests in policy.test.ts.
-  it("is exactly the nine Team tools, then the six Workspace tools, then ask_humans", ({ rt }) => {
+  it("is exactly the nine Team tools, then the six Workspace tools, then the two Memory tools, then ask_humans", ({ rt }) => {
     const a = createTeamLayer(rt.db, rt.hub).toolsFor(asSessionId("a"));
     expect(a.tools.map((t) => t.name)).toEqual([
       "spawn_teammate",
@@ -90,6 +90,8 @@ describe("the tool set", () => {
       "workspace_edit",
       "workspace_delete",
       "workspace_search",
+      "memory_search",
+      "memory_propose",
       "ask_humans",
     ]);
     expect(a.tools.map(toolSpec).every((t) => t.inputSchema.type === "object")).toBe(true);
