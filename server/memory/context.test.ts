@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { ScriptedModel } from "../models/scripted";
-import type { LanguageModel, ModelRequest } from "../models/types";
+import { recordingModel } from "../testing/recording-model";
 import { promptSession } from "../runtime/sessions";
 import { eventsOf, turnEnds, waitFor } from "../testing/runtime-harness";
 import { inTx, type Db } from "../db/client";
@@ -14,16 +14,8 @@ import { decideMemory, editMemory, proposeMemory, relevantMemories } from "./sto
 // memory:relevant: the approved memories that share words with the member's latest input rank
 // first and fit a bound; without input, or without a relevant memory, the section says nothing.
 
-const requests: ModelRequest[] = [];
-const scripted = new ScriptedModel({ delayMs: 0 });
-const recording: LanguageModel = {
-  id: scripted.id,
-  stream(req, signal) {
-    requests.push(structuredClone(req));
-    return scripted.stream(req, signal);
-  },
-};
-const it = runtimeTest({ team: true, resolveModel: () => recording });
+const { model, requests } = recordingModel(new ScriptedModel({ delayMs: 0 }));
+const it = runtimeTest({ team: true, resolveModel: () => model });
 const olive = { id: "usr_olive", name: "Olive" };
 
 async function approved(db: Db, teamId: string, text: string): Promise<string> {

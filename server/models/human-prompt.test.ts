@@ -2,7 +2,8 @@ import { describe, expect } from "vitest";
 import { parseEnv } from "../env";
 import { asSessionId } from "../ids";
 import { ScriptedModel } from "./scripted";
-import type { LanguageModel, ModelRequest } from "./types";
+import type { ModelRequest } from "./types";
+import { recordingModel } from "../testing/recording-model";
 import { parseTeamMessage } from "../../shared/message-format";
 import { teamPlaybook } from "../team/playbook";
 import { runtimeTest } from "../testing/fixtures";
@@ -17,18 +18,10 @@ import { promptSession } from "../runtime/sessions";
 // reaches the model with `From <display name>:` as its first line, while the log keeps the text
 // as typed and the person in the message's source. Team mail and runtime context read as before.
 
-const requests: ModelRequest[] = [];
-const scripted = new ScriptedModel({ delayMs: 0, playbook: teamPlaybook });
 /** The keyless team model, recording every request it is sent. */
-const capturing: LanguageModel = {
-  id: scripted.id,
-  stream(request, signal) {
-    requests.push(structuredClone(request));
-    return scripted.stream(request, signal);
-  },
-};
+const { model, requests } = recordingModel(new ScriptedModel({ delayMs: 0, playbook: teamPlaybook }));
 
-const it = runtimeTest({ team: true, resolveModel: () => capturing });
+const it = runtimeTest({ team: true, resolveModel: () => model });
 
 const userTexts = (r: ModelRequest) => r.messages.flatMap((m) => (m.role === "user" ? [m.text] : []));
 

@@ -1,7 +1,8 @@
 import { describe, expect } from "vitest";
 import { asSessionId } from "../ids";
 import { ScriptedModel } from "../models/scripted";
-import type { LanguageModel, ModelRequest } from "../models/types";
+import type { ModelRequest } from "../models/types";
+import { recordingModel } from "../testing/recording-model";
 import { createSession, promptSession } from "../runtime/sessions";
 import { runtimeTest } from "../testing/fixtures";
 import { turnEnds, waitFor, eventsOf } from "../testing/runtime-harness";
@@ -12,17 +13,8 @@ import { COLLABORATION_POLICY } from "./policy";
 // tool list are byte-identical for every member; identity is only in runtime context. Checked
 // on the requests the model really receives while the keyless team scenario plays out.
 
-const requests: ModelRequest[] = [];
-
-const scripted = new ScriptedModel({ delayMs: 0, playbook: teamPlaybook });
-const recording: LanguageModel = {
-  id: scripted.id,
-  stream(req, signal) {
-    requests.push(structuredClone(req));
-    return scripted.stream(req, signal);
-  },
-};
-const it = runtimeTest({ team: true, resolveModel: () => recording });
+const { model, requests } = recordingModel(new ScriptedModel({ delayMs: 0, playbook: teamPlaybook }));
+const it = runtimeTest({ team: true, resolveModel: () => model });
 
 const identityOf = (req: ModelRequest) => {
   for (const m of req.messages) {
