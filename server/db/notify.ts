@@ -25,7 +25,8 @@ export const ACTIVITY_CHANNEL = "agent_activity";
  * a sign-in session or API token of a person ended (sent on `credentialsKey`, by a trigger of
  * the auth_sessions and api_tokens tables: their feeds re-check at once); outbox: a team event
  * was recorded (runtime/team-events.ts; on TEAM_EVENTS_KEY: the dispatcher fans it out);
- * notifications: a person's notifications changed (on `credentialsKey`).
+ * notifications: a person's notifications changed (on `credentialsKey`); memory: a team's
+ * memories changed (memory/store.ts; on the team id).
  */
 const ActivityKindSchema = z.enum([
   "inbox",
@@ -42,6 +43,7 @@ const ActivityKindSchema = z.enum([
   "credentials",
   "outbox",
   "notifications",
+  "memory",
 ]);
 export type ActivityKind = z.infer<typeof ActivityKindSchema>;
 
@@ -75,6 +77,11 @@ export function notifySql(sessionId: string, kind: ActivityKind): Prisma.Sql {
  */
 export function notifyColumnSql(sessionId: Prisma.Sql, kind: ActivityKind): Prisma.Sql {
   return Prisma.sql`pg_notify(${ACTIVITY_CHANNEL}, json_build_object('s', ${sessionId}, 'k', ${kind}::text)::text)`;
+}
+
+/** Tells the people notified of a request (an approval, a memory: `column = id`) that it changed: their inboxes refresh. */
+export async function notifyNotified(db: SqlRunner, column: "approval_id" | "memory_id", id: string): Promise<void> {
+  await db.$executeRaw`SELECT ${notifyColumnSql(Prisma.sql`'user:' || user_id`, "notifications")} FROM notifications WHERE ${Prisma.raw(column)} = ${id}`;
 }
 
 /** Sent on commit of the surrounding transaction (Postgres semantics), never before. */

@@ -7,6 +7,8 @@ import { ActivityHub } from "./activity";
 import { applyListDelta, applyTeamMessage } from "../../shared/team-delta";
 import { TeamFeeds, type FeedCursor } from "./team-feed";
 import { TrackedRows } from "./tracked-values";
+import { inTx } from "../db/client";
+import { proposeMemory } from "../memory/store";
 
 // The team feed's shared reader against a real database, and its wire format's two halves
 // (what the server diffs, what the browser applies) checked against each other.
@@ -118,6 +120,15 @@ describe("the shared team feed", () => {
       hub.emit({ sessionId: team, kind: "actions" });
       await waitFor(() => a.reads > beforeActions, 5_000, "the actions read");
       expect(a.reads).toBe(beforeActions + 1);
+
+      // A memory proposal re-reads the memory summary alone: the Memory tab's count and refetch.
+      const beforeMemory = a.changed();
+      const atMemory = a.reads;
+      const { memory } = await inTx(db, (tx) => proposeMemory(tx, { teamId: team, text: "Invoices go out on the 1st.", tags: [], by: { kind: "member", name: "lead", sessionId: team, seq: null } }));
+      await beforeMemory;
+      expect(a.reads).toBe(atMemory + 1);
+      const memoryPatch = a.next(patch.cursor, "owner")!;
+      expect(memoryPatch.message).toMatchObject({ type: "patch", patch: { memory: { proposed: 1, approved: 0, lastChange: memory.updatedAt.getTime() } } });
 
       // A viewer's feed gets the people without emails; a role change resends people and role.
       const asViewer = a.next({ seq: patch.cursor.seq, role: "owner" }, "viewer")!;

@@ -15,6 +15,7 @@ import { listMembers, MemberViewSchema, teamSpend, type MemberView } from "../te
 import { listTasks, TaskViewSchema, type TaskView } from "../team/task-board";
 import { pendingRequests, WaitingViewSchema, type WaitingView } from "../team/approvals";
 import { workspaceSummary, WorkspaceSummarySchema, type WorkspaceSummary } from "../workspace";
+import { memorySummary, MemorySummarySchema, type MemorySummary } from "../memory/store";
 import type { ActivityKind } from "../db/notify";
 import type { Activity, ActivityHub } from "./activity";
 import { ChangeSignal, perProcess, SharedReaders, type SharedReader } from "./shared-readers";
@@ -43,6 +44,8 @@ export interface TeamState {
   actions: PersonActionView[];
   /** The workspace's size and newest change: the Files view re-reads when it moves. */
   workspace: WorkspaceSummary;
+  /** How many memories wait and are approved, and the newest change: the Memory tab re-reads when it moves. */
+  memory: MemorySummary;
   /** The team budget and spend: the room shows a stop and offers the raise. */
   budget: BudgetView;
   /** Tool calls waiting for approval and questions waiting for an answer, oldest first. */
@@ -59,6 +62,7 @@ export const TeamStateSchema = z.object({
   presence: z.array(PresenceViewSchema),
   actions: z.array(PersonActionViewSchema),
   workspace: WorkspaceSummarySchema,
+  memory: MemorySummarySchema,
   budget: BudgetViewSchema,
   waiting: z.array(WaitingViewSchema),
   myRole: TeamRoleSchema,
@@ -75,8 +79,8 @@ export const TEAM_FEED_REREAD_MS = 30_000;
 /** A tail outlives its last feed this long, so a reconnect resumes with only the changes. */
 const LINGER_MS = 30_000;
 
-type Section = "roster" | "tasks" | "messages" | "budget" | "people" | "presence" | "actions" | "workspace" | "waiting";
-const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "presence", "actions", "workspace", "waiting"];
+type Section = "roster" | "tasks" | "messages" | "budget" | "people" | "presence" | "actions" | "workspace" | "waiting" | "memory";
+const ALL: Section[] = ["roster", "tasks", "messages", "budget", "people", "presence", "actions", "workspace", "waiting", "memory"];
 
 /** What a notification on the team id can have changed (the Lead's session is the team id). */
 const ON_TEAM: Record<ActivityKind, Section[]> = {
@@ -94,6 +98,7 @@ const ON_TEAM: Record<ActivityKind, Section[]> = {
   credentials: [],
   outbox: [],
   notifications: [],
+  memory: ["memory"],
 };
 /** … and one on a teammate's session. */
 const ON_MEMBER: Record<ActivityKind, Section[]> = {
@@ -111,6 +116,7 @@ const ON_MEMBER: Record<ActivityKind, Section[]> = {
   credentials: [],
   outbox: [],
   notifications: [],
+  memory: [],
 };
 
 /** Every task of the board, tombstones last. */
@@ -153,6 +159,7 @@ export class TeamTail implements SharedReader {
   private readonly presence = new Value<PresenceView[]>();
   private readonly actions = new Value<PersonActionView[]>();
   private readonly workspace = new Value<WorkspaceSummary>();
+  private readonly memory = new Value<MemorySummary>();
   private readonly waiting = new Value<WaitingView[]>();
   private dirty = new Set<Section>(ALL);
   private draining: Promise<void> | null;
@@ -222,6 +229,7 @@ export class TeamTail implements SharedReader {
     if (this.presence.at > since) patch.presence = this.presence.value;
     if (this.actions.at > since) patch.actions = this.actions.value;
     if (this.workspace.at > since) patch.workspace = this.workspace.value;
+    if (this.memory.at > since) patch.memory = this.memory.value;
     if (this.waiting.at > since) patch.waiting = this.waiting.value;
     if (this.people.at > since || roleChanged) {
       patch.people = peopleFor({ role }, this.people.value);
@@ -244,6 +252,7 @@ export class TeamTail implements SharedReader {
       presence: this.presence.value,
       actions: this.actions.value,
       workspace: this.workspace.value,
+      memory: this.memory.value,
       budget: this.budget.value,
       waiting: this.waiting.value,
       myRole: role,
@@ -313,12 +322,13 @@ export class TeamTail implements SharedReader {
         want("actions") ? recentActions(q, teamId) : null,
         want("workspace") ? workspaceSummary(q, teamId) : null,
         want("waiting") ? pendingRequests(roster, teamId) : null,
+        want("memory") ? memorySummary(q, teamId) : null,
       ]);
     // One section (the roster at a step's spend, every second; the mailbox at a message) is
     // one statement; several are read in one transaction: one commit instead of one per
     // statement, and one snapshot, so the board and the roster the room shows are of the same
     // moment.
-    const [members, tasks, messages, limit, people, presence, actions, workspace, waiting] =
+    const [members, tasks, messages, limit, people, presence, actions, workspace, waiting, memory] =
       sections.size === 1
         ? await readSections(db, db.sql)
         : await db.$transaction((tx) => readSections(tx, tx), { isolationLevel: "RepeatableRead", maxWait: 10_000, timeout: 15_000 });
@@ -339,6 +349,7 @@ export class TeamTail implements SharedReader {
     if (actions) changed = this.actions.set(actions, seq) || changed;
     if (workspace) changed = this.workspace.set(workspace, seq) || changed;
     if (waiting) changed = this.waiting.set(waiting, seq) || changed;
+    if (memory) changed = this.memory.set(memory, seq) || changed;
     if (!changed) return;
     this.seq = seq;
     this.change.fire();

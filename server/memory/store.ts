@@ -6,6 +6,8 @@ import { AppError } from "../errors";
 import { newMemoryId } from "../ids";
 import { PersonRefSchema, type PersonRef } from "../person-ref";
 import { LIMITS } from "../../shared/limits";
+import { excerpt, recordTeamEvent } from "../runtime/team-events";
+import { notifyActivity, notifyNotified } from "../db/notify";
 
 // Team memory (SPEC.md §20): what a team's agents (or people) propose to remember, decided once
 // by a person. A memory belongs to a team, or (team null) to the instance's shared memory, which
@@ -114,8 +116,21 @@ export async function proposeMemory(tx: Tx, p: Proposal): Promise<{ memory: Memo
         ${auto ? JSON.stringify({ auto: true }) : null}::jsonb, ${auto ? Prisma.sql`now()` : Prisma.sql`NULL`})
       RETURNING ${COLUMNS}`,
   );
+  await announce(tx, m!);
   if (auto) await retireReplaced(tx, m!);
+  // People who decide are told (notifications, webhooks); a shared memory's owners curate it in place.
+  else if (p.teamId) await recordTeamEvent(tx, p.teamId, `memory:${m!.id}`, { kind: "memory.proposed", memoryId: m!.id, by: p.by.name, text: excerpt(p.text) });
   return { memory: m!, again: false };
+}
+
+/**
+ * A change of a team's memories is announced on the team (its room's Memory tab), and to the
+ * people whose inbox holds its proposal (the notification stops waiting, live).
+ */
+async function announce(tx: SqlRunner, m: MemoryView): Promise<void> {
+  if (!m.teamId) return;
+  await notifyActivity(tx, m.teamId, "memory");
+  if (m.status !== "proposed") await notifyNotified(tx, "memory_id", m.id);
 }
 
 /** An approved memory that replaces another retires it (the older text stays, as replaced). */
@@ -150,6 +165,7 @@ export async function decideMemory(tx: Tx, teamId: string | null, memoryId: stri
   await tx.$executeRaw`UPDATE memories SET status = ${d.approve ? "approved" : "rejected"}, decided_by = ${JSON.stringify(by)}::jsonb,
       decided_at = now(), note = ${d.note ?? null}, updated_at = now() WHERE id = ${m.id}`;
   const decided = await getMemory(tx, teamId, memoryId);
+  await announce(tx, decided);
   if (d.approve) await retireReplaced(tx, decided);
   return decided;
 }
@@ -159,13 +175,16 @@ export async function editMemory(tx: Tx, teamId: string | null, memoryId: string
   const m = await getMemory(tx, teamId, memoryId, true);
   if (m.status !== "approved") throw conflict(m, "only an approved memory is edited (decide a proposal instead)");
   await rewrite(tx, m, by, edit);
-  return getMemory(tx, teamId, memoryId);
+  const edited = await getMemory(tx, teamId, memoryId);
+  await announce(tx, edited);
+  return edited;
 }
 
 /** Deletes a memory (a proposal or an approved one): it is no longer found, read or listed. */
 export async function deleteMemory(tx: Tx, teamId: string | null, memoryId: string): Promise<MemoryView> {
   const m = await getMemory(tx, teamId, memoryId, true);
   await tx.$executeRaw`UPDATE memories SET status = 'deleted', updated_at = now() WHERE id = ${m.id}`;
+  await announce(tx, { ...m, status: "deleted" });
   return m;
 }
 
@@ -238,4 +257,19 @@ export async function relevantMemories(db: SqlRunner, q: { teamId: string; text:
     used += memory.text.length;
   }
   return fitting;
+}
+
+export const MemorySummarySchema = z.object({ proposed: z.number().int(), approved: z.number().int(), lastChange: z.number() });
+export type MemorySummary = z.infer<typeof MemorySummarySchema>;
+
+/** A team's memory at a glance: proposals waiting, approved memories, its newest change (ms). */
+export async function memorySummary(db: SqlRunner, teamId: string): Promise<MemorySummary> {
+  const [row] = z
+    .array(z.object({ proposed: z.number().int(), approved: z.number().int(), last_change: z.number() }))
+    .parse(
+      await db.$queryRaw`SELECT count(*) FILTER (WHERE status = 'proposed')::int AS proposed, count(*) FILTER (WHERE status = 'approved')::int AS approved,
+          COALESCE(floor(extract(epoch FROM max(updated_at)) * 1000), 0)::float8 AS last_change
+        FROM memories WHERE team_id = ${teamId}`,
+    );
+  return { proposed: row!.proposed, approved: row!.approved, lastChange: row!.last_change };
 }

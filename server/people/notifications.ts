@@ -22,6 +22,8 @@ export const NotificationViewSchema = z.object({
   body: z.string(),
   /** approval.requested / question.asked: the request, and whether it still waits. */
   approvalId: z.string().nullable(),
+  /** memory.proposed: the proposal (pending while it waits for a decision). */
+  memoryId: z.string().nullable(),
   pending: z.boolean(),
   createdAt: z.date(),
   read: z.boolean(),
@@ -36,6 +38,7 @@ const NotificationRow = z.object({
   title: z.string(),
   body: z.string(),
   approval_id: z.string().nullable(),
+  memory_id: z.string().nullable(),
   pending: z.boolean(),
   created_at: z.date(),
   read_at: z.date().nullable(),
@@ -58,16 +61,16 @@ export async function listNotifications(
   // the one row a page without items still has).
   const rows = Rows.parse(
     await db.$queryRaw`SELECT c.unread, n.* FROM (SELECT count(*)::int AS unread FROM notifications WHERE user_id = ${userId} AND read_at IS NULL) c
-      LEFT JOIN LATERAL (SELECT n.id, n.kind, n.team_id, n.title, n.body, n.approval_id, n.created_at, n.read_at,
-          COALESCE(a.status = 'pending', false) AS pending
-        FROM notifications n LEFT JOIN approvals a ON a.id = n.approval_id
+      LEFT JOIN LATERAL (SELECT n.id, n.kind, n.team_id, n.title, n.body, n.approval_id, n.memory_id, n.created_at, n.read_at,
+          COALESCE(a.status = 'pending', m.status = 'proposed', false) AS pending
+        FROM notifications n LEFT JOIN approvals a ON a.id = n.approval_id LEFT JOIN memories m ON m.id = n.memory_id
         WHERE n.user_id = ${userId} ${after}
         ORDER BY n.created_at DESC, n.id DESC LIMIT ${limit}) n ON true
       ORDER BY n.created_at DESC, n.id DESC`,
   );
   const items = rows.flatMap((r) =>
     "kind" in r
-      ? [{ id: r.id, kind: r.kind, teamId: r.team_id, title: r.title, body: r.body, approvalId: r.approval_id, pending: r.pending, createdAt: r.created_at, read: r.read_at !== null }]
+      ? [{ id: r.id, kind: r.kind, teamId: r.team_id, title: r.title, body: r.body, approvalId: r.approval_id, memoryId: r.memory_id, pending: r.pending, createdAt: r.created_at, read: r.read_at !== null }]
       : [],
   );
   return { items, unread: rows[0]!.unread };
@@ -105,12 +108,12 @@ export async function setNotificationSettings(db: DbOrTx, userId: UserId, settin
 export async function notifyPeople(
   tx: SqlRunner,
   userIds: readonly string[],
-  n: { eventId: bigint; teamId: string; kind: TeamEventKind; title: string; body: string; approvalId: string | null },
+  n: { eventId: bigint; teamId: string; kind: TeamEventKind; title: string; body: string; approvalId: string | null; memoryId: string | null },
 ): Promise<number> {
   if (userIds.length === 0) return 0;
   const rows = await tx.$queryRaw`WITH added AS (
-      INSERT INTO notifications (id, user_id, team_id, event_id, kind, title, body, approval_id)
-      SELECT ${newNotificationStem()} || '_' || u.n, u.id, ${n.teamId}, ${n.eventId}, ${n.kind}, ${n.title}, ${n.body}, ${n.approvalId}
+      INSERT INTO notifications (id, user_id, team_id, event_id, kind, title, body, approval_id, memory_id)
+      SELECT ${newNotificationStem()} || '_' || u.n, u.id, ${n.teamId}, ${n.eventId}, ${n.kind}, ${n.title}, ${n.body}, ${n.approvalId}, ${n.memoryId}
       FROM unnest(${[...userIds]}::text[]) WITH ORDINALITY AS u(id, n)
       WHERE NOT EXISTS (SELECT 1 FROM notification_settings s WHERE s.user_id = u.id AND ${n.kind} = ANY(s.muted))
       ON CONFLICT (user_id, event_id) DO NOTHING

@@ -3,8 +3,7 @@ import { inTx, type Db, type DbOrTx } from "../db/client";
 import type { SqlRunner } from "../db/sql";
 import { AppError } from "../errors";
 import { newApprovalId, type SessionId, type TurnId } from "../ids";
-import { Prisma } from "../db/generated/client";
-import { notifyActivity, notifyColumnSql } from "../db/notify";
+import { notifyActivity, notifyNotified } from "../db/notify";
 import { PersonRefSchema } from "../person-ref";
 import { agentEventStatement, excerpt } from "./team-events";
 
@@ -128,7 +127,7 @@ export async function settleApproval(
   await notifyActivity(tx, row.session_id, "inbox");
   await notifyActivity(tx, teamId, "team");
   // Everyone notified of the request sees it decided, live.
-  await tx.$executeRaw`SELECT ${notifyColumnSql(Prisma.sql`'user:' || user_id`, "notifications")} FROM notifications WHERE approval_id = ${approvalId}`;
+  await notifyNotified(tx, "approval_id", approvalId);
   return { sessionId: row.session_id as SessionId, kind: row.kind, toolName: row.tool_name };
 }
 

@@ -19,7 +19,7 @@ const PeopleRows = z.array(z.object({ user_id: z.string(), role: z.string() }));
 
 /** Who of a team's people hears of an event: deciders for requests, the named for mentions, everyone else for the rest. */
 function recipients(data: TeamEventData, people: { user_id: string; role: string }[]): string[] {
-  if (data.kind === "approval.requested" || data.kind === "question.asked" || data.kind === "plan.proposed") return people.filter((p) => p.role !== "viewer").map((p) => p.user_id);
+  if (data.kind === "approval.requested" || data.kind === "question.asked" || data.kind === "plan.proposed" || data.kind === "memory.proposed") return people.filter((p) => p.role !== "viewer").map((p) => p.user_id);
   if (data.kind === "mention") return people.filter((p) => data.userIds.includes(p.user_id)).map((p) => p.user_id);
   return people.map((p) => p.user_id);
 }
@@ -43,6 +43,8 @@ export function notificationText(data: TeamEventData, team: string): { title: st
     }
     case "mention":
       return { title: `${data.by} mentioned you in ${team}`, body: `${data.where}: ${data.text}` };
+    case "memory.proposed":
+      return { title: `${data.by} proposes a memory for ${team}`, body: data.text };
   }
 }
 
@@ -70,7 +72,8 @@ export async function dispatchTeamEvents(db: Db, limit = BATCH): Promise<number>
 async function fanOut(tx: SqlTx, eventId: bigint, teamId: string, team: string, data: TeamEventData): Promise<void> {
   const people = PeopleRows.parse(await tx.$queryRaw`SELECT user_id, role FROM team_people WHERE team_id = ${teamId}`);
   const approvalId = data.kind === "approval.requested" || data.kind === "question.asked" ? data.approvalId : null;
-  await notifyPeople(tx, recipients(data, people), { eventId, teamId, kind: data.kind, approvalId, ...notificationText(data, team) });
+  const memoryId = data.kind === "memory.proposed" ? data.memoryId : null;
+  await notifyPeople(tx, recipients(data, people), { eventId, teamId, kind: data.kind, approvalId, memoryId, ...notificationText(data, team) });
 }
 
 /** The dispatcher of a process: kicked when an event commits, and on every sweep. */
