@@ -316,3 +316,50 @@ describe("the Lead between rounds", () => {
     expect(reply.text).toContain("task-2: in_progress");
   });
 });
+
+describe("the keyless Lead and the team's memory", () => {
+  const withMemory = (messages: ModelMessage[]): ModelRequest => ({
+    ...request(messages),
+    tools: [...TOOLS, "workspace_list", "memory_search", "memory_propose"].map((name) => ({ name, description: "", inputSchema: { type: "object" } })),
+  });
+  const team = step(
+    "spawning",
+    { toolName: "spawn_teammate", input: { name: "researcher" }, output: spawnOk("researcher") },
+    { toolName: "spawn_teammate", input: { name: "implementer" }, output: spawnOk("implementer") },
+  );
+  const board = { tasks: [task("task-1", 3, "completed", "Research: Plan the invoices launch"), task("task-2", 4, "completed", "Implement: Plan the invoices launch")] };
+  const done = [identity("lead", "lead"), user("Plan the invoices launch"), ...team, mail("implementer", "task-2 is complete"), ...step("board", { toolName: "team_task_list", input: {}, output: board })];
+
+  it("proposes one memory of the round beside its last checks, once across a restart, and says so in its answer", () => {
+    const reply = teamPlaybook(withMemory(done));
+    expect(reply.toolCalls?.map((c) => c.toolName)).toEqual(["list_agents", "workspace_list", "memory_propose"]);
+    expect(reply.toolCalls?.[2]?.input).toEqual({ text: expect.stringMatching(/^"Plan the invoices launch" was done in two steps: task-1 .* by researcher .*task-2 by implementer/), tags: ["keyless"] });
+    const checked = step(
+      "check",
+      { toolName: "list_agents", input: {}, output: { agents: [] } },
+      { toolName: "workspace_list", input: {}, output: { files: [] } },
+      { toolName: "memory_propose", input: {}, output: { id: "mem_1", status: "proposed", note: "" } },
+    );
+    const answer = teamPlaybook(withMemory([...done, ...checked]));
+    expect(answer.text).toMatch(/^Final answer for "Plan the invoices launch":/);
+    expect(answer.text).toContain("I proposed a memory of this work for the team; agents use it once a person approves it.");
+    // A restart after the proposal: the board is read again, and the proposal is not made twice.
+    const again = [...done, ...checked, user(RESUME_NOTICE), ...step("board", { toolName: "team_task_list", input: {}, output: board })];
+    expect(teamPlaybook(withMemory(again)).toolCalls?.map((c) => c.toolName)).toEqual(["list_agents", "workspace_list"]);
+  });
+
+  it("looks a question about earlier work up in the memory first, and answers from what it found", () => {
+    const asked = [identity("lead", "lead"), user("What did the team decide earlier about the invoices launch?")];
+    // Without the Memory tools, a question forms a team as before.
+    expect(calls(asked).map(([t]) => t)).toEqual(["spawn_teammate", "spawn_teammate"]);
+    const search = teamPlaybook(withMemory(asked)).toolCalls;
+    expect(search).toEqual([{ toolName: "memory_search", input: { query: "invoices or launch" } }]);
+    const found = step("search", { toolName: "memory_search", input: {}, output: { memories: [{ id: "mem_1", text: "Invoices launch on the 1st.", tags: [] }] } });
+    const reply = teamPlaybook(withMemory([...asked, ...found]));
+    expect(reply.toolCalls).toEqual([]);
+    expect(reply.text).toBe('From the team\'s memory (one memory matches "What did the team decide earlier about the invoices launch?"):\n\n- Invoices launch on the 1st. (mem_1)');
+    // Nothing found: the team is formed for it, as without memory.
+    const none = step("search", { toolName: "memory_search", input: {}, output: { memories: [] } });
+    expect(teamPlaybook(withMemory([...asked, ...none])).toolCalls?.map((c) => c.toolName)).toEqual(["spawn_teammate", "spawn_teammate"]);
+  });
+});

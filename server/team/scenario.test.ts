@@ -9,6 +9,7 @@ import { fileHistory, listFiles, readFile } from "../workspace";
 import { SCENARIO_FILES, teamPlaybook } from "./playbook";
 import { listMembers } from "./roster";
 import { listTasks } from "./task-board";
+import { listMemories } from "../memory/store";
 
 // The keyless team scenario of SPEC.md §11, end to end on Postgres: one prompt to a
 // keyless Lead, and the whole team plays out.
@@ -101,5 +102,11 @@ describe("the keyless team scenario", () => {
     expect(implEdits.map((e) => e.payload.kind === "tool_result" && e.payload.output)).toEqual([{ path: SCENARIO_FILES.result, version: 2, bytes: expect.any(Number), replacements: 1 }]);
     expect(answer.kind === "assistant_message" && answer.text).toContain(`- ${SCENARIO_FILES.notes} (version 1, by researcher)`);
     expect(answer.kind === "assistant_message" && answer.text).toContain(`- ${SCENARIO_FILES.result} (version 2, by implementer)`);
+
+    // One memory of the work waits for a person, its source the Lead's step that proposed it.
+    const proposed = await listMemories(rt.db.sql, leadId, "proposed");
+    const proposing = leadEvents.find((e) => e.payload.kind === "assistant_message" && e.payload.toolCalls.some((c) => c.toolName === "memory_propose"));
+    expect(proposed).toEqual([expect.objectContaining({ text: expect.stringContaining('"Build a tiny todo app" was done in two steps'), proposedBy: { kind: "member", name: "lead", sessionId: leadId, seq: proposing?.seq } })]);
+    expect(answer.kind === "assistant_message" && answer.text).toContain("I proposed a memory of this work for the team");
   });
 });

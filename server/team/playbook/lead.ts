@@ -2,6 +2,7 @@ import type { ScriptedReply } from "../../models/scripted";
 import { RUNTIME_NOTICES } from "../../runtime/config";
 import { parseTeamMessage } from "../../../shared/message-format";
 import { ack, isInterrupted, justGot, lastOf, refusedSend, say, short, taskIn, tasksIn, WAIT } from "./reply";
+import { proposal, proposalNote, recall } from "./memory";
 import { FINAL_ANSWER, FROM_EARLIER, NO_RESULT_YET, roleOf, ROLES, type Result, type Role, type Seen } from "./seen";
 
 // The Lead's script: form the team, follow the board through and answer; a later prompt is a
@@ -45,6 +46,10 @@ export function lead(seen: Seen): ScriptedReply {
   if (seen.answered) return say(`${ack(seen)}Every request so far is answered; nothing is open.`);
   // A later prompt to a team that exists: a round of follow-up work (or an answer).
   const team = teammatesOf(seen.before.calls);
+  const formed = Boolean(team.researcher && team.implementer);
+  // A question about earlier work is looked up in the team's memory first.
+  const recalled = recall(seen, QUESTION.test(seen.goal.trim()), formed ? earlierAnswer(seen) : null);
+  if (recalled) return recalled;
   if (team.researcher && team.implementer) return followUp(seen, { researcher: team.researcher, implementer: team.implementer });
   // The team is formed from the person's prompt, wherever it is in the history: a first step
   // cut off by a restart leaves the prompt behind the resume notice.
@@ -89,8 +94,9 @@ const QUESTION = /\?\s*$|^(?:from [^:\n]*:\s*)?(?:what|why|how|which|who|where|w
  */
 function followUp(seen: Seen, team: Record<Role, string>): ScriptedReply {
   const request = seen.goal;
-  if (QUESTION.test(request.trim()) && seen.calls.length === 0) {
-    const earlier = seen.before.answer?.split("\n").slice(1).join("\n").trim();
+  // Nothing but a memory search so far: the question is answered from the earlier result.
+  if (QUESTION.test(request.trim()) && seen.calls.every((c) => c.toolName === "memory_search")) {
+    const earlier = earlierAnswer(seen);
     return say(
       earlier
         ? `${FROM_EARLIER} (nothing new needed for this):\n\n${earlier}`
@@ -131,6 +137,9 @@ function followUp(seen: Seen, team: Record<Role, string>): ScriptedReply {
   return followThrough(seen, [research.id, build.id], team);
 }
 
+/** The body of the Lead's earlier final answer (its first line is the request it answered). */
+const earlierAnswer = (seen: Seen) => seen.before.answer?.split("\n").slice(1).join("\n").trim() || null;
+
 const targetOf = (input: unknown) => (typeof input === "object" && input !== null && "target" in input ? String(input.target) : "");
 
 /**
@@ -156,6 +165,7 @@ function followThrough(seen: Seen, ids: string[] | null, team: Partial<Record<Ro
         ...lines,
         "",
         ...(written.length > 0 ? ["Files in the team workspace:", ...written] : ["The team workspace is empty."]),
+        ...proposalNote(seen),
       ].join("\n"),
     );
   }
@@ -169,10 +179,16 @@ function followThrough(seen: Seen, ids: string[] | null, team: Partial<Record<Ro
   // Done when every task is completed and the implementer has reported back.
   const reported = seen.inputsSoFar.some((t) => roleOf(parseTeamMessage(t)?.senderName ?? "") === "implementer");
   if (research?.status === "completed" && build?.status === "completed" && tasks.every((t) => t.status === "completed") && reported) {
+    // The round's work is proposed as a memory beside the last checks (once, whatever restarts).
+    const remember = proposal(
+      seen,
+      `"${short(seen.goal.replace(/^From [^:\n]*:\s*/, ""), 200)}" was done in two steps: ${research.id} "${short(research.subject)}" by ${team.researcher ?? "the researcher"} (notes under docs/research), then ${build.id} by ${team.implementer ?? "the implementer"} (the result under src).`,
+    );
     return say(
       "Both tasks are completed. Checking the roster and the files before I answer.",
       { toolName: "list_agents", input: {} },
       { toolName: "workspace_list", input: {} },
+      ...(remember ? [remember] : []),
     );
   }
   // The wait before this read of the board (one cut off by a restart reported nothing).

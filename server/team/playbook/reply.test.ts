@@ -9,6 +9,7 @@ const seenWith = (inputs: string[]): Seen => ({
   role: "lead",
   calls: [],
   name: "lead",
+  tools: new Set(),
   goal: "",
   inputs,
   results: [],

@@ -38,6 +38,8 @@ export interface Seen {
   waiting: number;
   /** The Lead has answered every request it got: nothing is open. */
   answered: boolean;
+  /** The tools the member has (the Memory tools may be absent). */
+  tools: ReadonlySet<string>;
 }
 
 export function read(request: ModelRequest): Seen {
@@ -87,6 +89,7 @@ export function read(request: ModelRequest): Seen {
     request: rounds && !rounds.answered ? (rounds.goal ?? null) : null,
     waiting: rounds?.waiting ?? 0,
     answered: rounds?.answered ?? false,
+    tools: new Set(request.tools.map((t) => t.name)),
   };
 }
 
@@ -136,10 +139,12 @@ function callsIn(messages: ModelMessage[]): Seen["calls"] {
 export const FINAL_ANSWER = "Final answer for";
 /** The Lead's answer to a question about the team's earlier work. */
 export const FROM_EARLIER = "From the team's earlier work";
+/** The Lead's answer to a question about earlier work that the team's memory answers. */
+export const FROM_MEMORY = "From the team's memory";
 /** The Lead's answer to a question it has no finished result for. */
 export const NO_RESULT_YET = "The team has no finished result";
 /** What each of the Lead's answers to a request starts with. */
-const ANSWERS = [FINAL_ANSWER, FROM_EARLIER, NO_RESULT_YET];
+const ANSWERS = [FINAL_ANSWER, FROM_EARLIER, FROM_MEMORY, NO_RESULT_YET];
 export const isAnswer = (text: string) => ANSWERS.some((a) => text.startsWith(a));
 /** The Lead's assignment of a task to a teammate, by team message: `Assignment: task-3 …`. */
 const ASSIGNMENT = /^Assignment: (task-\d+)\b/;
