@@ -25,5 +25,6 @@ export const AUDITED_TEAM_ACTION_KINDS = [
   "memory_settings_set",
 ] as const;
 
-export const AUDIT_KINDS = ["signed_in", "sign_in_failed", "sso_linked", "api_token_created", "api_token_revoked", ...AUDITED_TEAM_ACTION_KINDS] as const;
+/** memory_shared: the instance's owner shared a team memory with every team (memory/shared.ts). */
+export const AUDIT_KINDS = ["signed_in", "sign_in_failed", "sso_linked", "api_token_created", "api_token_revoked", "memory_shared", ...AUDITED_TEAM_ACTION_KINDS] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];

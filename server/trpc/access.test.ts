@@ -155,6 +155,10 @@ const MATRIX: Record<string, Row> = {
   },
   "memory.settings": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
   "memory.setSettings": { need: "own", target: "team", input: (t) => ({ teamId: t.lead, autoApprove: false, shared: false }) },
+  "memory.sharedList": { need: "person", input: () => undefined },
+  "memory.share": { need: "instanceOwner", target: "team", input: (t) => ({ teamId: t.lead, memoryId: "mem_placeholder" }), passes: { owner: "MEMORY_NOT_FOUND" } },
+  "memory.sharedEdit": { need: "instanceOwner", input: () => ({ memoryId: "mem_placeholder", text: "Edited", tags: [] }), passes: { owner: "MEMORY_NOT_FOUND" } },
+  "memory.sharedDelete": { need: "instanceOwner", input: () => ({ memoryId: "mem_placeholder" }), passes: { owner: "MEMORY_NOT_FOUND" } },
 
   "notifications.list": { need: "person", input: () => undefined },
   "notifications.markRead": { need: "person", input: () => ({ all: true }) },
@@ -466,7 +470,8 @@ describe("the authorisation matrix", () => {
       const mateFor = (t: Team): Team => ({ ...t, lead: t.mate, queued: t.mateQueued });
       const failures = await runMatrix(who, {
         swap: mateFor,
-        expect: (row, w) => (row.target === "team" && w !== "anonymous" ? { code: "NOT_FOUND", appCode: "TEAM_NOT_FOUND" } : expected(row, w)),
+        // The team is looked up once the caller may do the procedure at all (the instance's owner's).
+        expect: (row, w) => (row.target === "team" && w !== "anonymous" && (row.need !== "instanceOwner" || !expected(row, w)) ? { code: "NOT_FOUND", appCode: "TEAM_NOT_FOUND" } : expected(row, w)),
       });
       expect(failures, who).toEqual([]);
     },

@@ -102,4 +102,17 @@ export const publicProcedure = t.procedure.use(appErrors).use(storableText);
 /** A procedure for signed-in people; which team data they may touch is checked by trpc/access.ts. */
 export const personProcedure = publicProcedure.use(signedIn);
 export type PersonContext = TrpcContext & { person: Person };
+/**
+ * Account and instance management, from a browser session only: a leaked API token must not
+ * mint tokens that outlive it, nor change who may sign up.
+ */
+export const sessionProcedure = personProcedure.use(({ ctx, next }) => {
+  if (ctx.person.credential?.kind === "token") throw new AppError("FORBIDDEN", "Manage API tokens and settings from a signed-in browser");
+  return next();
+});
+/** What only the instance's owner does (its settings, its shared memory), from a browser session. */
+export const instanceOwnerProcedure = sessionProcedure.use(({ ctx, next }) => {
+  if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner does this");
+  return next();
+});
 export const createCallerFactory = t.createCallerFactory;

@@ -1,23 +1,13 @@
 import { z } from "zod";
-import { AppError } from "../../errors";
 import { LIMITS } from "../../../shared/limits";
 import { ApiTokenViewSchema, createApiToken, listApiTokens, revokeAllApiTokens, revokeApiToken } from "../../people/api-tokens";
 import { instanceStatus, InstanceStatusSchema, privateWebhooksAllowed, setOpenSignUp, setPrivateWebhooksAllowed } from "../../people/instance";
 import { ssoConfigOf } from "../../people/sso";
 import { instanceToolDefaults, setInstanceToolDefault, ToolModeSchema } from "../../team/tool-policy";
-import { personProcedure, publicProcedure, router } from "../init";
+import { instanceOwnerProcedure, publicProcedure, router, sessionProcedure } from "../init";
 
 // The person's own account beside what Better Auth serves under /api/auth (sign-up, sign-in,
 // sign-out, password, display name): who am I, API tokens, and the instance's settings.
-
-/**
- * Tokens and instance settings are managed from a browser session only: a leaked API token
- * must not mint tokens that outlive it, nor change who may sign up.
- */
-const sessionProcedure = personProcedure.use(({ ctx, next }) => {
-  if (ctx.person.credential?.kind === "token") throw new AppError("FORBIDDEN", "Manage API tokens and settings from a signed-in browser");
-  return next();
-});
 
 const MeSchema = z.object({ id: z.string(), name: z.string(), email: z.string(), instanceOwner: z.boolean() });
 
@@ -33,40 +23,35 @@ export const accountRouter = router({
     }),
 
   /** The instance owner opens (or closes) sign-up to anyone. */
-  setOpenSignUp: sessionProcedure
+  setOpenSignUp: instanceOwnerProcedure
     .input(z.object({ open: z.boolean() }))
     .output(InstanceStatusSchema)
     .mutation(({ ctx, input }) => {
-      if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
       return setOpenSignUp(ctx.db, input.open);
     }),
 
   /** The instance's settings only its owner sees. */
-  instanceSettings: sessionProcedure.output(z.object({ webhooksPrivateOk: z.boolean() })).query(async ({ ctx }) => {
-    if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner sees its settings");
+  instanceSettings: instanceOwnerProcedure.output(z.object({ webhooksPrivateOk: z.boolean() })).query(async ({ ctx }) => {
     return { webhooksPrivateOk: await privateWebhooksAllowed(ctx.db) };
   }),
 
   /** The instance owner lets webhooks reach private addresses (a receiver on the same network), or not. */
-  setWebhooksPrivateOk: sessionProcedure
+  setWebhooksPrivateOk: instanceOwnerProcedure
     .input(z.object({ allowed: z.boolean() }))
     .output(z.object({ webhooksPrivateOk: z.boolean() }))
     .mutation(async ({ ctx, input }) => {
-      if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
       return { webhooksPrivateOk: await setPrivateWebhooksAllowed(ctx.db, input.allowed) };
     }),
 
   /** The tool policy new teams start with (the instance owner's). */
-  toolDefaults: sessionProcedure.output(z.array(z.object({ tool: z.string(), mode: ToolModeSchema }))).query(({ ctx }) => {
-    if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner sees its settings");
+  toolDefaults: instanceOwnerProcedure.output(z.array(z.object({ tool: z.string(), mode: ToolModeSchema }))).query(({ ctx }) => {
     return instanceToolDefaults(ctx.db.sql, ctx.runtime.toolNames());
   }),
 
-  setToolDefault: sessionProcedure
+  setToolDefault: instanceOwnerProcedure
     .input(z.object({ tool: z.string().min(1).max(LIMITS.toolNameChars), mode: ToolModeSchema }))
     .output(z.object({ ok: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      if (!ctx.person.instanceOwner) throw new AppError("FORBIDDEN", "Only the instance's owner changes its settings");
       await setInstanceToolDefault(ctx.db.sql, ctx.person, ctx.runtime.toolNames(), input.tool, input.mode);
       return { ok: true as const };
     }),

@@ -2,7 +2,7 @@ import { describe, expect } from "vitest";
 import { inTx } from "../../db/client";
 import { isAppError } from "../../errors";
 import { asSessionId } from "../../ids";
-import { proposeMemory } from "../../memory/store";
+import { proposeMemory, searchMemories } from "../../memory/store";
 import { callerTest } from "../../testing/app-tests";
 import { createTestPerson } from "../../testing/people";
 import { createCaller } from "../root";
@@ -55,5 +55,41 @@ describe("memory router", () => {
     const auto = await propose("Deploy freezes start on the 20th of December.", "msg_b/call_1");
     expect(auto.memory.status).toBe("approved");
     expect(await trpc.memory.list({ teamId: asSessionId(teamId), status: "proposed" })).toEqual([]);
+  });
+
+  it("shares an approved memory with every team that opts in: once per version, curated by the instance's owner, audited", async ({ ctx, trpc, rt }) => {
+    await rt.db.user.update({ where: { id: ctx.person!.id }, data: { instanceOwner: true } });
+    const asOwner = createCaller({ ...ctx, person: { ...ctx.person!, instanceOwner: true } });
+    const source = (await trpc.session.create({ title: "Learns" })).id;
+    const reader = (await trpc.session.create({ title: "Reads shared" })).id;
+    const { memory } = await inTx(rt.db, (tx) =>
+      proposeMemory(tx, { teamId: source, text: "Invoices go out on the 1st.", tags: ["billing"], by: { kind: "member", name: "lead", sessionId: source, seq: 7 } }),
+    );
+    expect(await codeOf(asOwner.memory.share({ teamId: source, memoryId: memory.id }))).toBe("MEMORY_CONFLICT"); // not approved yet
+    await trpc.memory.decide({ teamId: source, memoryId: memory.id, approve: true });
+    expect(await codeOf(trpc.memory.share({ teamId: source, memoryId: memory.id }))).toBe("FORBIDDEN"); // not the instance's owner
+
+    const shared = await asOwner.memory.share({ teamId: source, memoryId: memory.id });
+    expect(shared).toMatchObject({ teamId: null, text: "Invoices go out on the 1st.", status: "approved", proposedBy: { kind: "member", name: "lead", sessionId: source, seq: 7 }, decidedBy: { name: "Olive Memory" } });
+    expect((await asOwner.memory.share({ teamId: source, memoryId: memory.id })).id).toBe(shared.id);
+    expect((await trpc.memory.sharedList()).map((m) => m.id)).toEqual([shared.id]);
+
+    // Another team's agents find it once that team reads the shared memory.
+    const found = () => searchMemories(rt.db.sql, { teamId: reader, query: "invoices" });
+    expect(await found()).toEqual([]);
+    await trpc.memory.setSettings({ teamId: reader, autoApprove: false, shared: true });
+    expect((await found()).map((h) => h.memory.id)).toEqual([shared.id]);
+
+    await asOwner.memory.sharedEdit({ memoryId: shared.id, text: "Invoices go out on the 1st, by noon.", tags: ["billing"] });
+    await asOwner.memory.sharedDelete({ memoryId: shared.id });
+    expect(await found()).toEqual([]);
+    const audit = await asOwner.audit.list({});
+    const about = (e: (typeof audit.entries)[number]) => [shared.id, memory.id].includes(String((e.detail as { memoryId?: string }).memoryId)) && e.kind !== "memory_decided";
+    expect(audit.entries.filter(about).map((e) => e.kind)).toEqual([
+      "memory_deleted",
+      "memory_edited",
+      "memory_shared",
+    ]);
+    expect(await codeOf(asOwner.memory.share({ teamId: source, memoryId: memory.id }))).toBe("MEMORY_CONFLICT"); // its copy was deleted
   });
 });

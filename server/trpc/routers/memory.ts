@@ -3,14 +3,17 @@ import { LIMITS } from "../../../shared/limits";
 import { decideTeamMemory, deleteTeamMemory, editTeamMemory, memorySettingsOf, setMemorySettings } from "../../memory/review";
 import { listMemories, MemoryTagsSchema, MemoryTextSchema, MemoryVersionSchema, memoryVersions, MemoryViewSchema } from "../../memory/store";
 import { teamAccess } from "../access";
-import { personProcedure, router } from "../init";
+import { instanceOwnerProcedure, personProcedure, router } from "../init";
+import { deleteSharedMemory, editSharedMemory, shareMemory } from "../../memory/shared";
 import { TeamRef } from "../schemas";
 
 // A team's memory (SPEC.md §20): viewers read it; members decide proposals (approve, edit then
 // approve, reject with a note; the first decision wins), edit and delete memories; owners set
 // whether proposals are approved as they come and whether the team reads the shared memory.
+// The instance's owner curates the shared memory: shares a team's memory into it, edits, deletes.
 
-const MemoryRef = TeamRef.extend({ memoryId: z.string().min(1).max(64) });
+const SharedRef = z.object({ memoryId: z.string().min(1).max(64) });
+const MemoryRef = TeamRef.merge(SharedRef);
 const Edit = z.object({ text: MemoryTextSchema, tags: MemoryTagsSchema });
 const Ok = z.object({ ok: z.literal(true) });
 const Settings = z.object({ autoApprove: z.boolean(), shared: z.boolean() });
@@ -59,6 +62,28 @@ export const memoryRouter = router({
     .output(Ok)
     .mutation(async ({ ctx, input }) => {
       await setMemorySettings(ctx.db, await teamAccess(ctx, input.teamId, "own"), { autoApprove: input.autoApprove, shared: input.shared });
+      return { ok: true as const };
+    }),
+
+  /** The instance's shared memory, newest first: what every team that opts in lets its agents read. */
+  sharedList: personProcedure.output(z.array(MemoryViewSchema)).query(({ ctx }) => listMemories(ctx.db.sql, null, "approved")),
+
+  /** The instance's owner shares an approved memory of a team they see with every team that opts in. */
+  share: instanceOwnerProcedure
+    .input(MemoryRef)
+    .output(MemoryViewSchema)
+    .mutation(async ({ ctx, input }) => shareMemory(ctx.db, ctx.person, (await teamAccess(ctx, input.teamId, "view")).teamId, input.memoryId)),
+
+  sharedEdit: instanceOwnerProcedure
+    .input(SharedRef.merge(Edit))
+    .output(MemoryViewSchema)
+    .mutation(({ ctx, input }) => editSharedMemory(ctx.db, ctx.person, input.memoryId, { text: input.text, tags: input.tags })),
+
+  sharedDelete: instanceOwnerProcedure
+    .input(SharedRef)
+    .output(Ok)
+    .mutation(async ({ ctx, input }) => {
+      await deleteSharedMemory(ctx.db, ctx.person, input.memoryId);
       return { ok: true as const };
     }),
 });
