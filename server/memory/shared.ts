@@ -18,7 +18,7 @@ export async function shareMemory(db: Db, owner: Person, teamId: string, memoryI
   return inTx(db, async (tx) => {
     const m = await getMemory(tx, teamId, memoryId);
     if (m.status !== "approved") throw new AppError("MEMORY_CONFLICT", `This memory is ${m.status}; only an approved memory is shared`, { memoryId, status: m.status });
-    const { memory, again } = await proposeMemory(tx, { teamId: null, text: m.text, tags: m.tags, by: m.proposedBy, callKey: `share:${m.id}:v${m.version}` });
+    const { memory, again } = await proposeMemory(tx, { teamId: null, text: m.text, tags: m.tags, by: m.proposedBy.kind === "member" ? { ...m.proposedBy, teamId } : m.proposedBy, callKey: `share:${m.id}:v${m.version}` });
     if (again) {
       if (memory.status === "deleted") throw new AppError("MEMORY_CONFLICT", "This version was shared before and its shared copy was deleted; edit the memory to share it again", { memoryId });
       return memory;

@@ -21,7 +21,8 @@ export type MemoryStatus = (typeof MEMORY_STATUSES)[number];
 
 /** Who proposed a memory: a member's step (its session, the event's seq), or a person. */
 export const ProposerSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("member"), name: z.string(), sessionId: z.string(), seq: z.number().int().nullable() }),
+  // teamId: the member's team, when the memory is not that team's (a copy in the shared memory).
+  z.object({ kind: z.literal("member"), name: z.string(), sessionId: z.string(), seq: z.number().int().nullable(), teamId: z.string().optional() }),
   z.object({ kind: z.literal("person"), id: z.string(), name: z.string() }),
 ]);
 export type Proposer = z.infer<typeof ProposerSchema>;
@@ -272,4 +273,21 @@ export async function memorySummary(db: SqlRunner, teamId: string): Promise<Memo
         FROM memories WHERE team_id = ${teamId}`,
     );
   return { proposed: row!.proposed, approved: row!.approved, lastChange: row!.last_change };
+}
+
+/**
+ * A fork's team memory (SPEC.md §20): the source team's memories that were approved at the
+ * fork point, with the text they had then (the version an edit after it replaced), as the new
+ * team's own. Their source stays the step in the source team that learned them.
+ */
+export async function copyMemoriesAsOf(tx: Tx, sourceTeamId: string, teamId: string, at: Date): Promise<number> {
+  return tx.$executeRaw`INSERT INTO memories (id, team_id, text, tags, status, source_session_id, source_seq, source_member, proposed_by, decided_by, decided_at, note)
+    SELECT ${newMemoryId()} || '_' || row_number() OVER (ORDER BY m.created_at, m.id), ${teamId},
+        COALESCE(v.text, m.text), COALESCE(v.tags, m.tags), 'approved', m.source_session_id, m.source_seq, m.source_member,
+        CASE WHEN m.proposed_by->>'kind' = 'member' THEN m.proposed_by || jsonb_build_object('teamId', COALESCE(m.proposed_by->>'teamId', ${sourceTeamId})) ELSE m.proposed_by END,
+        m.decided_by, m.decided_at, m.note
+      FROM memories m
+      LEFT JOIN LATERAL (SELECT text, tags FROM memory_versions WHERE memory_id = m.id AND edited_at > ${at} ORDER BY version LIMIT 1) v ON true
+     WHERE m.team_id = ${sourceTeamId} AND m.decided_at <= ${at}
+       AND (m.status = 'approved' OR (m.status IN ('replaced', 'deleted') AND m.updated_at > ${at}))`;
 }

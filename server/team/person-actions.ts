@@ -1,4 +1,5 @@
 import { inTx, type Db, type DbOrTx, type Tx } from "../db/client";
+import { copyMemoriesAsOf } from "../memory/store";
 import { asSessionId, type SessionId } from "../ids";
 import type { ModelChoice } from "../models/choice";
 import { recordAction, type HumanActor } from "../people/actions";
@@ -26,7 +27,8 @@ export async function createTeam(db: DbOrTx, input: { title: string; model: Mode
 
 /**
  * A new team from a session's completed turns (runtime/sessions.ts forkSession), with the
- * source team's workspace as it was at the fork point (SPEC.md §14); owned by `by` when given.
+ * source team's workspace and memory as they were at the fork point (SPEC.md §14, §20); owned
+ * by `by` when given.
  */
 export async function forkTeam(db: Db, sourceId: SessionId, input: { throughSeq?: number; title?: string; by?: HumanActor }): Promise<SessionView> {
   const { by } = input;
@@ -37,7 +39,10 @@ export async function forkTeam(db: Db, sourceId: SessionId, input: { throughSeq?
       await recordAction(tx, by, "fork", { sessionId: sourceId, detail: { forkId: at.id, throughSeq: at.cut } });
       await ownNewTeam(tx, at.id, by.person, "fork", { sourceId, throughSeq: at.cut });
     }
-    if (at.cutAt && at.sourceTeamId) await copyWorkspaceAsOf(tx, at.sourceTeamId, at.id, at.cutAt);
+    if (at.cutAt && at.sourceTeamId) {
+      await copyWorkspaceAsOf(tx, at.sourceTeamId, at.id, at.cutAt);
+      await copyMemoriesAsOf(tx, at.sourceTeamId, at.id, at.cutAt);
+    }
   });
 }
 

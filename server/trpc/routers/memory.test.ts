@@ -70,7 +70,7 @@ describe("memory router", () => {
     expect(await codeOf(trpc.memory.share({ teamId: source, memoryId: memory.id }))).toBe("FORBIDDEN"); // not the instance's owner
 
     const shared = await asOwner.memory.share({ teamId: source, memoryId: memory.id });
-    expect(shared).toMatchObject({ teamId: null, text: "Invoices go out on the 1st.", status: "approved", proposedBy: { kind: "member", name: "lead", sessionId: source, seq: 7 }, decidedBy: { name: "Olive Memory" } });
+    expect(shared).toMatchObject({ teamId: null, text: "Invoices go out on the 1st.", status: "approved", proposedBy: { kind: "member", name: "lead", sessionId: source, seq: 7, teamId: source }, decidedBy: { name: "Olive Memory" } });
     expect((await asOwner.memory.share({ teamId: source, memoryId: memory.id })).id).toBe(shared.id);
     expect((await trpc.memory.sharedList()).map((m) => m.id)).toEqual([shared.id]);
 
