@@ -5,7 +5,7 @@ import type { Person } from "../people/person";
 import { dispatchTeamEvents } from "../team/dispatch";
 import { runtimeTest } from "../testing/fixtures";
 import { createTestPerson } from "../testing/people";
-import { newTestSession, type TestRuntime } from "../testing/runtime-harness";
+import { newTestSession, waitFor, type TestRuntime } from "../testing/runtime-harness";
 import { decideTeamMemory, setMemorySettings } from "./review";
 import { proposeMemory } from "./store";
 
@@ -28,7 +28,11 @@ const memoryNotes = async (rt: TestRuntime, p: Person) => (await listNotificatio
 
 async function propose(rt: TestRuntime, teamId: string, text: string) {
   const { memory } = await inTx(rt.db, (tx) => proposeMemory(tx, { teamId, text, tags: [], by: { kind: "member", name: "researcher", sessionId: teamId, seq: null } }));
-  while ((await dispatchTeamEvents(rt.db)) > 0);
+  // This process's dispatcher may have taken the event first: wait until it is fanned out.
+  await waitFor(async () => {
+    await dispatchTeamEvents(rt.db);
+    return (await rt.db.teamEvent.count({ where: { dispatchedAt: null } })) === 0;
+  }, 10_000, "the proposal fanned out");
   return memory;
 }
 
