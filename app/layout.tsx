@@ -16,6 +16,7 @@ import "~/components/people/people.css";
 import "~/components/control/control.css";
 import "~/components/account/account.css";
 import "~/components/files/files.css";
+import "~/components/memory/memory.css";
 
 // Icons and the web manifest are static files in public/ (manifest.webmanifest lists the
 // install icons; its colours are --accent and --bg of globals.css).

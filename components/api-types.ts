@@ -24,6 +24,9 @@ export type TaskView = TeamState["tasks"][number];
 export type ChangedBy = NonNullable<TaskView["changedBy"]>;
 export type TeamMessageView = TeamState["messages"][number];
 
+/** A team memory (a proposal or an approved one) as the Memory tab lists it. */
+export type MemoryView = RouterOutputs["memory"]["list"][number];
+
 /** One message of a session's live feed: a batch of events, or the session state. */
 export type SessionLiveMessage = Yielded<RouterOutputs["session"]["live"]>["data"];
 export type SessionLiveState = Extract<SessionLiveMessage, { type: "state" }>["state"];

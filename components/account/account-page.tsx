@@ -1,5 +1,6 @@
 "use client";
 
+import { SharedMemory } from "../memory/shared-memory";
 import { Link } from "../ui/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
@@ -44,6 +45,7 @@ export function AccountPage() {
       </section>
       {me.instanceOwner && <InstanceSettings openSignUp={status.data.openSignUp} />}
       {me.instanceOwner && <InstanceToolDefaults />}
+      {me.instanceOwner && <SharedMemory />}
     </main>
   );
 }

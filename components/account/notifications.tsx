@@ -14,7 +14,7 @@ import { ErrorAlert, InlineError } from "../ui/alert";
 import { WaitingRequestItem } from "../control/waiting-requests";
 import { LIMITS } from "~/shared/limits";
 import { Button } from "../ui/button";
-import { Field } from "../ui/field";
+import { DecideMemory } from "../memory/memory-panel";
 
 // A person's notifications across their teams (SPEC.md §17): the unread count in the top bar,
 // live; the /notifications page to read them, mark them read, decide or answer what waits, and
@@ -211,7 +211,7 @@ function NotificationItem({ n }: { n: NotificationView }) {
       </p>
       {n.body && <p className="notification-body">{n.body}</p>}
       {n.pending && n.approvalId && <PendingRequest teamId={n.teamId} approvalId={n.approvalId} />}
-      {n.pending && n.memoryId && <PendingMemory teamId={n.teamId} memoryId={n.memoryId} />}
+      {n.pending && n.memoryId && <DecideMemory teamId={n.teamId} memoryId={n.memoryId} />}
       <div className="row">
         <Link href={`/teams/${n.teamId}`}>Open the team</Link>
         {!n.read && (
@@ -235,30 +235,6 @@ function PendingRequest({ teamId, approvalId }: { teamId: string; approvalId: st
   return (
     <div className="waiting-item">
       <WaitingRequestItem teamId={teamId} request={request} canAct isOwner={false} />
-    </div>
-  );
-}
-
-/** A proposed memory a notification names, to approve or reject here while it waits (edit it in the room's Memory tab). */
-function PendingMemory({ teamId, memoryId }: { teamId: string; memoryId: string }) {
-  const trpc = useTRPC();
-  const [note, setNote] = useState("");
-  const decide = useMutation(trpc.memory.decide.mutationOptions());
-  const send = (approve: boolean) => decide.mutate({ teamId, memoryId, approve, note: note.trim() || undefined });
-  return (
-    <div className="waiting-item">
-      <div className="row waiting-actions">
-        <Field label="Note about this memory" hideLabel className="grow">
-          <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="Note (optional)" maxLength={LIMITS.decisionNoteChars} />
-        </Field>
-        <Button disabled={decide.isPending} onClick={() => send(true)}>
-          Approve memory
-        </Button>
-        <Button variant="danger" disabled={decide.isPending} onClick={() => send(false)}>
-          Reject
-        </Button>
-      </div>
-      <ErrorAlert error={decide.error} />
     </div>
   );
 }

@@ -122,7 +122,7 @@ describe("provider waits", () => {
   });
 });
 
-describe("workspace tool cards", () => {
+describe("tool cards", () => {
   const result = (toolName: string, output: unknown, isError = false): TranscriptPayload => ({
     kind: "tool_result",
     turnId: T,
@@ -166,6 +166,17 @@ describe("workspace tool cards", () => {
       ),
     );
     expect(items.map((i) => i.kind === "tool" && i.file)).toEqual(items.map(() => undefined));
+  });
+  it("mark the steps that proposed a memory, as their results said", () => {
+    const items = foldTranscript(
+      log(
+        result("memory_propose", { id: "mem_1", status: "proposed", note: "" }),
+        result("memory_propose", { id: "mem_2", status: "approved", note: "" }),
+        result("memory_propose", { error: { code: "MEMORY_CONFLICT", message: "no" } }, true),
+        result("memory_search", { id: "mem_3", status: "approved" }),
+      ),
+    );
+    expect(items.map((i) => i.kind === "tool" && i.memory)).toEqual([{ id: "mem_1", status: "proposed" }, { id: "mem_2", status: "approved" }, undefined, undefined]);
   });
 });
 

@@ -25,6 +25,8 @@ export type TranscriptItem =
       errorCode?: string;
       /** The file version a workspace tool wrote, deleted or read (the card links to it). */
       file?: FileVersionRef;
+      /** The memory this step proposed (the card marks it). */
+      memory?: MemoryRef;
     }
   | { kind: "compaction"; key: string; seq: number; throughSeq: number }
   | {
@@ -152,6 +154,7 @@ export function extendFold(fold: TranscriptFold, events: readonly TranscriptEven
           isError: p.isError,
           errorCode: p.errorCode,
           ...fileOfTool(p.toolName, p.isError, p.output),
+          ...memoryOfTool(p.toolName, p.isError, p.output),
         });
         break;
       case "compaction":
@@ -239,6 +242,20 @@ export function fileOfTool(toolName: string, isError: boolean, output: unknown):
   const { path, version } = output as { path?: unknown; version?: unknown };
   if (typeof path !== "string" || path === "" || typeof version !== "number" || !Number.isInteger(version) || version < 1) return {};
   return { file: { path, version } };
+}
+
+export interface MemoryRef {
+  id: string;
+  /** As the proposal's result said: waiting for a person, or approved by the team's setting. */
+  status: "proposed" | "approved";
+}
+
+/** `{ memory }` when memory_propose succeeded, else nothing. */
+export function memoryOfTool(toolName: string, isError: boolean, output: unknown): { memory?: MemoryRef } {
+  if (isError || toolName !== "memory_propose" || typeof output !== "object" || output === null) return {};
+  const { id, status } = output as { id?: unknown; status?: unknown };
+  if (typeof id !== "string" || (status !== "proposed" && status !== "approved")) return {};
+  return { memory: { id, status } };
 }
 
 /** A person's Stop, as the team's action record has it. */

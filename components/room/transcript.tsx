@@ -270,6 +270,9 @@ function Item({
               {item.file.path} v{item.file.version}
             </Link>
           )}
+          {item.memory && (
+            <span className="tag memory-mark">{item.memory.status === "approved" ? "Saved a memory (the team approves as proposals come)" : "Proposed a memory: see the Memory tab"}</span>
+          )}
         </div>
       );
     case "compaction":
