@@ -126,5 +126,30 @@ export function buildMcpServer(caller: Caller, version: string, guard: LoopGuard
     { description: "Answer an agent's question", inputSchema: { team_id: teamId, approval_id: z.string(), answer: z.string() } },
     ({ team_id, approval_id, answer }) => onTeam(team_id, () => caller.approvals.answer({ teamId: team_id, approvalId: approval_id, answer })),
   );
+  server.registerTool(
+    "list_memories",
+    {
+      description: "A team's memories: the proposals waiting for a decision, or the approved ones, newest first",
+      inputSchema: { team_id: teamId, status: z.enum(["proposed", "approved"]).default("proposed") },
+      annotations: read,
+    },
+    ({ team_id, status }) => run(() => caller.memory.list({ teamId: team_id, status })),
+  );
+  server.registerTool(
+    "decide_memory",
+    {
+      description: "Approve (as proposed, or with edited text and tags) or reject a proposed memory, with an optional note; the first decision wins",
+      inputSchema: {
+        team_id: teamId,
+        memory_id: z.string(),
+        approve: z.boolean(),
+        note: z.string().optional(),
+        text: z.string().optional().describe("Approve it with this text instead"),
+        tags: z.array(z.string()).optional(),
+      },
+    },
+    ({ team_id, memory_id, approve, note, text, tags }) =>
+      onTeam(team_id, () => caller.memory.decide({ teamId: team_id, memoryId: memory_id, approve, note, ...(text !== undefined ? { edit: { text, tags: tags ?? [] } } : {}) })),
+  );
   return server;
 }

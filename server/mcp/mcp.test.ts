@@ -58,7 +58,7 @@ describe("/api/mcp", () => {
     const client = await connect(app.url, token);
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(
-      expect.arrayContaining(["list_teams", "create_team", "prompt", "steer", "stop", "roster", "transcript", "task_board", "list_files", "read_file", "pending_requests", "decide", "answer"]),
+      expect.arrayContaining(["list_teams", "create_team", "prompt", "steer", "stop", "roster", "transcript", "task_board", "list_files", "read_file", "pending_requests", "decide", "answer", "list_memories", "decide_memory"]),
     );
     expect((await client.listTools()).tools.find((t) => t.name === "roster")!.annotations).toMatchObject({ readOnlyHint: true });
 
@@ -88,6 +88,13 @@ describe("/api/mcp", () => {
     expect((await call(client, "pending_requests", { team_id: created.id })).value).toEqual([]);
     // Steering an agent with no running turn queues the text instead, and says so.
     await waitFor(async () => ((await call(client, "roster", { team_id: created.id })).value as { status: string }[]).every((m) => m.status !== "running") || null, 30_000, "the team at rest");
+    // The Lead's proposed memory is reviewed over MCP: approved as edited, once.
+    const [proposed] = (await call(client, "list_memories", { team_id: created.id })).value as { id: string; text: string }[];
+    expect(proposed?.text).toMatch(/^"hello" was done in two steps/);
+    const decided = { team_id: created.id, memory_id: proposed!.id, approve: true, text: "Say hello in two steps.", tags: ["greeting"] };
+    expect((await call(client, "decide_memory", decided)).value).toMatchObject({ status: "approved", text: "Say hello in two steps.", tags: ["greeting"] });
+    expect((await call(client, "decide_memory", { ...decided, approve: false })).error).toMatch(/^MEMORY_CONFLICT/);
+    expect((await call(client, "list_memories", { team_id: created.id, status: "approved" })).value).toEqual([expect.objectContaining({ id: proposed!.id })]);
     expect((await call(client, "steer", { session_id: created.id, text: "and one more thing" })).value).toMatchObject({ steered: false, queued: true });
     // Bad input is the API's typed refusal, as a tool error.
     expect((await call(client, "prompt", { session_id: created.id, text: "" })).error).toMatch(/^BAD_REQUEST|^INVALID_INPUT/);
