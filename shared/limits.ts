@@ -21,8 +21,10 @@ export const LIMITS = {
   memoryTextBytes: 2 * KiB,
   memoryTags: 8,
   memoryTagChars: 40,
-  /** The most memories one search returns. */
+  /** The most memories one search returns (and one context section holds). */
   memorySearchResults: 20,
+  /** The most tokens of an agent's context a team may give its memories (the table's check says the same). */
+  memoryContextTokens: 4_000,
   /** The most tasks a plan decision names (a board holds far fewer live tasks). */
   maxTasksPerPlanView: 1_000,
   /** A tool's name, as a policy names it (built-in names are short; MCP names are prefixed). */

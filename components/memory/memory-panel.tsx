@@ -319,7 +319,10 @@ function Versions({ teamId, memoryId }: { teamId: string; memoryId: string }) {
   );
 }
 
-/** The owner's settings: approve proposals as they come; read the instance's shared memory. */
+/** How much of each agent's context the relevant memories may take (tokens). */
+const CONTEXT_TOKENS = [0, 250, 500, 1000, 2000, 4000] as const;
+
+/** The owner's settings: approve proposals as they come; read the instance's shared memory; the context bound. */
 function MemorySettings({ teamId }: { teamId: string }) {
   const trpc = useTRPC();
   const settings = useQuery(trpc.memory.settings.queryOptions({ teamId }));
@@ -329,12 +332,23 @@ function MemorySettings({ teamId }: { teamId: string }) {
   return (
     <fieldset className="memory-settings">
       <legend>Settings</legend>
-      <SettingCheckbox saved={saved.autoApprove} pending={save.isPending} save={(autoApprove) => save.mutateAsync({ teamId, ...saved, autoApprove })}>
+      <SettingCheckbox saved={saved.autoApprove} pending={save.isPending} save={(autoApprove) => save.mutateAsync({ teamId, autoApprove })}>
         Approve agents&apos; proposals as they come
       </SettingCheckbox>
-      <SettingCheckbox saved={saved.shared} pending={save.isPending} save={(shared) => save.mutateAsync({ teamId, ...saved, shared })}>
+      <SettingCheckbox saved={saved.shared} pending={save.isPending} save={(shared) => save.mutateAsync({ teamId, shared })}>
         Agents also read the instance&apos;s shared memory
       </SettingCheckbox>
+      <Field label="Relevant memories in each agent's context">
+        <select value={saved.contextTokens} disabled={save.isPending} onChange={(e) => save.mutate({ teamId, contextTokens: Number(e.target.value) })}>
+          {[...new Set([...CONTEXT_TOKENS, saved.contextTokens])]
+            .sort((a, b) => a - b)
+            .map((t) => (
+              <option key={t} value={t}>
+                {t === 0 ? "None (agents still search)" : `Up to about ${t.toLocaleString("en")} tokens`}
+              </option>
+            ))}
+        </select>
+      </Field>
       <ErrorAlert error={save.error} />
     </fieldset>
   );

@@ -1,27 +1,28 @@
 import { z } from "zod";
+import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../db/sql";
-import { membershipOf } from "../members/membership";
 import type { ContextProvider } from "../runtime/context-registry";
-import { relevantMemories } from "./store";
+import { anyWordSql, fitting, HitRows, rankedSql } from "./store";
+import { LIMITS } from "../../shared/limits";
 
 // memory:relevant (SPEC.md §20): the approved memories most relevant to what the member works on
 // now (the input it is about to take, its latest prompt or team message, and the tasks it has
-// in progress), as an optional
-// runtime-context section after identity. The snapshot rule (§5) appends it only when it changed,
-// so unchanged memories add nothing to a step.
+// in progress), as many as fit the team's token setting, as an optional runtime-context section
+// after identity. The snapshot rule (§5) appends it only when it changed, so unchanged memories
+// add nothing to a step. One statement: it runs at every step's start.
 
 export const MEMORY_CONTEXT = "memory:relevant";
-/** About 4 characters a token: the section stays within this many tokens of memory text. */
-export const MEMORY_CONTEXT_TOKENS = 500;
+/** About 4 characters a token. */
+const CHARS_PER_TOKEN = 4;
 
 /**
  * The member's current work, as text to rank memories against: the input the step is about to
  * claim (rendered before the claim, in the same start), its latest prompt or team message, and
- * its tasks in progress.
+ * its tasks in progress in `team` (an SQL expression).
  */
-async function currentWork(db: SqlRunner, sessionId: string, teamId: string): Promise<string> {
-  const rows = z.array(z.object({ text: z.string() })).parse(
-    await db.$queryRaw`(SELECT text FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')
+function currentWorkSql(sessionId: string, team: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`SELECT string_agg(w.text, E'\\n') AS text FROM (
+       (SELECT text FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'steer')
        UNION ALL
        (SELECT text FROM inbox_items WHERE session_id = ${sessionId} AND mode = 'queue' ORDER BY position LIMIT 1)
        UNION ALL
@@ -30,9 +31,24 @@ async function currentWork(db: SqlRunner, sessionId: string, teamId: string): Pr
          ORDER BY seq DESC LIMIT 1)
        UNION ALL
        (SELECT subject || ' ' || description AS text FROM team_tasks
-         WHERE team_id = ${teamId} AND owner_session_id = ${sessionId} AND status = 'in_progress')`,
+         WHERE team_id = ${team} AND owner_session_id = ${sessionId} AND status = 'in_progress')) w`;
+}
+
+const Rows = z.array(HitRows.element.extend({ tokens: z.number().int() }));
+
+/** The approved memories relevant to a member's current work that fit its team's setting, best first. */
+export async function relevantMemories(db: SqlRunner, sessionId: string) {
+  const team = Prisma.sql`me.team_id`;
+  const rows = Rows.parse(
+    await db.$queryRaw`WITH me AS (SELECT s.team_id, t.memory_context_tokens AS tokens FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}),
+        work AS (${currentWorkSql(sessionId, Prisma.sql`(SELECT team_id FROM me)`)})
+      SELECT r.*, me.tokens FROM me, work, LATERAL (${rankedSql(team, anyWordSql(Prisma.sql`work.text`), LIMITS.memorySearchResults)}) r
+      WHERE me.tokens > 0`,
   );
-  return rows.map((r) => r.text).join("\n");
+  return fitting(
+    rows.map(({ rank: _rank, tokens: _tokens, ...m }) => m),
+    (rows[0]?.tokens ?? 0) * CHARS_PER_TOKEN,
+  );
 }
 
 /** The line each memory gets: its id (for memory_propose's `replaces`) and its text. */
@@ -46,10 +62,7 @@ export function memoryContextProvider(fallback: SqlRunner): ContextProvider {
     name: MEMORY_CONTEXT,
     required: false,
     async render({ sessionId, db = fallback }) {
-      const me = await membershipOf(db, sessionId);
-      const text = await currentWork(db, sessionId, me.teamId);
-      if (!text.trim()) return null;
-      return formatMemories(await relevantMemories(db, { teamId: me.teamId, text, maxChars: MEMORY_CONTEXT_TOKENS * 4 }));
+      return formatMemories(await relevantMemories(db, sessionId));
     },
   };
 }

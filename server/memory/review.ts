@@ -1,4 +1,6 @@
+import { z } from "zod";
 import { inTx, type Db } from "../db/client";
+import { LIMITS } from "../../shared/limits";
 import type { SessionId } from "../ids";
 import { recordAction, type HumanActor } from "../people/actions";
 import { ref } from "../person-ref";
@@ -33,21 +35,25 @@ export async function deleteTeamMemory(db: Db, by: HumanActor, memoryId: string)
   });
 }
 
-export interface MemorySettings {
+export const MemorySettingsSchema = z.object({
   /** Proposals are approved as they come. */
-  autoApprove: boolean;
+  autoApprove: z.boolean(),
   /** The team's agents read the instance's shared memory too. */
-  shared: boolean;
-}
+  shared: z.boolean(),
+  /** Tokens of each agent's context the relevant memories may take (0: none). */
+  contextTokens: z.number().int().min(0).max(LIMITS.memoryContextTokens),
+});
+export type MemorySettings = z.infer<typeof MemorySettingsSchema>;
 
 export async function memorySettingsOf(db: Db, teamId: SessionId): Promise<MemorySettings> {
-  const t = await db.team.findUniqueOrThrow({ where: { id: teamId }, select: { memoryAutoApprove: true, memoryShared: true } });
-  return { autoApprove: t.memoryAutoApprove, shared: t.memoryShared };
+  const t = await db.team.findUniqueOrThrow({ where: { id: teamId }, select: { memoryAutoApprove: true, memoryShared: true, memoryContextTokens: true } });
+  return { autoApprove: t.memoryAutoApprove, shared: t.memoryShared, contextTokens: t.memoryContextTokens };
 }
 
-export async function setMemorySettings(db: Db, by: HumanActor, s: MemorySettings): Promise<void> {
+/** Changes the settings given (the others stay as they are). */
+export async function setMemorySettings(db: Db, by: HumanActor, s: Partial<MemorySettings>): Promise<void> {
   await inTx(db, async (tx) => {
-    await tx.team.update({ where: { id: by.teamId }, data: { memoryAutoApprove: s.autoApprove, memoryShared: s.shared } });
-    await recordAction(tx, by, "memory_settings_set", { detail: { autoApprove: s.autoApprove, shared: s.shared } });
+    await tx.team.update({ where: { id: by.teamId }, data: { memoryAutoApprove: s.autoApprove, memoryShared: s.shared, memoryContextTokens: s.contextTokens } });
+    await recordAction(tx, by, "memory_settings_set", { detail: s });
   });
 }

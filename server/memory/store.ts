@@ -209,55 +209,50 @@ export async function listMemories(db: SqlRunner, teamId: string | null, status:
   );
 }
 
-/** The memories a team's agents may see: the team's own, and the instance's when the team reads them. */
-function visibleTo(teamId: string): Prisma.Sql {
-  return Prisma.sql`(m.team_id = ${teamId} OR (m.team_id IS NULL AND (SELECT memory_shared FROM teams WHERE id = ${teamId})))`;
-}
-
 export interface MemoryHit {
   memory: MemoryView;
   rank: number;
 }
 
-const HitRows = z.array(MemoryViewSchema.extend({ rank: z.number() }));
-
-/** The approved memories a team's agents may see that match `query` (a tsquery), best first. */
-async function ranked(db: SqlRunner, teamId: string, query: Prisma.Sql, limit: number): Promise<MemoryHit[]> {
-  const rows = HitRows.parse(
-    await db.$queryRaw`SELECT ${COLUMNS}, ts_rank_cd(m.search, q.query)::float8 AS rank
-        FROM memories m, (SELECT ${query} AS query) q
-       WHERE m.status = 'approved' AND m.search @@ q.query AND ${visibleTo(teamId)}
-       ORDER BY rank DESC, m.updated_at DESC, m.id
-       LIMIT ${limit}`,
-  );
-  return rows.map(({ rank, ...memory }) => ({ memory, rank }));
-}
+export const HitRows = z.array(MemoryViewSchema.extend({ rank: z.number() }));
 
 /**
- * Full-text search over the approved memories a team's agents may see: the team's own, and the
- * instance's shared ones when the team reads them. Best first (rank, then the newest); a query
- * in web-search syntax ("quoted phrases", -excluded, or).
+ * The statement that ranks the approved memories the agents of `team` (an SQL expression of its
+ * id) may see against `query` (a tsquery expression), best first (rank, then the newest): the
+ * team's own, and the instance's shared ones when the team reads them. Rows are HitRows.
+ */
+export function rankedSql(team: Prisma.Sql, query: Prisma.Sql, limit: number): Prisma.Sql {
+  return Prisma.sql`SELECT ${COLUMNS}, ts_rank_cd(m.search, q.query)::float8 AS rank
+      FROM memories m, (SELECT ${query} AS query) q
+     WHERE m.status = 'approved' AND m.search @@ q.query
+       AND (m.team_id = ${team} OR (m.team_id IS NULL AND (SELECT memory_shared FROM teams WHERE id = ${team})))
+     ORDER BY rank DESC, m.updated_at DESC, m.id
+     LIMIT ${limit}`;
+}
+
+/** Any of a text's words (an SQL expression), joined by OR: NULL when it has none, which matches nothing. */
+export const anyWordSql = (text: Prisma.Sql): Prisma.Sql => Prisma.sql`nullif(replace(plainto_tsquery('english', ${text})::text, ' & ', ' | '), '')::tsquery`;
+
+/**
+ * Full-text search over the approved memories a team's agents may see, best first; a query in
+ * web-search syntax ("quoted phrases", -excluded, or).
  */
 export async function searchMemories(db: SqlRunner, q: { teamId: string; query: string; limit?: number }): Promise<MemoryHit[]> {
   const limit = Math.min(q.limit ?? LIMITS.memorySearchResults, LIMITS.memorySearchResults);
-  return ranked(db, q.teamId, Prisma.sql`websearch_to_tsquery('english', ${q.query})`, limit);
+  const rows = HitRows.parse(await db.$queryRaw(rankedSql(Prisma.sql`${q.teamId}`, Prisma.sql`websearch_to_tsquery('english', ${q.query})`, limit)));
+  return rows.map(({ rank, ...memory }) => ({ memory, rank }));
 }
 
-/**
- * The approved memories most relevant to a text (any of its words, ranked), that a team's agents
- * may see, as many as fit in `maxChars` of their text: what a member's runtime context carries.
- */
-export async function relevantMemories(db: SqlRunner, q: { teamId: string; text: string; maxChars: number }): Promise<MemoryView[]> {
-  // Any word: the text's words joined by OR (NULL when it has none, which matches nothing).
-  const anyWord = Prisma.sql`nullif(replace(plainto_tsquery('english', ${q.text})::text, ' & ', ' | '), '')::tsquery`;
-  const fitting: MemoryView[] = [];
+/** The best of `ranked` (best first) whose texts fit in `maxChars` together. */
+export function fitting<M extends { text: string }>(ranked: readonly M[], maxChars: number): M[] {
+  const out: M[] = [];
   let used = 0;
-  for (const { memory } of await ranked(db, q.teamId, anyWord, LIMITS.memorySearchResults)) {
-    if (used + memory.text.length > q.maxChars) break;
-    fitting.push(memory);
-    used += memory.text.length;
+  for (const m of ranked) {
+    if (used + m.text.length > maxChars) break;
+    out.push(m);
+    used += m.text.length;
   }
-  return fitting;
+  return out;
 }
 
 export const MemorySummarySchema = z.object({ proposed: z.number().int(), approved: z.number().int(), lastChange: z.number() });

@@ -49,7 +49,11 @@ describe("memory router", () => {
     expect(audit.entries).toMatchObject([{ actorName: "Max Member", detail: { memoryId: memory.id, text: "Backups run nightly at 02:00 UTC." } }]);
     expect(await codeOf(asMax.memory.delete({ teamId, memoryId: memory.id }))).toBe("MEMORY_NOT_FOUND");
 
-    expect(await trpc.memory.settings({ teamId })).toEqual({ autoApprove: false, shared: false });
+    expect(await trpc.memory.settings({ teamId })).toEqual({ autoApprove: false, shared: false, contextTokens: 500 });
+    // A change of one setting leaves the others; out of range is refused and changes nothing.
+    await trpc.memory.setSettings({ teamId, contextTokens: 1000 });
+    await expect(trpc.memory.setSettings({ teamId, contextTokens: 4001 })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    expect(await trpc.memory.settings({ teamId })).toEqual({ autoApprove: false, shared: false, contextTokens: 1000 });
     expect(await codeOf(asMax.memory.setSettings({ teamId, autoApprove: true, shared: false }))).toBe("FORBIDDEN");
     await trpc.memory.setSettings({ teamId, autoApprove: true, shared: false });
     const auto = await propose("Deploy freezes start on the 20th of December.", "msg_b/call_1");

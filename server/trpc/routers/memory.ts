@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { LIMITS } from "../../../shared/limits";
-import { decideTeamMemory, deleteTeamMemory, editTeamMemory, memorySettingsOf, setMemorySettings } from "../../memory/review";
+import { decideTeamMemory, deleteTeamMemory, editTeamMemory, memorySettingsOf, MemorySettingsSchema, setMemorySettings } from "../../memory/review";
 import { listMemories, MemoryTagsSchema, MemoryTextSchema, MemoryVersionSchema, memoryVersions, MemoryViewSchema } from "../../memory/store";
 import { teamAccess } from "../access";
 import { instanceOwnerProcedure, personProcedure, router } from "../init";
@@ -16,7 +16,6 @@ const SharedRef = z.object({ memoryId: z.string().min(1).max(64) });
 const MemoryRef = TeamRef.merge(SharedRef);
 const Edit = z.object({ text: MemoryTextSchema, tags: MemoryTagsSchema });
 const Ok = z.object({ ok: z.literal(true) });
-const Settings = z.object({ autoApprove: z.boolean(), shared: z.boolean() });
 
 export const memoryRouter = router({
   /** The team's proposals waiting for a decision, or its approved memories; newest first. */
@@ -54,14 +53,16 @@ export const memoryRouter = router({
 
   settings: personProcedure
     .input(TeamRef)
-    .output(Settings)
+    .output(MemorySettingsSchema)
     .query(async ({ ctx, input }) => memorySettingsOf(ctx.db, (await teamAccess(ctx, input.teamId, "view")).teamId)),
 
+  /** Changes the settings given; the others stay. */
   setSettings: personProcedure
-    .input(TeamRef.merge(Settings))
+    .input(TeamRef.merge(MemorySettingsSchema.partial()))
     .output(Ok)
     .mutation(async ({ ctx, input }) => {
-      await setMemorySettings(ctx.db, await teamAccess(ctx, input.teamId, "own"), { autoApprove: input.autoApprove, shared: input.shared });
+      const { teamId, ...settings } = input;
+      await setMemorySettings(ctx.db, await teamAccess(ctx, teamId, "own"), settings);
       return { ok: true as const };
     }),
 
