@@ -45,16 +45,18 @@ export async function relevantMemories(db: SqlRunner, sessionId: string) {
       SELECT r.*, me.tokens FROM me, work, LATERAL (${rankedSql(team, anyWordSql(Prisma.sql`work.text`), LIMITS.memorySearchResults)}) r
       WHERE me.tokens > 0`,
   );
-  return fitting(
-    rows.map(({ rank: _rank, tokens: _tokens, ...m }) => m),
-    (rows[0]?.tokens ?? 0) * CHARS_PER_TOKEN,
-  );
+  // The whole section stays within the bound: its heading, and each memory's line.
+  const memories = rows.map(({ rank: _rank, tokens: _tokens, ...m }) => m);
+  return fitting(memories, (rows[0]?.tokens ?? 0) * CHARS_PER_TOKEN - HEADING.length, (m) => line(m).length + 1);
 }
 
+const HEADING = "Approved team memories relevant to your current work (memory_search finds more):";
 /** The line each memory gets: its id (for memory_propose's `replaces`) and its text. */
+const line = (m: { id: string; text: string }) => `- [${m.id}] ${m.text}`;
+
 export function formatMemories(memories: readonly { id: string; text: string }[]): string | null {
   if (memories.length === 0) return null;
-  return ["Approved team memories relevant to your current work (memory_search finds more):", ...memories.map((m) => `- [${m.id}] ${m.text}`)].join("\n");
+  return [HEADING, ...memories.map(line)].join("\n");
 }
 
 export function memoryContextProvider(fallback: SqlRunner): ContextProvider {

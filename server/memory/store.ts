@@ -243,14 +243,14 @@ export async function searchMemories(db: SqlRunner, q: { teamId: string; query: 
   return rows.map(({ rank, ...memory }) => ({ memory, rank }));
 }
 
-/** The best of `ranked` (best first) whose texts fit in `maxChars` together. */
-export function fitting<M extends { text: string }>(ranked: readonly M[], maxChars: number): M[] {
+/** The best of `ranked` (best first) that fit in `maxChars` together, each `size` long. */
+export function fitting<M>(ranked: readonly M[], maxChars: number, size: (m: M) => number): M[] {
   const out: M[] = [];
   let used = 0;
   for (const m of ranked) {
-    if (used + m.text.length > maxChars) break;
+    if (used + size(m) > maxChars) break;
     out.push(m);
-    used += m.text.length;
+    used += size(m);
   }
   return out;
 }
