@@ -9,7 +9,7 @@
 // BENCH_CONTEXT_MEMORIES (of the context team, default 10000), BENCH_SAMPLES (default 300).
 //
 // - search: BENCH_MEMORIES approved memories (12 words each from a 5,000-word vocabulary, a tag)
-//   in one team, inserted in one statement; memory_search's store call (searchMemories) for
+//   in one team, inserted in one statement, beside BENCH_OTHER_TEAMS (default 500) teams of 20; memory_search's store call (searchMemories) for
 //   BENCH_SAMPLES queries of two vocabulary words (web-search syntax: both), then of `a or b`;
 //   p50/p99 ms and the mean hits.
 // - context: the memory:relevant section a step's start renders (memoryContextProvider, one
@@ -33,6 +33,9 @@ const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 100_000);
 const CONTEXT_MEMORIES = Number(process.env.BENCH_CONTEXT_MEMORIES ?? 10_000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 const VOCABULARY = 5_000;
+/** An instance has many teams: the planner's estimate for one team's rows depends on it. */
+const OTHER_TEAMS = Number(process.env.BENCH_OTHER_TEAMS ?? 500);
+const OTHER_MEMORIES = 20;
 
 /** A vocabulary word, as the insert makes them (`w` + hex + `x`: one lexeme each, no stemming). */
 const vocabularyWord = () => `w${Math.floor(Math.random() * VOCABULARY).toString(16)}x`;
@@ -62,9 +65,10 @@ async function main() {
                  '{"id":"usr_bench","name":"Bench"}'::jsonb, now()
             FROM generate_series(1, ${n}) g`;
 
-      progress(`${MEMORIES} memories in one team`);
+      progress(`${MEMORIES} memories in one team, ${OTHER_TEAMS} other teams with ${OTHER_MEMORIES} each`);
       const searched = await newTestSession(rt.db, "Searched");
       const fillMs = (await timed(() => fill(searched, MEMORIES))).ms;
+      for (let i = 0; i < OTHER_TEAMS; i++) await fill(await newTestSession(rt.db, `Other ${i}`), OTHER_MEMORIES);
       await rt.db.sql.$executeRaw`ANALYZE memories`;
       const search = async (query: () => string) => {
         const ms: number[] = [];
@@ -86,6 +90,7 @@ async function main() {
         if (memories > 0) await fill(lead, memories);
         await rt.db.sql.$executeRaw`ANALYZE memories`;
         const ms: number[] = [];
+        const baseline: number[] = [];
         let chars = 0;
         for (let i = 0; i < SAMPLES; i++) {
           const prompt = Array.from({ length: 20 }, vocabularyWord).join(" ");
@@ -94,9 +99,10 @@ async function main() {
               FROM session_events WHERE session_id = ${lead}`;
           const r = await timed(async () => provider.render({ sessionId: lead, now: new Date() }));
           ms.push(r.ms);
+          baseline.push((await timed(() => rt.db.sql.$queryRaw`SELECT 1`)).ms);
           chars += r.value?.length ?? 0;
         }
-        return { memories, p50: percentileOf(ms, 50), p99: percentileOf(ms, 99), meanTokens: round(chars / SAMPLES / 4) };
+        return { memories, p50: percentileOf(ms, 50), p99: percentileOf(ms, 99), meanTokens: round(chars / SAMPLES / 4), selectOneP50: percentileOf(baseline, 50) };
       };
       const contexts = [await context(0), await context(CONTEXT_MEMORIES)];
 
@@ -120,7 +126,7 @@ async function main() {
             bench: "memory",
             at: new Date().toISOString(),
             machine: { cpus: os.cpus().length, loadAverage1m: round(os.loadavg()[0]!, 2), node: process.version, ...server },
-            search: { memories: MEMORIES, insertSeconds: round(fillMs / 1000), samples: SAMPLES, bothWordsMs: both, eitherWordMs: either },
+            search: { memories: MEMORIES, otherTeams: OTHER_TEAMS, insertSeconds: round(fillMs / 1000), samples: SAMPLES, bothWordsMs: both, eitherWordMs: either },
             context: contexts,
             decisionToContextMs: { samples: latencies.length, p50: percentileOf(latencies, 50), p99: percentileOf(latencies, 99) },
           },

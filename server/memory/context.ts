@@ -36,15 +36,18 @@ function currentWorkSql(sessionId: string, team: Prisma.Sql): Prisma.Sql {
 
 const Rows = z.array(HitRows.element.extend({ tokens: z.number().int() }));
 
+export function relevantMemoriesSql(sessionId: string): Prisma.Sql {
+  // A team with no approved memories, not reading the shared ones, has nothing to rank.
+  return Prisma.sql`WITH me AS (SELECT s.team_id, t.memory_context_tokens AS tokens FROM sessions s JOIN teams t ON t.id = s.team_id
+          WHERE s.id = ${sessionId} AND (t.memories_approved > 0 OR t.memory_shared)),
+        work AS (${currentWorkSql(sessionId, Prisma.sql`(SELECT team_id FROM me)`)})
+      SELECT r.*, me.tokens FROM me, work, LATERAL (${rankedSql(Prisma.sql`me.team_id`, anyWordSql(Prisma.sql`work.text`), LIMITS.memorySearchResults)}) r
+      WHERE me.tokens > 0`;
+}
+
 /** The approved memories relevant to a member's current work that fit its team's setting, best first. */
 export async function relevantMemories(db: SqlRunner, sessionId: string) {
-  const team = Prisma.sql`me.team_id`;
-  const rows = Rows.parse(
-    await db.$queryRaw`WITH me AS (SELECT s.team_id, t.memory_context_tokens AS tokens FROM sessions s JOIN teams t ON t.id = s.team_id WHERE s.id = ${sessionId}),
-        work AS (${currentWorkSql(sessionId, Prisma.sql`(SELECT team_id FROM me)`)})
-      SELECT r.*, me.tokens FROM me, work, LATERAL (${rankedSql(team, anyWordSql(Prisma.sql`work.text`), LIMITS.memorySearchResults)}) r
-      WHERE me.tokens > 0`,
-  );
+  const rows = Rows.parse(await db.$queryRaw(relevantMemoriesSql(sessionId)));
   // The whole section stays within the bound: its heading, and each memory's line.
   const memories = rows.map(({ rank: _rank, tokens: _tokens, ...m }) => m);
   return fitting(memories, (rows[0]?.tokens ?? 0) * CHARS_PER_TOKEN - HEADING.length, (m) => line(m).length + 1);

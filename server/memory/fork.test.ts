@@ -37,6 +37,7 @@ describe("a fork's memory", () => {
     expect(copies.map((m) => m.text).sort()).toEqual(["Deploys happen on Tuesdays.", "Invoices go out on the 1st."]);
     expect(copies.every((m) => m.teamId === fork && m.decidedBy !== null && m.proposedBy.kind === "member" && m.proposedBy.teamId === parent && m.proposedBy.seq === 4)).toBe(true);
     expect(await listMemories(db.sql, fork, "proposed")).toEqual([]);
+    expect((await db.team.findUniqueOrThrow({ where: { id: fork } })).memoriesApproved).toBe(2);
     expect((await searchMemories(db.sql, { teamId: fork, query: "invoices" })).map((h) => h.memory.text)).toEqual(["Invoices go out on the 1st."]);
     // The parent is untouched.
     expect((await listMemories(db.sql, parent, "approved")).map((m) => m.text).sort()).toEqual(["Invoices go out on the 2nd.", "Learned after the fork."]);

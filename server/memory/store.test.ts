@@ -40,6 +40,24 @@ async function conflictOf(p: Promise<unknown>): Promise<string> {
 }
 
 describe("memory store", () => {
+  it("keeps each team's count of approved memories through approvals, replacements and deletions", async ({ db }) => {
+    const t = await team(db);
+    const approvedCount = async () => (await db.team.findUniqueOrThrow({ where: { id: t } })).memoriesApproved;
+    const first = (await propose(db, t, "Standups are at 09:30.")).memory;
+    expect(await approvedCount()).toBe(0);
+    await decide(db, t, first.id, olive, { approve: true });
+    expect(await approvedCount()).toBe(1);
+    const second = (await propose(db, t, "Standups are at 10:00.", { replacesId: first.id })).memory;
+    await decide(db, t, second.id, olive, { approve: true });
+    expect(await approvedCount()).toBe(1);
+    await inTx(db, (tx) => deleteMemory(tx, t, second.id));
+    expect(await approvedCount()).toBe(0);
+    const auto = await team(db, { autoApprove: true });
+    await propose(db, auto, "Deploys on Tuesdays.");
+    await propose(db, null, "Shared: the office closes at 18:00.");
+    expect((await db.team.findUniqueOrThrow({ where: { id: auto } })).memoriesApproved).toBe(1);
+  });
+
   it("a proposal waits for a person; the first decision wins and names who decided", async ({ db }) => {
     const t = await team(db);
     const { memory } = await propose(db, t, "The customer's fiscal year starts in April.", { tags: ["customer"] });

@@ -222,10 +222,13 @@ export const HitRows = z.array(MemoryViewSchema.extend({ rank: z.number() }));
  * team's own, and the instance's shared ones when the team reads them. Rows are HitRows.
  */
 export function rankedSql(team: Prisma.Sql, query: Prisma.Sql, limit: number): Prisma.Sql {
+  // Two scans, each on its own index (memories_team_search_idx, memories_shared_search_idx).
   return Prisma.sql`SELECT ${COLUMNS}, ts_rank_cd(m.search, q.query)::float8 AS rank
-      FROM memories m, (SELECT ${query} AS query) q
-     WHERE m.status = 'approved' AND m.search @@ q.query
-       AND (m.team_id = ${team} OR (m.team_id IS NULL AND (SELECT memory_shared FROM teams WHERE id = ${team})))
+      FROM (SELECT ${query} AS query) q,
+        LATERAL (SELECT * FROM memories WHERE team_id = ${team} AND status = 'approved' AND search @@ q.query
+                 UNION ALL
+                 SELECT * FROM memories WHERE team_id IS NULL AND status = 'approved' AND search @@ q.query
+                   AND (SELECT memory_shared FROM teams WHERE id = ${team})) m
      ORDER BY rank DESC, m.updated_at DESC, m.id
      LIMIT ${limit}`;
 }
