@@ -122,17 +122,51 @@ const tagsOf = (text: string) =>
     .map((t) => t.trim())
     .filter(Boolean);
 
-/** The text and tags fields of an edit. */
-function EditFields({ text, tags, onText, onTags }: { text: string; tags: string; onText: (v: string) => void; onTags: (v: string) => void }) {
+/** An edit of a memory's text and tags, from `initial`: `submit` with the edit, or cancel. */
+function EditForm({
+  label,
+  initial,
+  submitLabel,
+  submit,
+  onCancel,
+  pending,
+  error,
+}: {
+  label: string;
+  initial: { text: string; tags: string[] };
+  submitLabel: string;
+  submit: (edit: { text: string; tags: string[] }) => void;
+  onCancel: () => void;
+  pending: boolean;
+  error: { message: string } | null;
+}) {
+  const [text, setText] = useState(initial.text);
+  const [tags, setTags] = useState(initial.tags.join(", "));
   return (
-    <>
+    <form
+      className="memory-form"
+      aria-label={label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit({ text: text.trim(), tags: tagsOf(tags) });
+      }}
+    >
       <Field label="Memory">
-        <textarea value={text} onChange={(e) => onText(e.target.value)} rows={3} maxLength={LIMITS.memoryTextBytes} required />
+        <textarea value={text} onChange={(e) => setText(e.target.value)} rows={3} maxLength={LIMITS.memoryTextBytes} required />
       </Field>
       <Field label="Tags (comma-separated)">
-        <input value={tags} onChange={(e) => onTags(e.target.value)} maxLength={LIMITS.memoryTags * (LIMITS.memoryTagChars + 2)} />
+        <input value={tags} onChange={(e) => setTags(e.target.value)} maxLength={LIMITS.memoryTags * (LIMITS.memoryTagChars + 2)} />
       </Field>
-    </>
+      <div className="row">
+        <Button type="submit" disabled={pending || !text.trim()}>
+          {submitLabel}
+        </Button>
+        <Button variant="secondary" onClick={onCancel}>
+          Cancel
+        </Button>
+      </div>
+      <ErrorAlert error={error} />
+    </form>
   );
 }
 
@@ -144,31 +178,19 @@ export function DecideMemory({ teamId, memoryId, proposal, onDone }: { teamId: s
   const trpc = useTRPC();
   const [note, setNote] = useState("");
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(proposal?.text ?? "");
-  const [tags, setTags] = useState(proposal?.tags.join(", ") ?? "");
   const decide = useMutation(trpc.memory.decide.mutationOptions({ onSettled: onDone }));
   const send = (approve: boolean, edit?: { text: string; tags: string[] }) => decide.mutate({ teamId, memoryId, approve, note: note.trim() || undefined, edit });
-  if (editing)
+  if (editing && proposal)
     return (
-      <form
-        className="memory-form"
-        aria-label="Edit, then approve"
-        onSubmit={(e) => {
-          e.preventDefault();
-          send(true, { text: text.trim(), tags: tagsOf(tags) });
-        }}
-      >
-        <EditFields text={text} tags={tags} onText={setText} onTags={setTags} />
-        <div className="row">
-          <Button type="submit" disabled={decide.isPending || !text.trim()}>
-            Approve as edited
-          </Button>
-          <Button variant="secondary" onClick={() => setEditing(false)}>
-            Cancel
-          </Button>
-        </div>
-        <ErrorAlert error={decide.error} />
-      </form>
+      <EditForm
+        label="Edit, then approve"
+        initial={proposal}
+        submitLabel="Approve as edited"
+        submit={(edit) => send(true, edit)}
+        onCancel={() => setEditing(false)}
+        pending={decide.isPending}
+        error={decide.error}
+      />
     );
   return (
     <div className="memory-actions">
@@ -241,43 +263,26 @@ export function MemoryControls({
   children?: ReactNode;
 }) {
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(m.text);
-  const [tags, setTags] = useState(m.tags.join(", "));
   if (editing)
     return (
-      <form
-        className="memory-form"
-        aria-label="Edit the memory"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save({ text: text.trim(), tags: tagsOf(tags) })
+      <EditForm
+        label="Edit the memory"
+        initial={m}
+        submitLabel="Save"
+        submit={(edit) =>
+          void save(edit)
             .then(() => setEditing(false))
-            .catch(() => undefined);
-        }}
-      >
-        <EditFields text={text} tags={tags} onText={setText} onTags={setTags} />
-        <div className="row">
-          <Button type="submit" disabled={pending || !text.trim()}>
-            Save
-          </Button>
-          <Button variant="secondary" onClick={() => setEditing(false)}>
-            Cancel
-          </Button>
-        </div>
-        <ErrorAlert error={error} />
-      </form>
+            .catch(() => undefined)
+        }
+        onCancel={() => setEditing(false)}
+        pending={pending}
+        error={error}
+      />
     );
   return (
     <div className="memory-actions">
       <div className="row">
-        <Button
-          variant="secondary"
-          onClick={() => {
-            setText(m.text);
-            setTags(m.tags.join(", "));
-            setEditing(true);
-          }}
-        >
+        <Button variant="secondary" onClick={() => setEditing(true)}>
           Edit
         </Button>
         <ConfirmButton

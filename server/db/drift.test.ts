@@ -40,6 +40,14 @@ const PARTIAL_INDEXES: ReadonlyArray<{ name: string; definition: string }> = [
     definition:
       "CREATE INDEX team_messages_target_unconsumed_idx ON public.team_messages USING btree (target_session_id) WHERE (consumed_at IS NULL)",
   },
+  {
+    name: "memories_team_search_idx",
+    definition: "CREATE INDEX memories_team_search_idx ON public.memories USING gin (team_id, search) WHERE (team_id IS NOT NULL)",
+  },
+  {
+    name: "memories_shared_search_idx",
+    definition: "CREATE INDEX memories_shared_search_idx ON public.memories USING gin (search) WHERE ((team_id IS NULL) AND (status = 'approved'::text))",
+  },
 ];
 
 // ---- The part of Prisma's DMMF this test reads ----

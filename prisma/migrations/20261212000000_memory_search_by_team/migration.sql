@@ -6,7 +6,7 @@
 CREATE EXTENSION IF NOT EXISTS btree_gin;
 DROP INDEX "memories_search_idx";
 DROP INDEX "memories_team_id_status_updated_at_idx";
-CREATE INDEX "memories_team_search_idx" ON "memories" USING GIN ("team_id", "search");
+CREATE INDEX "memories_team_search_idx" ON "memories" USING GIN ("team_id", "search") WHERE "team_id" IS NOT NULL;
 CREATE INDEX "memories_shared_search_idx" ON "memories" USING GIN ("search") WHERE "team_id" IS NULL AND "status" = 'approved';
 
 -- Each team's count of approved memories, kept by a trigger: a step's context skips the search
