@@ -76,6 +76,12 @@ export const ERROR_CODES = {
   MEMORY_NOT_FOUND: "NOT_FOUND",
   /** The memory is no longer in the state the action needs (someone decided first, or it was deleted); the details say its status and who. */
   MEMORY_CONFLICT: "CONFLICT",
+
+  // --- Routines (SPEC.md §21) ---------------------------------------------------------------
+  /** No routine with this id in this team. */
+  ROUTINE_NOT_FOUND: "NOT_FOUND",
+  /** The schedule does not parse or never runs; `field` names what to fix (cron, timeZone, every). */
+  ROUTINE_INVALID_SCHEDULE: "BAD_REQUEST",
   /** A secret was given for an MCP server but the instance has no MCP_SECRETS_KEY to encrypt it with. */
   MCP_SECRETS_KEY_MISSING: "PRECONDITION_FAILED",
   /** A stored MCP secret does not decrypt with the instance's key. */

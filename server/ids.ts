@@ -43,6 +43,7 @@ export const newNotificationStem = () => newId("ntf");
 export const newWebhookId = () => newId("whk");
 export const newPlanId = () => newId("pln");
 export const newMemoryId = () => newId("mem");
+export const newRoutineId = () => newId("rtn");
 export const newMcpServerId = () => newId("mcp");
 /** A batch of webhook deliveries (the webhook-id header): one stem, each row adds its position. */
 export const newWebhookMessageId = () => newId("msg");

@@ -1,4 +1,5 @@
 import type { Db } from "./db/client";
+import { createRoutineRunner } from "./routines/runner";
 import type { ActivityBus } from "./db/notify";
 import type { SessionEvent } from "./runtime/events";
 import type { ModelOption } from "./models/catalog";
@@ -68,6 +69,7 @@ export function createTeamLayer(db: Db, hub: ActivityBus<SessionEvent>, opts: Te
   const dispatcher = createDispatcher(db, log);
   const sender = createWebhookSender(db, log);
   const mcp = createMcpToolset(db, { secretsKey: undefined, ...opts.mcp, log });
+  const routines = createRoutineRunner(db, log);
   hub.on(TEAM_EVENTS_KEY, (a) => {
     if (a.kind === "outbox") void dispatcher.kick();
   });
@@ -89,6 +91,8 @@ export function createTeamLayer(db: Db, hub: ActivityBus<SessionEvent>, opts: Te
       await recoverMailbox(db);
       await expireRequests(db);
       await dispatcher.kick();
+      // Routines whose time came (exactly once per time, whichever process takes it).
+      await routines.kick();
       // Deliveries due for a retry; never awaited, so a slow endpoint delays nothing.
       void sender.kick();
       // Configured stdio servers not running yet (started, or a failed one tried again).

@@ -23,6 +23,9 @@ export const AUDITED_TEAM_ACTION_KINDS = [
   "memory_edited",
   "memory_deleted",
   "memory_settings_set",
+  "routine_created",
+  "routine_changed",
+  "routine_deleted",
 ] as const;
 
 /** memory_shared: the instance's owner shared a team memory with every team (memory/shared.ts). */

@@ -53,6 +53,10 @@ export const LIMITS = {
   authBodyBytes: 64 * KiB,
   /** A personal API token's label. */
   tokenNameChars: 64,
+  routineNameChars: 80,
+  routinesPerTeam: 50,
+  /** Runs a routine's history shows, newest first. */
+  routineRunsShown: 50,
   /** Open (unused, unexpired, unrevoked) invite links per team, and API tokens per person. */
   openInvitesPerTeam: 50,
   /** The most people one invite link may let in. */

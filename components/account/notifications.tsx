@@ -31,6 +31,7 @@ export const NOTIFICATION_KINDS: Record<NotificationKind, string> = {
   "budget.reached": "A team reached its budget",
   mention: "Mentions of you",
   "memory.proposed": "Memories waiting for approval",
+  "routine.skipped": "Your routines' runs that were skipped",
 };
 
 function useNotificationsLive(): { data: NotificationPage | undefined; error: string | null } {

@@ -26,6 +26,8 @@ export function personNames(people: readonly TeamPerson[], actions: readonly Per
   return names;
 }
 
+const ROUTINE_CHANGES: Record<string, string> = { edited: "edited", paused: "paused", resumed: "resumed", run_now: "ran" };
+
 /** One action as a sentence, e.g. "Bob removed a queued prompt for lead". */
 export function describeAction(a: PersonAction, members: readonly MemberView[], names: ReadonlyMap<string, string>): string {
   const who = a.userName;
@@ -99,8 +101,21 @@ export function describeAction(a: PersonAction, members: readonly MemberView[], 
       return `${who} edited a memory`;
     case "memory_deleted":
       return `${who} deleted a memory`;
-    case "memory_settings_set":
-      return `${who} set the team's memory to ${d.autoApprove === true ? "approve proposals as they come" : "wait for a person's approval"}${d.shared === true ? ", reading the shared memory" : ""}`;
+    case "memory_settings_set": {
+      // Each save changes the settings it names.
+      const parts = [
+        ...(typeof d.autoApprove === "boolean" ? [d.autoApprove ? "approve proposals as they come" : "wait for a person's approval"] : []),
+        ...(typeof d.shared === "boolean" ? [d.shared ? "read the shared memory" : "not read the shared memory"] : []),
+        ...(typeof d.contextTokens === "number" ? [`give agents up to ${d.contextTokens} tokens of memory in context`] : []),
+      ];
+      return `${who} set the team's memory to ${parts.join(", ") || "its defaults"}`;
+    }
+    case "routine_created":
+      return `${who} created routine "${text(d.name) ?? "a routine"}"`;
+    case "routine_changed":
+      return `${who} ${ROUTINE_CHANGES[String(d.change)] ?? "changed"} a routine`;
+    case "routine_deleted":
+      return `${who} deleted routine "${text(d.name) ?? "a routine"}"`;
     case "plan_decided":
       return `${who} ${d.approved === true ? "approved" : "sent back for revision"} the Lead's plan`;
   }

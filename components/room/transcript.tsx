@@ -219,9 +219,10 @@ function Item({
         );
       }
       return (
-        <article className="msg user" aria-label={`Prompt from ${source.name ?? "someone"}`}>
+        <article className="msg user" aria-label={`Prompt from ${source.name ?? "someone"}${source.routine ? ` by routine ${source.routine.name}` : ""}`}>
           <div className="who">
             <strong>{source.name ?? "Someone"}</strong>
+            {source.routine && <span className="muted">&nbsp;· by routine &ldquo;{source.routine.name}&rdquo;</span>}
             <span className="spacer" />
             <MessageMenu text={item.text} onFork={onFork && (() => onFork(item.seq))} />
           </div>

@@ -41,6 +41,10 @@ const PARTIAL_INDEXES: ReadonlyArray<{ name: string; definition: string }> = [
       "CREATE INDEX team_messages_target_unconsumed_idx ON public.team_messages USING btree (target_session_id) WHERE (consumed_at IS NULL)",
   },
   {
+    name: "routines_due_idx",
+    definition: "CREATE INDEX routines_due_idx ON public.routines USING btree (next_run_at) WHERE (next_run_at IS NOT NULL)",
+  },
+  {
     name: "memories_team_search_idx",
     definition: "CREATE INDEX memories_team_search_idx ON public.memories USING gin (team_id, search) WHERE (team_id IS NOT NULL)",
   },

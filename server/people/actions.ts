@@ -64,6 +64,9 @@ const NEEDS: Record<PersonActionKind, Need | null> = {
   memory_edited: "act",
   memory_deleted: "act",
   memory_settings_set: "own",
+  routine_created: "act",
+  routine_changed: "act",
+  routine_deleted: "act",
 };
 
 export const PersonActionViewSchema = z.object({

@@ -11,6 +11,8 @@ export const MessageSourceSchema = z.discriminatedUnion("kind", [
     name: z.string().optional(),
     /** The W3C traceparent of the request that sent it, when tracing is on (server/http/tracing.ts). */
     traceparent: z.string().max(64).optional(),
+    /** Sent by this routine of the person's on its schedule (routines/runner.ts). */
+    routine: z.object({ id: z.string(), name: z.string() }).optional(),
   }),
   /** Team mail keeps its mailbox message id and the real sender (team/mailbox.ts delivers it). */
   z.object({

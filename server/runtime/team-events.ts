@@ -9,7 +9,7 @@ import type { SessionId, TurnId } from "../ids";
 // reports, so it exists exactly when that committed; its dedupe key makes a writer that runs
 // twice (a recovery, a retried commit) record it once. team/dispatch.ts fans each row out once.
 
-export const TEAM_EVENT_KINDS = ["approval.requested", "question.asked", "plan.proposed", "team.finished", "agent.failed", "budget.reached", "mention", "memory.proposed"] as const;
+export const TEAM_EVENT_KINDS = ["approval.requested", "question.asked", "plan.proposed", "team.finished", "agent.failed", "budget.reached", "mention", "memory.proposed", "routine.skipped"] as const;
 export const TeamEventKindSchema = z.enum(TEAM_EVENT_KINDS);
 export type TeamEventKind = z.infer<typeof TeamEventKindSchema>;
 
@@ -25,6 +25,8 @@ export const TeamEventDataSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("mention"), userIds: z.array(z.string()), by: z.string(), where: z.string(), text: z.string() }),
   // `by`: the member (or person) who proposed it; `text`: the memory, cut for the line.
   z.object({ kind: z.literal("memory.proposed"), memoryId: z.string(), by: z.string(), text: z.string() }),
+  // A routine's time that did not run (routines/runner.ts): told to the routine's owner.
+  z.object({ kind: z.literal("routine.skipped"), routineId: z.string(), name: z.string(), ownerId: z.string(), reason: z.enum(["missed", "overlap", "owner_left"]) }),
 ]);
 export type TeamEventData = z.infer<typeof TeamEventDataSchema>;
 

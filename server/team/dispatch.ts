@@ -17,10 +17,17 @@ const EventRows = z.array(
 );
 const PeopleRows = z.array(z.object({ user_id: z.string(), role: z.string() }));
 
+const SKIP_REASONS = {
+  missed: "Its time passed while the server was down, and it skips missed times.",
+  overlap: "Its previous run was still working, and it skips overlapping runs.",
+  owner_left: "Its owner can no longer prompt this team; it is paused until someone edits or resumes it.",
+} as const;
+
 /** Who of a team's people hears of an event: deciders for requests, the named for mentions, everyone else for the rest. */
 function recipients(data: TeamEventData, people: { user_id: string; role: string }[]): string[] {
   if (data.kind === "approval.requested" || data.kind === "question.asked" || data.kind === "plan.proposed" || data.kind === "memory.proposed") return people.filter((p) => p.role !== "viewer").map((p) => p.user_id);
   if (data.kind === "mention") return people.filter((p) => data.userIds.includes(p.user_id)).map((p) => p.user_id);
+  if (data.kind === "routine.skipped") return people.filter((p) => p.user_id === data.ownerId).map((p) => p.user_id);
   return people.map((p) => p.user_id);
 }
 
@@ -45,6 +52,8 @@ export function notificationText(data: TeamEventData, team: string): { title: st
       return { title: `${data.by} mentioned you in ${team}`, body: `${data.where}: ${data.text}` };
     case "memory.proposed":
       return { title: `${data.by} proposes a memory for ${team}`, body: data.text };
+    case "routine.skipped":
+      return { title: `Routine "${data.name}" did not run in ${team}`, body: SKIP_REASONS[data.reason] };
   }
 }
 

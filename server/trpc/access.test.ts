@@ -160,6 +160,24 @@ const MATRIX: Record<string, Row> = {
   "memory.sharedEdit": { need: "instanceOwner", input: () => ({ memoryId: "mem_placeholder", text: "Edited", tags: [] }), passes: { owner: "MEMORY_NOT_FOUND" } },
   "memory.sharedDelete": { need: "instanceOwner", input: () => ({ memoryId: "mem_placeholder" }), passes: { owner: "MEMORY_NOT_FOUND" } },
 
+  "routines.list": { need: "view", target: "team", input: (t) => ({ teamId: t.lead }) },
+  "routines.runs": { need: "view", target: "team", input: (t) => ({ teamId: t.lead, routineId: "rtn_placeholder" }), passes: { viewer: "ROUTINE_NOT_FOUND", member: "ROUTINE_NOT_FOUND", owner: "ROUTINE_NOT_FOUND", token: "ROUTINE_NOT_FOUND" } },
+  "routines.preview": { need: "person", input: () => ({ schedule: { kind: "interval", every: 1, unit: "hours" } }) },
+  "routines.create": {
+    need: "act",
+    target: "team",
+    input: (t) => ({ teamId: t.lead, name: "Matrix", prompt: "hello", schedule: { kind: "cron", cron: "0 9 * * 1", timeZone: "UTC" }, missed: "skip", overlap: "skip" }),
+  },
+  "routines.update": {
+    need: "act",
+    target: "team",
+    input: (t) => ({ teamId: t.lead, routineId: "rtn_placeholder", name: "Matrix", prompt: "hello", schedule: { kind: "interval", every: 2, unit: "hours" }, missed: "skip", overlap: "skip" }),
+    passes: { member: "ROUTINE_NOT_FOUND", owner: "ROUTINE_NOT_FOUND", token: "ROUTINE_NOT_FOUND" },
+  },
+  "routines.setPaused": { need: "act", target: "team", input: (t) => ({ teamId: t.lead, routineId: "rtn_placeholder", paused: true }), passes: { member: "ROUTINE_NOT_FOUND", owner: "ROUTINE_NOT_FOUND", token: "ROUTINE_NOT_FOUND" } },
+  "routines.runNow": { need: "act", target: "team", input: (t) => ({ teamId: t.lead, routineId: "rtn_placeholder" }), passes: { member: "ROUTINE_NOT_FOUND", owner: "ROUTINE_NOT_FOUND", token: "ROUTINE_NOT_FOUND" } },
+  "routines.delete": { need: "act", target: "team", input: (t) => ({ teamId: t.lead, routineId: "rtn_placeholder" }), passes: { member: "ROUTINE_NOT_FOUND", owner: "ROUTINE_NOT_FOUND", token: "ROUTINE_NOT_FOUND" } },
+
   "notifications.list": { need: "person", input: () => undefined },
   "notifications.markRead": { need: "person", input: () => ({ all: true }) },
   "notifications.settings": { need: "person", input: () => undefined },

@@ -4,6 +4,7 @@ import { approvalsRouter } from "./routers/approvals";
 import { auditRouter } from "./routers/audit";
 import { mcpServersRouter } from "./routers/mcp-servers";
 import { memoryRouter } from "./routers/memory";
+import { routinesRouter } from "./routers/routines";
 import { notificationsRouter } from "./routers/notifications";
 import { peopleRouter } from "./routers/people";
 import { sessionRouter } from "./routers/session";
@@ -19,6 +20,7 @@ export const appRouter = router({
   audit: auditRouter,
   mcpServers: mcpServersRouter,
   memory: memoryRouter,
+  routines: routinesRouter,
   notifications: notificationsRouter,
   people: peopleRouter,
   session: sessionRouter,
