@@ -83,7 +83,7 @@ for (const size of WIDTHS) {
     await page.screenshot({ path: testInfo.outputPath("finished-room.png") });
 
     if (phone) await roomSection(page, "Tasks");
-    for (const tab of ["Mailbox", "Files", "Memory", "Activity", "Tasks"] as const) {
+    for (const tab of ["Mailbox", "Files", "Memory", "Routines", "Activity", "Tasks"] as const) {
       await panelTab(page, tab);
       await expectAccessible(page, `finished room, ${tab} tab`);
     }

@@ -36,7 +36,7 @@ export async function roomSection(page: Page, name: "Agents" | "Transcript" | "T
   await page.getByRole("navigation", { name: "Room sections" }).getByRole("button", { name, exact: true }).click();
 }
 
-/** Shows a tab of the room's team panel (Tasks, Mailbox, Files, Memory, Activity, Tools). */
-export async function panelTab(page: Page, name: "Tasks" | "Mailbox" | "Files" | "Memory" | "Activity" | "Tools"): Promise<void> {
+/** Shows a tab of the room's team panel (Tasks, Mailbox, Files, Memory, Routines, Activity, Tools). */
+export async function panelTab(page: Page, name: "Tasks" | "Mailbox" | "Files" | "Memory" | "Routines" | "Activity" | "Tools"): Promise<void> {
   await page.getByRole("tablist", { name: "Team panel" }).getByRole("tab", { name: new RegExp(`^${name}`) }).click();
 }

@@ -21,6 +21,7 @@ const FLOORS = [
   "workspace",
   "memory",
   "team",
+  "routines",
   "mcp",
   "live",
   "trpc",

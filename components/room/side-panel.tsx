@@ -14,11 +14,12 @@ import { McpServers } from "../control/mcp-servers";
 import { Webhooks } from "../control/webhooks";
 import { useLiveFiles } from "../files/use-workspace";
 import { MemoryPanel } from "../memory/memory-panel";
+import { RoutinesPanel } from "../routines/routines-panel";
 
-// The room's right panel: one tab at a time (Radix Tabs) of Tasks, Mailbox, Files, Memory, Activity
-// and the team's Tools (its policy), each with its count. Files lists the workspace; a file opens in the centre's Files view.
+// The room's right panel: one tab at a time (Radix Tabs) of Tasks, Mailbox, Files, Memory,
+// Routines, Activity and the team's Tools (its policy), each with its count. Files lists the workspace; a file opens in the centre's Files view.
 
-export const PANEL_TABS = ["tasks", "mailbox", "files", "memory", "activity", "tools"] as const;
+export const PANEL_TABS = ["tasks", "mailbox", "files", "memory", "routines", "activity", "tools"] as const;
 export type PanelTab = (typeof PANEL_TABS)[number];
 
 export function SidePanel({
@@ -43,6 +44,7 @@ export function SidePanel({
         <Tabs.Trigger value="mailbox">Mailbox{unread > 0 ? ` (${unread})` : ""}</Tabs.Trigger>
         <Tabs.Trigger value="files">Files ({state.workspace.files})</Tabs.Trigger>
         <Tabs.Trigger value="memory">Memory{state.memory.proposed > 0 ? ` (${state.memory.proposed})` : ""}</Tabs.Trigger>
+        <Tabs.Trigger value="routines">Routines</Tabs.Trigger>
         <Tabs.Trigger value="activity">Activity</Tabs.Trigger>
         <Tabs.Trigger value="tools">Tools</Tabs.Trigger>
       </Tabs.List>
@@ -57,6 +59,14 @@ export function SidePanel({
       </Tabs.Content>
       <Tabs.Content value="memory" className="tab-panel">
         <MemoryPanel teamId={teamId} canAct={canAct} isOwner={state.myRole === "owner"} lastChange={state.memory.lastChange} />
+      </Tabs.Content>
+      <Tabs.Content value="routines" className="tab-panel">
+        <RoutinesPanel
+          teamId={teamId}
+          canAct={canAct}
+          latestActionId={state.actions[0]?.id ?? null}
+          leadStatus={state.members.find((m) => m.role === "lead")?.status ?? null}
+        />
       </Tabs.Content>
       <Tabs.Content value="activity" className="tab-panel">
         <RecentActivity actions={state.actions} members={state.members} people={state.people} />

@@ -151,5 +151,44 @@ export function buildMcpServer(caller: Caller, version: string, guard: LoopGuard
     ({ team_id, memory_id, approve, note, text, tags }) =>
       onTeam(team_id, () => caller.memory.decide({ teamId: team_id, memoryId: memory_id, approve, note, ...(text !== undefined ? { edit: { text, tags: tags ?? [] } } : {}) })),
   );
+  server.registerTool(
+    "list_routines",
+    { description: "A team's routines: scheduled prompts to its Lead, with their schedules and next run times", inputSchema: { team_id: teamId }, annotations: read },
+    ({ team_id }) => run(() => caller.routines.list({ teamId: team_id })),
+  );
+  server.registerTool(
+    "create_routine",
+    {
+      description:
+        "Create a routine: your prompt to the team's Lead on a schedule, either a five-field cron expression read in an IANA time zone, or every N minutes or hours",
+      inputSchema: {
+        team_id: teamId,
+        name: z.string(),
+        prompt: z.string(),
+        cron: z.string().optional().describe('A five-field cron expression, e.g. "0 9 * * 1-5"'),
+        time_zone: z.string().optional().describe("The cron's IANA time zone, e.g. Europe/Berlin (default UTC)"),
+        every: z.number().int().optional().describe("Instead of cron: run every this many units"),
+        unit: z.enum(["minutes", "hours"]).optional(),
+        missed: z.enum(["skip", "run_once"]).default("skip").describe("A time missed while the server was down"),
+        overlap: z.enum(["skip", "queue"]).default("skip").describe("A time that comes while the previous run still works"),
+      },
+    },
+    ({ team_id, name, prompt, cron, time_zone, every, unit, missed, overlap }) =>
+      onTeam(team_id, () =>
+        caller.routines.create({
+          teamId: team_id,
+          name,
+          prompt,
+          schedule: cron !== undefined ? { kind: "cron", cron, timeZone: time_zone ?? "UTC" } : { kind: "interval", every: every ?? 0, unit: unit ?? "hours" },
+          missed,
+          overlap,
+        }),
+      ),
+  );
+  server.registerTool(
+    "run_routine",
+    { description: "Run a routine now, whatever its schedule", inputSchema: { team_id: teamId, routine_id: z.string() } },
+    ({ team_id, routine_id }) => onTeam(team_id, () => caller.routines.runNow({ teamId: team_id, routineId: routine_id })),
+  );
   return server;
 }

@@ -58,7 +58,7 @@ describe("/api/mcp", () => {
     const client = await connect(app.url, token);
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(
-      expect.arrayContaining(["list_teams", "create_team", "prompt", "steer", "stop", "roster", "transcript", "task_board", "list_files", "read_file", "pending_requests", "decide", "answer", "list_memories", "decide_memory"]),
+      expect.arrayContaining(["list_teams", "create_team", "prompt", "steer", "stop", "roster", "transcript", "task_board", "list_files", "read_file", "pending_requests", "decide", "answer", "list_memories", "decide_memory", "list_routines", "create_routine", "run_routine"]),
     );
     expect((await client.listTools()).tools.find((t) => t.name === "roster")!.annotations).toMatchObject({ readOnlyHint: true });
 
@@ -96,6 +96,12 @@ describe("/api/mcp", () => {
     expect((await call(client, "decide_memory", { ...decided, approve: false })).error).toMatch(/^MEMORY_CONFLICT/);
     expect((await call(client, "list_memories", { team_id: created.id, status: "approved" })).value).toEqual([expect.objectContaining({ id: proposed!.id })]);
     expect((await call(client, "steer", { session_id: created.id, text: "and one more thing" })).value).toMatchObject({ steered: false, queued: true });
+    // Routines over MCP: a bad cron is the API's typed refusal; a good one is listed and runs now.
+    expect((await call(client, "create_routine", { team_id: created.id, name: "Nightly", prompt: "Check the board", cron: "0 3 * *" })).error).toMatch(/^ROUTINE_INVALID_SCHEDULE/);
+    const routine = (await call(client, "create_routine", { team_id: created.id, name: "Nightly", prompt: "Check the board", cron: "0 3 * * *", time_zone: "Europe/Berlin" }))
+      .value as { id: string };
+    expect((await call(client, "list_routines", { team_id: created.id })).value).toEqual([expect.objectContaining({ id: routine.id, name: "Nightly", schedule: { kind: "cron", cron: "0 3 * * *", timeZone: "Europe/Berlin" } })]);
+    expect((await call(client, "run_routine", { team_id: created.id, routine_id: routine.id })).value).toMatchObject({ itemId: expect.any(String) });
     // Bad input is the API's typed refusal, as a tool error.
     expect((await call(client, "prompt", { session_id: created.id, text: "" })).error).toMatch(/^BAD_REQUEST|^INVALID_INPUT/);
 
