@@ -91,8 +91,9 @@ export function createTeamLayer(db: Db, hub: ActivityBus<SessionEvent>, opts: Te
       await recoverMailbox(db);
       await expireRequests(db);
       await dispatcher.kick();
-      // Routines whose time came (exactly once per time, whichever process takes it).
-      await routines.kick();
+      // Routines whose time came (exactly once per time, whichever process takes it); never
+      // awaited, so a slow run delays no recovery.
+      void routines.kick();
       // Deliveries due for a retry; never awaited, so a slow endpoint delays nothing.
       void sender.kick();
       // Configured stdio servers not running yet (started, or a failed one tried again).

@@ -13,13 +13,16 @@
 //   effect committed, before its result is reported: a crash window to kill in; a graceful stop
 //   lets it go on, as a shutdown while a call runs),
 //   RUNTIME_DRIVE=all|leads|teammates (which agents this process may drive: multi-process
-//   tests put a team's members in different processes).
+//   tests put a team's members in different processes),
+//   RUNTIME_PAUSE_AFTER_ROUTINE_CLAIM=1 (the first routine this process claims stops right after
+//   the claim, before its run is written: a crash window to kill in).
 //
 // Protocol on stdout, one line each:
 //   READY <ownerId>   the runtime started (recovery sweep done, heartbeats running)
 //   LOG <line>        a runtime log line (lease lost, crash recovery, …)
 //   PAUSED <tool> <callKey>   RUNTIME_PAUSE_AFTER_EFFECT reached its window (nothing more happens
 //                     until a graceful stop)
+//   CLAIMED <routineId>   RUNTIME_PAUSE_AFTER_ROUTINE_CLAIM reached its window (held until a stop)
 //   STOPPED           graceful stop finished (SIGTERM / SIGINT): open turns ended as
 //                     interrupted, leases released, inboxes kept
 // Exit code 0 after a graceful stop, 1 on a start-up or stop failure.
@@ -34,6 +37,7 @@ import { availableModels, createModelResolver, priceOf } from "../models/registr
 import { runtimeConfigFromEnv } from "../runtime/config";
 import { Runtime } from "../runtime/runtime";
 import { teamPlaybook } from "../team/playbook";
+import { runnerHooks } from "../routines/runner";
 import { createTeamLayer } from "../team-layer";
 
 const Extra = z.object({
@@ -42,6 +46,7 @@ const Extra = z.object({
   RUNTIME_TEAM: z.enum(["0", "1"]).default("0"),
   RUNTIME_PAUSE_AFTER_EFFECT: z.string().optional(),
   RUNTIME_DRIVE: z.enum(["all", "leads", "teammates"]).default("all"),
+  RUNTIME_PAUSE_AFTER_ROUTINE_CLAIM: z.enum(["0", "1"]).default("0"),
 });
 
 function out(line: string): Promise<void> {
@@ -58,6 +63,7 @@ async function main(): Promise<void> {
     RUNTIME_TEAM: process.env.RUNTIME_TEAM || undefined,
     RUNTIME_PAUSE_AFTER_EFFECT: process.env.RUNTIME_PAUSE_AFTER_EFFECT || undefined,
     RUNTIME_DRIVE: process.env.RUNTIME_DRIVE || undefined,
+    RUNTIME_PAUSE_AFTER_ROUTINE_CLAIM: process.env.RUNTIME_PAUSE_AFTER_ROUTINE_CLAIM || undefined,
   });
   const database = databaseFromEnv(env);
 
@@ -69,6 +75,13 @@ async function main(): Promise<void> {
   // A graceful stop releases a paused call (a shutdown while the call runs); a kill never does.
   let stopStarted!: () => void;
   const stopping$ = new Promise<void>((resolve) => (stopStarted = resolve));
+  if (extra.RUNTIME_PAUSE_AFTER_ROUTINE_CLAIM === "1") {
+    runnerHooks.afterClaim = async (routineId) => {
+      runnerHooks.afterClaim = undefined;
+      await out(`CLAIMED ${routineId}`);
+      await stopping$;
+    };
+  }
   const runtime = new Runtime({
     db,
     hub,
