@@ -36,6 +36,11 @@ test("an agent proposes, another person approves from the inbox, and a new team'
   await max.goto("/notifications");
   const note = max.getByRole("listitem", { name: "Unread: lead proposes a memory for Memory team" });
   await expect(note).toBeVisible({ timeout: 20_000 });
+  for (const width of [1440, 390]) {
+    await max.setViewportSize({ width, height: 900 });
+    expect((await axeViolations(max)).map((v) => v.id)).toEqual([]);
+  }
+  await max.setViewportSize({ width: 1440, height: 900 });
   await note.getByRole("button", { name: "Approve memory" }).click();
   await expect(note.getByRole("button", { name: "Approve memory" })).toHaveCount(0);
   await expect(page.getByRole("tab", { name: "Memory", exact: true })).toBeVisible({ timeout: 20_000 });
