@@ -35,7 +35,7 @@ export function MemoryPanel({ teamId, canAct, isOwner, lastChange }: { teamId: s
     void approved.refetch();
   };
   return (
-    <section aria-labelledby="memory-title" className="memory-panel">
+    <section aria-labelledby="memory-title" className="panel-section">
       <h2 id="memory-title">Memory</h2>
       <p className="muted hint">
         What this team remembers beyond one prompt. Agents propose memories with <code>memory_propose</code>; once a person approves one, agents find it
@@ -47,9 +47,9 @@ export function MemoryPanel({ teamId, canAct, isOwner, lastChange }: { teamId: s
         {proposed.error && <InlineError onRetry={refetch}>The proposals could not be read: {proposed.error.message}</InlineError>}
         {!proposed.data && !proposed.error && <Skeleton label="Loading the proposals…" rows={1} />}
         {proposed.data?.length === 0 && <p className="muted">No proposals waiting.</p>}
-        <ul className="memory-list" aria-label="Proposed memories">
+        <ul className="item-list" aria-label="Proposed memories">
           {proposed.data?.map((m) => (
-            <li key={m.id} className="memory" aria-label={`Proposed memory: ${m.text.slice(0, 60)}`}>
+            <li key={m.id} className="item-card" aria-label={`Proposed memory: ${m.text.slice(0, 60)}`}>
               <MemoryBody m={m} />
               {canAct && <DecideMemory teamId={teamId} memoryId={m.id} proposal={m} onDone={refetch} />}
             </li>
@@ -61,11 +61,11 @@ export function MemoryPanel({ teamId, canAct, isOwner, lastChange }: { teamId: s
         {approved.error && <InlineError onRetry={refetch}>The memories could not be read: {approved.error.message}</InlineError>}
         {!approved.data && !approved.error && <Skeleton label="Loading the memories…" rows={2} />}
         {approved.data?.length === 0 && <p className="muted">Nothing remembered yet.</p>}
-        <ul className="memory-list" aria-label="Approved memories">
+        <ul className="item-list" aria-label="Approved memories">
           {approved.data?.map((m) => (
-            <li key={m.id} className="memory" aria-label={`Memory: ${m.text.slice(0, 60)}`}>
+            <li key={m.id} className="item-card" aria-label={`Memory: ${m.text.slice(0, 60)}`}>
               <MemoryBody m={m} />
-              <p className="muted memory-meta">
+              <p className="muted item-meta">
                 {m.decidedBy && "auto" in m.decidedBy ? "Approved as proposed (the team approves proposals automatically)" : `Approved by ${m.decidedBy?.name ?? "someone"}`}{" "}
                 {m.decidedAt && <RelativeTime at={m.decidedAt} />}
                 {m.version > 1 && ` · version ${m.version}`}
@@ -86,7 +86,7 @@ export function MemoryBody({ m }: { m: Memory }) {
   const sourceTeam = by.kind === "member" ? (by.teamId ?? m.teamId) : null;
   return (
     <>
-      <p className="memory-text">{m.text}</p>
+      <p className="item-text">{m.text}</p>
       {m.tags.length > 0 && (
         <p className="memory-tags" aria-label="Tags">
           {m.tags.map((t) => (
@@ -96,7 +96,7 @@ export function MemoryBody({ m }: { m: Memory }) {
           ))}
         </p>
       )}
-      <p className="muted memory-meta">
+      <p className="muted item-meta">
         {by.kind === "member" ? (
           <>
             Proposed by {by.name}
@@ -144,7 +144,7 @@ function EditForm({
   const [tags, setTags] = useState(initial.tags.join(", "));
   return (
     <form
-      className="memory-form"
+      className="stack-form"
       aria-label={label}
       onSubmit={(e) => {
         e.preventDefault();
@@ -310,7 +310,7 @@ function Versions({ teamId, memoryId }: { teamId: string; memoryId: string }) {
     <details onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>Earlier versions</summary>
       {versions.error && <InlineError onRetry={() => void versions.refetch()}>The versions could not be read: {versions.error.message}</InlineError>}
-      <ol className="memory-versions">
+      <ol className="item-history">
         {versions.data?.map((v) => (
           <li key={v.version}>
             <span className="muted">

@@ -15,7 +15,7 @@ export function SharedMemory() {
   const trpc = useTRPC();
   const list = useQuery(trpc.memory.sharedList.queryOptions());
   return (
-    <section aria-labelledby="shared-memory" className="card memory-panel">
+    <section aria-labelledby="shared-memory" className="card panel-section">
       <h2 id="shared-memory">Shared memory</h2>
       <p className="muted hint">
         Memories every team can read once its owner turns on &ldquo;Agents also read the instance&apos;s shared memory&rdquo;. Share one from a team&apos;s
@@ -24,9 +24,9 @@ export function SharedMemory() {
       {list.error && <InlineError onRetry={() => void list.refetch()}>The shared memory could not be read: {list.error.message}</InlineError>}
       {!list.data && !list.error && <Skeleton label="Loading the shared memory…" rows={1} />}
       {list.data?.length === 0 && <p className="muted">Nothing shared yet.</p>}
-      <ul className="memory-list" aria-label="Shared memories">
+      <ul className="item-list" aria-label="Shared memories">
         {list.data?.map((m) => (
-          <li key={m.id} className="memory" aria-label={`Shared memory: ${m.text.slice(0, 60)}`}>
+          <li key={m.id} className="item-card" aria-label={`Shared memory: ${m.text.slice(0, 60)}`}>
             <MemoryBody m={m} />
             <SharedControls m={m} onDone={() => void list.refetch()} />
           </li>

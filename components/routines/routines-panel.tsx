@@ -52,13 +52,13 @@ export function RoutinesPanel({ teamId, canAct, latestActionId, leadStatus }: { 
   useRefetchOn(list.refetch, latestActionId);
   const [adding, setAdding] = useState(false);
   return (
-    <section aria-labelledby="routines-title" className="routines-panel">
+    <section aria-labelledby="routines-title" className="panel-section">
       <h2 id="routines-title">Routines</h2>
       <p className="muted hint">Prompts to the Lead on a schedule. Each run is its owner&apos;s prompt, with the team&apos;s budget and tool policy.</p>
       {list.error && <InlineError onRetry={() => void list.refetch()}>The routines could not be read: {list.error.message}</InlineError>}
       {!list.data && !list.error && <Skeleton label="Loading the routines…" rows={1} />}
       {list.data?.length === 0 && <p className="muted">No routines yet.</p>}
-      <ul className="memory-list" aria-label="Routines">
+      <ul className="item-list" aria-label="Routines">
         {list.data?.map((r) => (
           <RoutineItem key={r.id} teamId={teamId} r={r} canAct={canAct} runsKey={`${leadStatus}:${latestActionId}`} onDone={() => void list.refetch()} />
         ))}
@@ -81,12 +81,12 @@ function RoutineItem({ teamId, r, canAct, runsKey, onDone }: { teamId: string; r
   const remove = useMutation(trpc.routines.delete.mutationOptions({ onSettled: onDone }));
   const pending = pause.isPending || runNow.isPending || remove.isPending;
   return (
-    <li className="memory" aria-label={`Routine ${r.name}`}>
+    <li className="item-card" aria-label={`Routine ${r.name}`}>
       <p>
         <strong>{r.name}</strong> <span className={r.paused ? "badge" : "badge badge-working"}>{r.paused ? "Paused" : "Active"}</span>
       </p>
-      <p className="memory-text">{r.prompt}</p>
-      <p className="muted memory-meta">
+      <p className="item-text">{r.prompt}</p>
+      <p className="muted item-meta">
         {scheduleText(r.schedule)} · owned by {r.owner.name}
         {r.nextRunAt && (
           <>
@@ -141,7 +141,7 @@ function Runs({ teamId, routineId, refetchKey }: { teamId: string; routineId: st
       <summary>Runs</summary>
       {runs.error && <InlineError onRetry={() => void runs.refetch()}>The runs could not be read: {runs.error.message}</InlineError>}
       {runs.data?.length === 0 && <p className="muted">No runs yet.</p>}
-      <ol className="memory-versions" aria-label="Runs">
+      <ol className="item-history" aria-label="Runs">
         {runs.data?.map((run) => (
           <li key={run.id}>
             <RelativeTime at={run.scheduledFor} />
@@ -189,7 +189,7 @@ function RoutineForm({ teamId, label, routine, onDone, onCancel }: { teamId: str
   const input: RoutineInput = { name: name.trim(), prompt: prompt.trim(), schedule, missed, overlap };
   return (
     <form
-      className="memory-form"
+      className="stack-form"
       aria-label={label}
       onSubmit={(e) => {
         e.preventDefault();
@@ -231,7 +231,7 @@ function RoutineForm({ teamId, label, routine, onDone, onCancel }: { teamId: str
           </Field>
         </div>
       )}
-      <div role="status" aria-live="polite" className="muted memory-meta">
+      <div role="status" aria-live="polite" className="muted item-meta">
         {preview.error ? (
           <span className="error">{preview.error.message}</span>
         ) : preview.data ? (

@@ -15,8 +15,8 @@ CREATE TABLE "routines" (
   "paused" BOOLEAN NOT NULL DEFAULT false,
   -- The next scheduled time; NULL while paused.
   "next_run_at" TIMESTAMPTZ(3),
-  "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
-  "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now()
+  "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 CREATE INDEX "routines_team_id_idx" ON "routines" ("team_id");
 CREATE INDEX "routines_due_idx" ON "routines" ("next_run_at") WHERE "next_run_at" IS NOT NULL;
@@ -33,7 +33,7 @@ CREATE TABLE "routine_runs" (
   "reason" TEXT,
   -- queued: the Lead's inbox item that carries the prompt (its turn is found by it).
   "item_id" TEXT,
-  "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
+  "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
   CONSTRAINT "routine_runs_once" UNIQUE ("routine_id", "scheduled_for")
 );
 CREATE INDEX "routine_runs_routine_id_id_idx" ON "routine_runs" ("routine_id", "id");
